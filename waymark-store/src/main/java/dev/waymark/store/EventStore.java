@@ -1,0 +1,163 @@
+package dev.waymark.store;
+
+import java.sql.Connection;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import javax.sql.DataSource;
+
+/**
+ * A handle on a Waymark event store in one PostgreSQL schema. Thread-safe; create one per schema
+ * and process, and {@link #close()} it on shutdown (the caller's {@link DataSource} stays open).
+ *
+ * <h2>Guarantees</h2>
+ * <ul>
+ *   <li><b>Atomic appends.</b> An append (single or multi-stream) writes all its events or none.
+ *   <li><b>Per-stream order.</b> Versions of a stream are 1, 2, 3, ... without gaps; concurrent
+ *       appenders to one stream are serialized and checked against their {@link ExpectedVersion}.
+ *   <li><b>Global order without skips.</b> Every event has a {@link GlobalPosition}; all-stream and
+ *       category reads return events in that order and only once every earlier transaction has
+ *       ended, so a reader that has passed a position never later finds an event before it, even
+ *       when appends commit out of order. Per-stream order agrees with the global order.
+ *   <li><b>No global lock.</b> Appends to different streams do not wait for each other.
+ * </ul>
+ *
+ * <p>Waymark never runs DDL implicitly: apply the schema with {@link #migrations()} first.
+ */
+public interface EventStore extends AutoCloseable {
+
+    /** A builder for a store on {@code dataSource}, whose connections must use autocommit (HikariCP's default). */
+    static EventStoreBuilder builder(DataSource dataSource) {
+        return new EventStoreBuilder(dataSource);
+    }
+
+    /** The schema this handle works in. */
+    String schema();
+
+    /** Schema migrations of this store's schema: apply, print the SQL, inspect. */
+    Migrations migrations();
+
+    /** Applies pending migrations; shorthand for {@code migrations().migrate()}. */
+    default void migrate() {
+        migrations().migrate();
+    }
+
+    // ---- appends -------------------------------------------------------------------------------
+
+    /**
+     * Appends events to one stream in a transaction of its own. Retries once, with the same event
+     * ids, on a serialization failure or deadlock.
+     *
+     * @throws InvalidInputException for an invalid name, an empty batch, JSON that does not parse
+     * @throws AppendConflictException when {@code expected} does not hold
+     * @throws DuplicateEventException when an event id is already stored
+     */
+    AppendResult append(String stream, ExpectedVersion expected, List<EventData> events);
+
+    /** Appends one event; see {@link #append(String, ExpectedVersion, List)}. */
+    default AppendResult append(String stream, ExpectedVersion expected, EventData event) {
+        return append(stream, expected, List.of(event));
+    }
+
+    /**
+     * Appends to several streams atomically: either every stream's condition holds and all events
+     * are written, or nothing is. Results come in input order.
+     *
+     * @throws InvalidInputException for invalid input, including a stream named twice
+     * @throws AppendConflictException for the first stream, in input order, whose condition fails
+     */
+    List<AppendResult> appendMultiStream(List<StreamAppend> appends);
+
+    /**
+     * Appends on the caller's connection, inside the caller's transaction, so application writes
+     * commit or roll back with the events. The append must be the transaction's first write (the
+     * transaction must not hold a transaction id yet) and the transaction must run at READ
+     * COMMITTED; otherwise {@link AppendRefusedException}. Do the append first, then the other
+     * writes. Keep the rest of the transaction short: it holds the stream's lock until commit.
+     * Readers in other handles learn of the commit through their fallback tick; call
+     * {@link #signalAppended()} after commit to wake them at once.
+     */
+    AppendResult append(Connection connection, String stream, ExpectedVersion expected, List<EventData> events);
+
+    /** The multi-stream form of {@link #append(Connection, String, ExpectedVersion, List)}. */
+    List<AppendResult> appendMultiStream(Connection connection, List<StreamAppend> appends);
+
+    /**
+     * Runs {@code work} in a READ COMMITTED transaction of the store's, commits it, and wakes
+     * readers. Exceptions from {@code work} roll the transaction back and reach the caller
+     * unchanged. Not retried: a transient failure surfaces as {@link TransientStoreException}.
+     */
+    <T, E extends Exception> T inTransaction(TransactionWork<T, E> work) throws E;
+
+    /** Wakes readers after the caller committed an append made on its own connection. */
+    void signalAppended();
+
+    // ---- reads ---------------------------------------------------------------------------------
+
+    /**
+     * Events of a live stream with version {@code > afterVersion}, oldest first, at most
+     * {@code limit}. A missing or soft-deleted stream reads as empty. Pass 0 to start.
+     */
+    List<RecordedEvent> readStreamForward(String stream, long afterVersion, int limit);
+
+    /** Events of a live stream with version {@code < beforeVersion}, newest first; {@code Long.MAX_VALUE} starts at the end. */
+    List<RecordedEvent> readStreamBackward(String stream, long beforeVersion, int limit);
+
+    /** Events of every stream after {@code after} in global order, at most {@code limit}. */
+    List<RecordedEvent> readAllForward(GlobalPosition after, int limit);
+
+    /** Events of every stream before {@code before}, newest first; {@link GlobalPosition#END} starts at the end. */
+    List<RecordedEvent> readAllBackward(GlobalPosition before, int limit);
+
+    /** Events of the streams of {@code category} after {@code after} in global order. */
+    List<RecordedEvent> readCategoryForward(String category, GlobalPosition after, int limit);
+
+    /** Events of the streams of {@code category} before {@code before}, newest first. */
+    List<RecordedEvent> readCategoryBackward(String category, GlobalPosition before, int limit);
+
+    /** A lazy, paged read of a whole stream; each page is fetched when needed. */
+    Stream<RecordedEvent> streamForward(String stream, int pageSize);
+
+    /** A lazy, paged read of a stream from the newest event back. */
+    Stream<RecordedEvent> streamBackward(String stream, int pageSize);
+
+    /** A lazy, paged read of every stream after {@code after}, in global order. */
+    Stream<RecordedEvent> allForward(GlobalPosition after, int pageSize);
+
+    /** A lazy, paged read of every stream before {@code before}, newest first. */
+    Stream<RecordedEvent> allBackward(GlobalPosition before, int pageSize);
+
+    /** A lazy, paged read of a category after {@code after}, in global order. */
+    Stream<RecordedEvent> categoryForward(String category, GlobalPosition after, int pageSize);
+
+    /** The position of the newest event readers can see, or {@link GlobalPosition#START} when none. */
+    GlobalPosition headPosition();
+
+    // ---- lifecycle -----------------------------------------------------------------------------
+
+    /** A stream's state, live or soft-deleted; empty when it never existed. */
+    Optional<StreamInfo> streamInfo(String stream);
+
+    /**
+     * Soft-deletes a live stream: stream reads return nothing and appends are refused (see
+     * {@link ExpectedVersion}); its events stay in all-stream and category reads, and the name
+     * stays reserved.
+     *
+     * @return whether the stream was live and is now deleted
+     */
+    boolean softDelete(String stream);
+
+    /**
+     * Restores a soft-deleted stream with its full history.
+     *
+     * @return whether the stream was deleted and is now live
+     */
+    boolean undelete(String stream);
+
+    /** The signal raised when new events may be readable. */
+    WakeSignal wakeSignal();
+
+    /** Stops the notifier threads. Does not close the {@link DataSource}. */
+    @Override
+    void close();
+}

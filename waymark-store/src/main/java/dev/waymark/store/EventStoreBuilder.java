@@ -1,0 +1,115 @@
+package dev.waymark.store;
+
+import dev.waymark.store.internal.JdbcEventStore;
+import dev.waymark.store.internal.NotifierSettings;
+import dev.waymark.store.internal.Schema;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Configures an {@link EventStore}. Every option has a default (the constants below); an invalid
+ * value fails {@link #build()} with a message naming the option, the value and the rule.
+ * Building does not connect to the database.
+ */
+public final class EventStoreBuilder {
+
+    /** Default schema. */
+    public static final String DEFAULT_SCHEMA = "waymark";
+    /** Default: at most one NOTIFY per 5 ms per handle. Bounds: 1 ms to 1 s. */
+    public static final Duration DEFAULT_NOTIFY_WINDOW = Duration.ofMillis(5);
+    /** Default fallback tick: 1 s. Bounds: 10 ms to 10 min. */
+    public static final Duration DEFAULT_FALLBACK_POLL = Duration.ofSeconds(1);
+    /** Default first reconnect delay of the LISTEN connection: 100 ms. Bounds: 10 ms to 1 min. */
+    public static final Duration DEFAULT_RECONNECT_INITIAL = Duration.ofMillis(100);
+    /** Default cap of the doubling reconnect delay: 30 s. Bounds: the initial delay to 10 min. */
+    public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(30);
+
+    private static final Logger log = LoggerFactory.getLogger(EventStoreBuilder.class);
+
+    private final DataSource dataSource;
+    private String schema = DEFAULT_SCHEMA;
+    private Clock clock = Clock.systemUTC();
+    private boolean notifications = true;
+    private Duration notifyWindow = DEFAULT_NOTIFY_WINDOW;
+    private Duration fallbackPoll = DEFAULT_FALLBACK_POLL;
+    private Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
+    private Duration reconnectMax = DEFAULT_RECONNECT_MAX;
+
+    EventStoreBuilder(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** The schema holding the store's tables: a lower-case identifier, default {@value #DEFAULT_SCHEMA}. */
+    public EventStoreBuilder schema(String schema) {
+        this.schema = schema;
+        return this;
+    }
+
+    /** The clock for event timestamps and UUIDv7 ids; default the system UTC clock. */
+    public EventStoreBuilder clock(Clock clock) {
+        this.clock = clock;
+        return this;
+    }
+
+    /** Whether to LISTEN/NOTIFY across handles (default true); local wake-ups work either way. */
+    public EventStoreBuilder notifications(boolean enabled) {
+        this.notifications = enabled;
+        return this;
+    }
+
+    /** The coalescing window of outgoing NOTIFYs. */
+    public EventStoreBuilder notifyWindow(Duration window) {
+        this.notifyWindow = window;
+        return this;
+    }
+
+    /** How often waiters are woken without a notification, bounding the delay after a lost one. */
+    public EventStoreBuilder fallbackPoll(Duration interval) {
+        this.fallbackPoll = interval;
+        return this;
+    }
+
+    /** The reconnect backoff of the LISTEN connection: first delay and cap, doubling in between. */
+    public EventStoreBuilder reconnectBackoff(Duration initial, Duration max) {
+        this.reconnectInitial = initial;
+        this.reconnectMax = max;
+        return this;
+    }
+
+    /**
+     * Validates the options and creates the store (without connecting).
+     *
+     * @throws StoreConfigException naming the first invalid option
+     */
+    public EventStore build() {
+        if (dataSource == null) {
+            throw new StoreConfigException("dataSource must not be null");
+        }
+        Schema.requireValid(schema);
+        if (clock == null) {
+            throw new StoreConfigException("clock must not be null");
+        }
+        requireBetween("notifyWindow", notifyWindow, Duration.ofMillis(1), Duration.ofSeconds(1));
+        requireBetween("fallbackPoll", fallbackPoll, Duration.ofMillis(10), Duration.ofMinutes(10));
+        requireBetween("reconnectBackoff initial", reconnectInitial, Duration.ofMillis(10), Duration.ofMinutes(1));
+        requireBetween("reconnectBackoff max", reconnectMax, reconnectInitial, Duration.ofMinutes(10));
+        NotifierSettings settings =
+                new NotifierSettings(notifications, notifyWindow, fallbackPoll, reconnectInitial, reconnectMax);
+        log.info("waymark event store: schema={}, notifications={}, notifyWindow={}ms, fallbackPoll={}ms,"
+                        + " reconnectBackoff={}..{}ms, clock={}", schema, notifications, notifyWindow.toMillis(),
+                fallbackPoll.toMillis(), reconnectInitial.toMillis(), reconnectMax.toMillis(), clock);
+        return new JdbcEventStore(dataSource, schema, clock, settings);
+    }
+
+    private static void requireBetween(String option, Duration value, Duration min, Duration max) {
+        Objects.requireNonNull(min);
+        if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new StoreConfigException(option + " must be between " + min.toMillis() + " ms and " + max.toMillis()
+                    + " ms, got " + (value == null ? "null" : value.toMillis() + " ms"));
+        }
+    }
+}

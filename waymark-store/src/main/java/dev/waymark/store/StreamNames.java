@@ -1,0 +1,93 @@
+package dev.waymark.store;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The rules for stream names, shared by the store, its SQL and its users.
+ *
+ * <ul>
+ *   <li>A name is 1 to {@value #MAX_BYTES} bytes of UTF-8, with no control characters.
+ *   <li>Names starting with {@value #RESERVED_PREFIX} are reserved for Waymark's own streams.
+ *   <li>The category is the part before the first {@code '-'}, or the whole name without one.
+ *   <li>{@link #hash(String)} is a stable 32-bit FNV-1a over the UTF-8 bytes; the SQL function
+ *       {@code stream_hash} computes the same value, so a consumer-group member
+ *       {@code floorMod(hash, size)} is the same in Java and in the database.
+ * </ul>
+ */
+public final class StreamNames {
+
+    /** The largest stream name, in UTF-8 bytes. */
+    public static final int MAX_BYTES = 512;
+
+    /** Names with this prefix belong to Waymark itself and are refused by the public append API. */
+    public static final String RESERVED_PREFIX = "$";
+
+    private StreamNames() {}
+
+    /**
+     * Checks a stream name supplied by a user.
+     *
+     * @return the name
+     * @throws InvalidInputException naming the rule the name breaks
+     */
+    public static String requireValid(String name) {
+        requireWellFormed(name);
+        if (name.startsWith(RESERVED_PREFIX)) {
+            throw new InvalidInputException("stream name '" + name + "' is reserved: names starting with '"
+                    + RESERVED_PREFIX + "' belong to Waymark");
+        }
+        return name;
+    }
+
+    /**
+     * Checks the length and characters of a name, allowing the reserved prefix (for Waymark's
+     * own modules).
+     *
+     * @return the name
+     * @throws InvalidInputException naming the rule the name breaks
+     */
+    public static String requireWellFormed(String name) {
+        if (name == null) {
+            throw new InvalidInputException("stream name must not be null");
+        }
+        if (name.isEmpty()) {
+            throw new InvalidInputException("stream name must not be empty");
+        }
+        int bytes = name.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_BYTES) {
+            throw new InvalidInputException("stream name is " + bytes + " bytes of UTF-8, more than the limit of "
+                    + MAX_BYTES + ": '" + name.substring(0, 40) + "...'");
+        }
+        for (int i = 0; i < name.length(); i++) {
+            if (Character.isISOControl(name.charAt(i))) {
+                throw new InvalidInputException(
+                        "stream name must not contain control characters (index " + i + "): '" + name + "'");
+            }
+        }
+        return name;
+    }
+
+    /** The category of a stream: the part of its name before the first {@code '-'}. */
+    public static String category(String name) {
+        int dash = name.indexOf('-');
+        return dash < 0 ? name : name.substring(0, dash);
+    }
+
+    /** A stable 32-bit FNV-1a hash of the UTF-8 bytes of {@code name}, equal to SQL {@code stream_hash}. */
+    public static int hash(String name) {
+        int h = 0x811c9dc5;
+        for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
+            h ^= b & 0xff;
+            h *= 16777619;
+        }
+        return h;
+    }
+
+    /** The consumer-group member that owns {@code name} in a group of {@code size}: {@code floorMod(hash, size)}. */
+    public static int member(String name, int size) {
+        if (size < 1) {
+            throw new IllegalArgumentException("consumer group size must be >= 1, got " + size);
+        }
+        return Math.floorMod(hash(name), size);
+    }
+}

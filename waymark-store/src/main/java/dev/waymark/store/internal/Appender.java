@@ -1,0 +1,214 @@
+package dev.waymark.store.internal;
+
+import dev.waymark.store.AppendResult;
+import dev.waymark.store.EventData;
+import dev.waymark.store.ExpectedVersion;
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.StoreException;
+import dev.waymark.store.StreamAlreadyExistsException;
+import dev.waymark.store.StreamAppend;
+import dev.waymark.store.StreamNotFoundException;
+import dev.waymark.store.WrongExpectedVersionException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Appends: one call of the {@code append_events} function per append, single or multi-stream. */
+final class Appender {
+
+    private static final Logger log = LoggerFactory.getLogger(Appender.class);
+
+    private static final String APPEND_SQL = """
+            SELECT out_stream_id, out_version, out_tx_id::text, out_first_position, out_last_position
+              FROM %s.append_events(?::text[], ?::bigint[], ?::integer[], ?::uuid[], ?::text[],
+                                    ?::text[]::jsonb[], ?::text[]::jsonb[], ?::uuid[], ?::uuid[], ?::timestamptz)
+            """;
+
+    private final DataSource dataSource;
+    private final String schema;
+    private final String sql;
+    private final Clock clock;
+    private final Runnable afterCommit;
+
+    Appender(DataSource dataSource, String schema, Clock clock, Runnable afterCommit) {
+        this.dataSource = dataSource;
+        this.schema = schema;
+        this.sql = APPEND_SQL.formatted(Schema.quote(schema));
+        this.clock = clock;
+        this.afterCommit = afterCommit;
+    }
+
+    /** Appends in a transaction of the store's own, retrying once on a transient failure. */
+    List<AppendResult> appendCommitted(List<StreamAppend> appends, boolean allowReserved) {
+        List<StreamAppend> prepared = AppendValidator.prepare(appends, allowReserved, clock);
+        OffsetDateTime now = OffsetDateTime.now(clock).withOffsetSameInstant(ZoneOffset.UTC);
+        for (int attempt = 1; ; attempt++) {
+            try (Connection connection = dataSource.getConnection()) {
+                boolean autoCommit = connection.getAutoCommit();
+                List<AppendResult> results;
+                if (autoCommit) {
+                    results = execute(connection, prepared, now);
+                } else {
+                    results = inOwnTransaction(connection, prepared, now);
+                }
+                afterCommit.run();
+                return results;
+            } catch (SQLException e) {
+                if (SqlErrors.isTransient(e) && attempt == 1) {
+                    log.debug("append to {} hit {}; retrying once with the same event ids", describe(prepared),
+                            e.getSQLState());
+                    continue;
+                }
+                throw translate(e, prepared);
+            }
+        }
+    }
+
+    /** Appends on the caller's connection, in the caller's transaction; the caller commits. */
+    List<AppendResult> appendOn(Connection connection, List<StreamAppend> appends, boolean allowReserved) {
+        List<StreamAppend> prepared = AppendValidator.prepare(appends, allowReserved, clock);
+        try {
+            return execute(connection, prepared, OffsetDateTime.now(clock).withOffsetSameInstant(ZoneOffset.UTC));
+        } catch (SQLException e) {
+            // No retry here: the caller's transaction is aborted and only the caller can redo it.
+            throw translate(e, prepared);
+        }
+    }
+
+    private List<AppendResult> inOwnTransaction(Connection connection, List<StreamAppend> prepared, OffsetDateTime now)
+            throws SQLException {
+        try {
+            List<AppendResult> results = execute(connection, prepared, now);
+            connection.commit();
+            return results;
+        } catch (SQLException | RuntimeException e) {
+            try {
+                connection.rollback();
+            } catch (SQLException rollback) {
+                e.addSuppressed(rollback);
+            }
+            throw e;
+        }
+    }
+
+    private List<AppendResult> execute(Connection connection, List<StreamAppend> appends, OffsetDateTime now)
+            throws SQLException {
+        int total = appends.stream().mapToInt(a -> a.events().size()).sum();
+        String[] streams = new String[appends.size()];
+        Long[] expected = new Long[appends.size()];
+        Integer[] counts = new Integer[appends.size()];
+        UUID[] ids = new UUID[total];
+        String[] types = new String[total];
+        String[] data = new String[total];
+        String[] metadata = new String[total];
+        UUID[] causation = new UUID[total];
+        UUID[] correlation = new UUID[total];
+        int e = 0;
+        for (int s = 0; s < appends.size(); s++) {
+            StreamAppend append = appends.get(s);
+            streams[s] = append.streamName();
+            expected[s] = encode(append.expected());
+            counts[s] = append.events().size();
+            for (EventData event : append.events()) {
+                ids[e] = event.eventId();
+                types[e] = event.type();
+                data[e] = event.data();
+                metadata[e] = event.metadata();
+                causation[e] = event.causationId();
+                correlation[e] = event.correlationId();
+                e++;
+            }
+        }
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            statement.setArray(1, connection.createArrayOf("text", streams));
+            statement.setArray(2, connection.createArrayOf("int8", expected));
+            statement.setArray(3, connection.createArrayOf("int4", counts));
+            statement.setArray(4, connection.createArrayOf("uuid", ids));
+            statement.setArray(5, connection.createArrayOf("text", types));
+            statement.setArray(6, connection.createArrayOf("text", data));
+            statement.setArray(7, connection.createArrayOf("text", metadata));
+            statement.setArray(8, connection.createArrayOf("uuid", causation));
+            statement.setArray(9, connection.createArrayOf("uuid", correlation));
+            statement.setObject(10, now);
+            List<AppendResult> results = new ArrayList<>(appends.size());
+            try (ResultSet rs = statement.executeQuery()) {
+                int s = 0;
+                int offset = 0;
+                while (rs.next()) {
+                    StreamAppend append = appends.get(s);
+                    long tx = Long.parseLong(rs.getString(3));
+                    int n = append.events().size();
+                    results.add(new AppendResult(
+                            append.streamName(),
+                            rs.getLong(2),
+                            new GlobalPosition(tx, rs.getLong(4)),
+                            new GlobalPosition(tx, rs.getLong(5)),
+                            List.of(ids).subList(offset, offset + n)));
+                    offset += n;
+                    s++;
+                }
+            }
+            if (results.size() != appends.size()) {
+                throw new IllegalStateException("append_events returned " + results.size() + " rows for "
+                        + appends.size() + " streams");
+            }
+            return results;
+        }
+    }
+
+    private static long encode(ExpectedVersion expected) {
+        return switch (expected) {
+            case ExpectedVersion.Any any -> -1;
+            case ExpectedVersion.NoStream none -> -2;
+            case ExpectedVersion.StreamExists exists -> -3;
+            case ExpectedVersion.Exactly exactly -> exactly.version();
+        };
+    }
+
+    private StoreException translate(SQLException e, List<StreamAppend> appends) {
+        String state = e.getSQLState();
+        if (SqlErrors.WRONG_VERSION.equals(state) || SqlErrors.STREAM_NOT_FOUND.equals(state)
+                || SqlErrors.STREAM_EXISTS.equals(state)) {
+            ConflictDetail detail = ConflictDetail.parse(SqlErrors.serverDetail(e));
+            StreamAppend append = appends.get(Math.min(detail.index(), appends.size() - 1));
+            String name = append.streamName();
+            return switch (state) {
+                case SqlErrors.WRONG_VERSION -> new WrongExpectedVersionException(name,
+                        ((ExpectedVersion.Exactly) append.expected()).version(), detail.actual(), detail.deleted(),
+                        state, e);
+                case SqlErrors.STREAM_NOT_FOUND -> new StreamNotFoundException(name, detail.deleted(), state, e);
+                default -> new StreamAlreadyExistsException(name, detail.actual(), detail.deleted(), state, e);
+            };
+        }
+        return SqlErrors.translate(e, "append to " + describe(appends), schema);
+    }
+
+    private static String describe(List<StreamAppend> appends) {
+        if (appends.size() == 1) {
+            return "stream '" + appends.get(0).streamName() + "'";
+        }
+        return "streams " + appends.stream().map(a -> "'" + a.streamName() + "'").toList();
+    }
+
+    /** The DETAIL of a conflict raised by {@code append_events}. */
+    private record ConflictDetail(int index, long actual, boolean deleted) {
+        static ConflictDetail parse(String json) {
+            if (json == null) {
+                return new ConflictDetail(0, -1, false);
+            }
+            var node = Json.readObject(json, "conflict detail");
+            return new ConflictDetail(node.path("index").asInt(0), node.path("actual").asLong(-1),
+                    node.path("deleted").asBoolean(false));
+        }
+    }
+}

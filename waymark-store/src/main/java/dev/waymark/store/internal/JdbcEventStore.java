@@ -1,0 +1,204 @@
+package dev.waymark.store.internal;
+
+import dev.waymark.store.AppendResult;
+import dev.waymark.store.EventData;
+import dev.waymark.store.EventStore;
+import dev.waymark.store.ExpectedVersion;
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.InvalidInputException;
+import dev.waymark.store.Migrations;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.StoreTransaction;
+import dev.waymark.store.StreamAppend;
+import dev.waymark.store.StreamInfo;
+import dev.waymark.store.TransactionWork;
+import dev.waymark.store.WakeSignal;
+import java.sql.Connection;
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import javax.sql.DataSource;
+
+/** The PostgreSQL event store: a facade over one class per use case. */
+public final class JdbcEventStore implements EventStore {
+
+    private final DataSource dataSource;
+    private final String schema;
+    private final Notifier notifier;
+    private final Appender appender;
+    private final EventReader reader;
+    private final StreamLifecycle lifecycle;
+    private final Transactions transactions;
+
+    /** Created by {@link dev.waymark.store.EventStoreBuilder}, which validated the arguments. */
+    public JdbcEventStore(DataSource dataSource, String schema, Clock clock, NotifierSettings settings) {
+        this.dataSource = dataSource;
+        this.schema = schema;
+        this.notifier = new Notifier(dataSource, schema, settings);
+        this.appender = new Appender(dataSource, schema, clock, notifier::appended);
+        this.reader = new EventReader(dataSource, schema);
+        this.lifecycle = new StreamLifecycle(dataSource, schema);
+        this.transactions = new Transactions(dataSource, schema, appender, notifier::appended);
+    }
+
+    @Override
+    public String schema() {
+        return schema;
+    }
+
+    @Override
+    public Migrations migrations() {
+        return new Migrations(dataSource, schema);
+    }
+
+    @Override
+    public AppendResult append(String stream, ExpectedVersion expected, List<EventData> events) {
+        return appender.appendCommitted(List.of(new StreamAppend(stream, expected, events)), false).get(0);
+    }
+
+    @Override
+    public List<AppendResult> appendMultiStream(List<StreamAppend> appends) {
+        return appender.appendCommitted(appends, false);
+    }
+
+    @Override
+    public AppendResult append(Connection connection, String stream, ExpectedVersion expected, List<EventData> events) {
+        return appender.appendOn(requireConnection(connection), List.of(new StreamAppend(stream, expected, events)),
+                false).get(0);
+    }
+
+    @Override
+    public List<AppendResult> appendMultiStream(Connection connection, List<StreamAppend> appends) {
+        return appender.appendOn(requireConnection(connection), appends, false);
+    }
+
+    @Override
+    public <T, E extends Exception> T inTransaction(TransactionWork<T, E> work) throws E {
+        return transactions.run(work);
+    }
+
+    @Override
+    public void signalAppended() {
+        notifier.appended();
+    }
+
+    @Override
+    public List<RecordedEvent> readStreamForward(String stream, long afterVersion, int limit) {
+        return reader.stream(stream, true, afterVersion, limit);
+    }
+
+    @Override
+    public List<RecordedEvent> readStreamBackward(String stream, long beforeVersion, int limit) {
+        return reader.stream(stream, false, beforeVersion, limit);
+    }
+
+    @Override
+    public List<RecordedEvent> readAllForward(GlobalPosition after, int limit) {
+        return reader.all(true, after, limit);
+    }
+
+    @Override
+    public List<RecordedEvent> readAllBackward(GlobalPosition before, int limit) {
+        return reader.all(false, before, limit);
+    }
+
+    @Override
+    public List<RecordedEvent> readCategoryForward(String category, GlobalPosition after, int limit) {
+        return reader.category(category, true, after, limit);
+    }
+
+    @Override
+    public List<RecordedEvent> readCategoryBackward(String category, GlobalPosition before, int limit) {
+        return reader.category(category, false, before, limit);
+    }
+
+    @Override
+    public Stream<RecordedEvent> streamForward(String stream, int pageSize) {
+        requirePageSize(pageSize);
+        return Pages.lazily(0L, v -> reader.stream(stream, true, v, pageSize), RecordedEvent::streamVersion, pageSize);
+    }
+
+    @Override
+    public Stream<RecordedEvent> streamBackward(String stream, int pageSize) {
+        requirePageSize(pageSize);
+        return Pages.lazily(Long.MAX_VALUE, v -> reader.stream(stream, false, v, pageSize),
+                RecordedEvent::streamVersion, pageSize);
+    }
+
+    @Override
+    public Stream<RecordedEvent> allForward(GlobalPosition after, int pageSize) {
+        requirePageSize(pageSize);
+        return Pages.lazily(after, p -> reader.all(true, p, pageSize), RecordedEvent::position, pageSize);
+    }
+
+    @Override
+    public Stream<RecordedEvent> allBackward(GlobalPosition before, int pageSize) {
+        requirePageSize(pageSize);
+        return Pages.lazily(before, p -> reader.all(false, p, pageSize), RecordedEvent::position, pageSize);
+    }
+
+    @Override
+    public Stream<RecordedEvent> categoryForward(String category, GlobalPosition after, int pageSize) {
+        requirePageSize(pageSize);
+        return Pages.lazily(after, p -> reader.category(category, true, p, pageSize), RecordedEvent::position,
+                pageSize);
+    }
+
+    @Override
+    public GlobalPosition headPosition() {
+        return reader.head();
+    }
+
+    @Override
+    public Optional<StreamInfo> streamInfo(String stream) {
+        return lifecycle.info(stream);
+    }
+
+    @Override
+    public boolean softDelete(String stream) {
+        return lifecycle.setDeleted(stream, true);
+    }
+
+    @Override
+    public boolean undelete(String stream) {
+        return lifecycle.setDeleted(stream, false);
+    }
+
+    @Override
+    public WakeSignal wakeSignal() {
+        notifier.startListener();
+        return notifier;
+    }
+
+    @Override
+    public void close() {
+        notifier.close();
+    }
+
+    private static Connection requireConnection(Connection connection) {
+        if (connection == null) {
+            throw new InvalidInputException("connection must not be null");
+        }
+        return connection;
+    }
+
+    private static void requirePageSize(int pageSize) {
+        if (pageSize < 1) {
+            throw new InvalidInputException("page size must be >= 1, got " + pageSize);
+        }
+    }
+
+    /** The transaction form's view of the store, bound to one connection. */
+    record BoundTransaction(Connection connection, Appender appender) implements StoreTransaction {
+        @Override
+        public AppendResult append(String stream, ExpectedVersion expected, List<EventData> events) {
+            return appender.appendOn(connection, List.of(new StreamAppend(stream, expected, events)), false).get(0);
+        }
+
+        @Override
+        public List<AppendResult> appendMultiStream(List<StreamAppend> appends) {
+            return appender.appendOn(connection, appends, false);
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package dev.waymark.store.internal;
+
+import dev.waymark.store.StreamInfo;
+import dev.waymark.store.StreamNames;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/** Stream information, soft delete and undelete. */
+final class StreamLifecycle {
+
+    private static final String INFO = """
+            SELECT stream_name, category, version, created_at, deleted_at FROM %s.streams WHERE stream_name = ?
+            """;
+    private static final String SET_DELETED = "SELECT %s.set_stream_deleted(?, ?)";
+
+    private final DataSource dataSource;
+    private final String schema;
+    private final String info;
+    private final String setDeleted;
+
+    StreamLifecycle(DataSource dataSource, String schema) {
+        this.dataSource = dataSource;
+        this.schema = schema;
+        this.info = INFO.formatted(Schema.quote(schema));
+        this.setDeleted = SET_DELETED.formatted(Schema.quote(schema));
+    }
+
+    Optional<StreamInfo> info(String stream) {
+        StreamNames.requireWellFormed(stream);
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement statement = connection.prepareStatement(info)) {
+            statement.setString(1, stream);
+            try (ResultSet rs = statement.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                OffsetDateTime deleted = rs.getObject(5, OffsetDateTime.class);
+                return Optional.of(new StreamInfo(rs.getString(1), rs.getString(2), rs.getLong(3),
+                        rs.getObject(4, OffsetDateTime.class).toInstant(),
+                        Optional.ofNullable(deleted).map(OffsetDateTime::toInstant)));
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate(e, "read stream info of '" + stream + "'", schema);
+        }
+    }
+
+    boolean setDeleted(String stream, boolean deleted) {
+        StreamNames.requireValid(stream);
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement statement = connection.prepareStatement(setDeleted)) {
+            statement.setString(1, stream);
+            statement.setBoolean(2, deleted);
+            boolean changed;
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                rs.getLong(1);
+                changed = !rs.wasNull();
+            }
+            if (!connection.getAutoCommit()) {
+                connection.commit();
+            }
+            return changed;
+        } catch (SQLException e) {
+            throw SqlErrors.translate(e, (deleted ? "delete" : "undelete") + " stream '" + stream + "'", schema);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package dev.waymark.testkit;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ThreadLocalRandom;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * Gives a test class a fresh, empty PostgreSQL database of its own on the JVM's
+ * {@link PostgresServer}, and drops it after the class. Register it as a static field:
+ *
+ * <pre>{@code
+ * @RegisterExtension
+ * static final PostgresExtension POSTGRES = new PostgresExtension();
+ * ...
+ * DataSource ds = POSTGRES.dataSource();
+ * }</pre>
+ */
+public final class PostgresExtension implements BeforeAllCallback, AfterAllCallback {
+
+    /** The pool size of {@link #dataSource()}. */
+    public static final int DEFAULT_POOL_SIZE = 20;
+
+    private final List<HikariDataSource> pools = new ArrayList<>();
+    private String database;
+    private HikariDataSource dataSource;
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        String owner = context.getRequiredTestClass().getSimpleName().toLowerCase(Locale.ROOT);
+        database = "wm_" + (owner.length() > 40 ? owner.substring(0, 40) : owner) + "_"
+                + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40), 36);
+        PostgresServer.get().createDatabase(database);
+        dataSource = newDataSource(DEFAULT_POOL_SIZE);
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        synchronized (pools) {
+            pools.forEach(HikariDataSource::close);
+            pools.clear();
+        }
+        if (database != null) {
+            PostgresServer.get().dropDatabase(database);
+        }
+    }
+
+    /** The shared pool on this class's database. */
+    public DataSource dataSource() {
+        return requireStarted(dataSource);
+    }
+
+    /** The name of this class's database. */
+    public String databaseName() {
+        return requireStarted(database);
+    }
+
+    /** The JDBC URL of this class's database. */
+    public String jdbcUrl() {
+        return PostgresServer.get().jdbcUrl(databaseName());
+    }
+
+    /** A new pool on this class's database, closed after the class (for a second store handle). */
+    public HikariDataSource newDataSource(int poolSize) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(PostgresServer.get().jdbcUrl(requireStarted(database)));
+        config.setMaximumPoolSize(poolSize);
+        config.setPoolName("test-" + database);
+        config.setConnectionTimeout(10_000);
+        HikariDataSource pool = new HikariDataSource(config);
+        synchronized (pools) {
+            pools.add(pool);
+        }
+        return pool;
+    }
+
+    private static <T> T requireStarted(T value) {
+        if (value == null) {
+            throw new IllegalStateException("PostgresExtension is not started: register it on a static field"
+                    + " with @RegisterExtension");
+        }
+        return value;
+    }
+}
