@@ -1,0 +1,151 @@
+package dev.waymark.store;
+
+import static dev.waymark.store.StoreFixture.event;
+import static dev.waymark.store.StoreFixture.eventCount;
+import static dev.waymark.store.StoreFixture.streamCount;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.waymark.testkit.PostgresExtension;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Bad input gets a clear error, before any database work, and nothing is written. */
+class InvalidInputTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static EventStore store;
+
+    @BeforeAll
+    static void setUp() {
+        store = StoreFixture.migratedStore(POSTGRES);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    @AfterEach
+    void nothing_was_written() {
+        assertThat(eventCount(POSTGRES.dataSource())).isZero();
+        assertThat(streamCount(POSTGRES.dataSource())).isZero();
+    }
+
+    private static void refused(ThrowingCallable call, String message) {
+        assertThatThrownBy(call).isInstanceOf(InvalidInputException.class).hasMessageContaining(message);
+    }
+
+    @Test
+    void null_and_empty_names() {
+        refused(() -> store.append(null, ExpectedVersion.any(), event("A")), "must not be null");
+        refused(() -> store.append("", ExpectedVersion.any(), event("A")), "must not be empty");
+    }
+
+    @Test
+    void over_long_names_count_utf8_bytes() {
+        String ok = "a".repeat(512);
+        String ascii = "a".repeat(513);
+        String threeByte = "€".repeat(171); // 513 bytes
+        refused(() -> store.append(ascii, ExpectedVersion.any(), event("A")), "513 bytes");
+        refused(() -> store.append(threeByte, ExpectedVersion.any(), event("A")), "513 bytes");
+        assertThat(StreamNames.requireValid(ok)).isEqualTo(ok);
+    }
+
+    @Test
+    void reserved_and_control_character_names() {
+        refused(() -> store.append("$all", ExpectedVersion.any(), event("A")), "reserved");
+        refused(() -> store.append("order\u0000-1", ExpectedVersion.any(), event("A")), "control characters");
+        refused(() -> store.softDelete("$wf-1"), "reserved");
+    }
+
+    @Test
+    void empty_batches_for_every_variant_and_in_multi_stream_appends() {
+        for (ExpectedVersion v : List.of(ExpectedVersion.any(), ExpectedVersion.noStream(),
+                ExpectedVersion.streamExists(), ExpectedVersion.exactly(3))) {
+            refused(() -> store.append("order-1", v, List.of()), "no events");
+        }
+        refused(() -> store.appendMultiStream(List.of()), "at least one stream");
+        refused(() -> store.appendMultiStream(List.of(
+                StreamAppend.of("order-1", ExpectedVersion.any(), List.of(event("A"))),
+                StreamAppend.of("order-2", ExpectedVersion.any(), List.of()))), "'order-2' has no events");
+    }
+
+    @Test
+    void payloads_that_are_not_json() {
+        refused(() -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", "{not json")),
+                "event 0 of the append to stream 'order-1': data is not valid JSON");
+        refused(() -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", "")), "empty");
+        refused(() -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", "{} {}")), "trailing");
+        refused(() -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", "{\"a\":\"\\u0000\"}")),
+                "\\u0000");
+        refused(() -> store.append("order-1", ExpectedVersion.any(),
+                List.of(event("A"), event("B").withMetadata("[1]"))), "event 1 of the append to stream 'order-1': metadata must be a JSON object");
+    }
+
+    @Test
+    void missing_types_data_and_expected_versions() {
+        refused(() -> EventData.json(" ", "{}"), "event type");
+        refused(() -> EventData.json("A", null), "data must not be null");
+        refused(() -> StreamAppend.of("order-1", null, List.of(event("A"))), "expected version");
+        assertThatThrownBy(() -> ExpectedVersion.exactly(-5)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("-5");
+    }
+
+    @Test
+    void the_same_event_id_twice_in_one_append() {
+        UUID id = UUID.randomUUID();
+        refused(() -> store.append("order-1", ExpectedVersion.any(),
+                List.of(event("A").withId(id), event("B").withId(id))), "used twice");
+    }
+
+    @Test
+    void read_arguments() {
+        refused(() -> store.readStreamForward("order-1", 0, 0), "limit must be >= 1");
+        refused(() -> store.readAllForward(null, 10), "must not be null");
+        refused(() -> store.readCategoryForward("a-b", GlobalPosition.START, 10), "contain no '-'");
+        refused(() -> store.allForward(GlobalPosition.START, 0), "page size");
+    }
+
+    @Test
+    void malformed_trace_context() {
+        refused(() -> event("A").withTraceContext("00-abc", null), "not a W3C traceparent");
+    }
+
+    @Test
+    void invalid_schema_names_fail_at_build_and_unknown_schemas_at_first_use() {
+        assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource()).schema("Bad-Name").build())
+                .isInstanceOf(StoreConfigException.class).hasMessageContaining("'Bad-Name'");
+        assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource()).schema("x\"; drop").build())
+                .isInstanceOf(StoreConfigException.class);
+        try (EventStore unknown = EventStore.builder(POSTGRES.dataSource()).schema("nowhere").build()) {
+            assertThatThrownBy(() -> unknown.append("order-1", ExpectedVersion.any(), event("A")))
+                    .isInstanceOfSatisfying(SchemaNotMigratedException.class,
+                            e -> assertThat(e.schema()).isEqualTo("nowhere"))
+                    .hasMessageContaining("\"nowhere\"").hasMessageContaining("migrat");
+            assertThatThrownBy(() -> unknown.readAllForward(GlobalPosition.START, 10))
+                    .isInstanceOf(SchemaNotMigratedException.class);
+        }
+    }
+
+    @Test
+    void builder_options_out_of_bounds() {
+        assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource()).fallbackPoll(Duration.ZERO).build())
+                .isInstanceOf(StoreConfigException.class).hasMessageContaining("fallbackPoll")
+                .hasMessageContaining("got 0 ms");
+        assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource())
+                        .reconnectBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)).build())
+                .isInstanceOf(StoreConfigException.class).hasMessageContaining("reconnectBackoff max");
+        assertThatThrownBy(() -> EventStore.builder(null).build())
+                .isInstanceOf(StoreConfigException.class).hasMessageContaining("dataSource");
+    }
+}

@@ -1,0 +1,49 @@
+package dev.waymark.store;
+
+import dev.waymark.testkit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.stream.IntStream;
+import javax.sql.DataSource;
+
+/** Shared set-up of store tests: a migrated store on the class's own database. */
+final class StoreFixture {
+
+    private StoreFixture() {}
+
+    static EventStore migratedStore(PostgresExtension postgres) {
+        EventStore store = EventStore.builder(postgres.dataSource()).build();
+        store.migrate();
+        return store;
+    }
+
+    static long count(DataSource dataSource, String sql) {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static long eventCount(DataSource dataSource) {
+        return count(dataSource, "SELECT count(*) FROM waymark.events");
+    }
+
+    static long streamCount(DataSource dataSource) {
+        return count(dataSource, "SELECT count(*) FROM waymark.streams");
+    }
+
+    static EventData event(String type) {
+        return EventData.json(type, "{\"n\":1}");
+    }
+
+    static List<EventData> events(int n) {
+        return IntStream.range(0, n).mapToObj(i -> EventData.json("E" + i, "{\"i\":" + i + "}")).toList();
+    }
+}
