@@ -33,6 +33,8 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     public static final String LISTENER_APPLICATION_NAME = "waymark-listener";
 
     private static final Logger log = LoggerFactory.getLogger(Notifier.class);
+    private static final Duration LISTEN_WAIT = Duration.ofMillis(250);
+    private static final Duration HEARTBEAT = Duration.ofSeconds(5);
 
     private final DataSource dataSource;
     private final String schema;
@@ -187,22 +189,32 @@ public final class Notifier implements WakeSignal, AutoCloseable {
 
     private void listen(Connection connection) throws SQLException {
         PGConnection pg = connection.unwrap(PGConnection.class);
-        int waitMillis = (int) Math.max(1, settings.fallbackPoll().toMillis());
+        long tickNanos = settings.fallbackPoll().toNanos();
+        long heartbeatNanos = Math.min(tickNanos, HEARTBEAT.toNanos());
+        long lastTick = System.nanoTime();
+        long lastHeartbeat = lastTick;
         try (Statement heartbeat = connection.createStatement()) {
             while (!closed) {
-                PGNotification[] notifications = pg.getNotifications(waitMillis);
-                boolean fromOthers = false;
+                // Short waits keep close() prompt whatever the fallback interval is.
+                PGNotification[] notifications = pg.getNotifications((int) Math.min(LISTEN_WAIT.toMillis(),
+                        Math.max(1, settings.fallbackPoll().toMillis())));
+                long now = System.nanoTime();
+                boolean wake = false;
                 if (notifications != null) {
                     for (PGNotification n : notifications) {
-                        fromOthers |= !handleId.equals(n.getParameter());
+                        wake |= !handleId.equals(n.getParameter());
                     }
                 }
-                if (fromOthers || notifications == null || notifications.length == 0) {
-                    // A notification from another handle, or the fallback tick.
+                if (now - lastTick >= tickNanos) {
+                    wake = true;
+                    lastTick = now;
+                }
+                if (wake) {
                     signal();
                 }
-                if (notifications == null || notifications.length == 0) {
+                if (now - lastHeartbeat >= heartbeatNanos) {
                     heartbeat.execute("SELECT 1"); // notices a dead backend even when nobody notifies
+                    lastHeartbeat = now;
                 }
             }
         }
@@ -245,7 +257,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
             Thread thread = listener;
             if (thread != null) {
                 thread.interrupt();
-                thread.join(settings.fallbackPoll().toMillis() + 5_000);
+                thread.join(LISTEN_WAIT.toMillis() + HEARTBEAT.toMillis());
                 if (thread.isAlive()) {
                     log.warn("waymark: LISTEN thread for schema {} did not stop in time", schema);
                 }

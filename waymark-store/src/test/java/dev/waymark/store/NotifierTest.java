@@ -1,0 +1,121 @@
+package dev.waymark.store;
+
+import static dev.waymark.store.StoreFixture.events;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.store.internal.Notifier;
+import dev.waymark.testkit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * DESIGN decision 2: a waiter in one store handle wakes after a commit in another handle, through
+ * LISTEN/NOTIFY alone (the fallback tick is set far beyond the test), and keeps working after its
+ * LISTEN backend is terminated.
+ */
+class NotifierTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration NO_FALLBACK = Duration.ofMinutes(10);
+    private static final Duration WAKE_WITHIN = Duration.ofSeconds(5);
+
+    private static EventStore writer;
+    private static EventStore listener;
+
+    @BeforeAll
+    static void setUp() {
+        writer = EventStore.builder(POSTGRES.newDataSource(4)).build();
+        writer.migrate();
+        listener = EventStore.builder(POSTGRES.newDataSource(4)).fallbackPoll(NO_FALLBACK)
+                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        writer.close();
+        listener.close();
+    }
+
+    @Test
+    void a_waiter_wakes_after_a_commit_in_another_store_handle() throws Exception {
+        WakeSignal signal = listener.wakeSignal();
+        awaitListening();
+        for (int round = 0; round < 3; round++) {
+            assertWokenByAppendFromOtherHandle(signal, "wake-" + round);
+        }
+    }
+
+    @Test
+    void a_waiter_wakes_at_once_after_a_commit_in_its_own_handle() throws Exception {
+        WakeSignal signal = writer.wakeSignal();
+        long seen = signal.generation();
+        writer.append("self-1", ExpectedVersion.any(), events(1));
+        assertThat(signal.awaitAfter(seen, Duration.ZERO)).isGreaterThan(seen);
+    }
+
+    @Test
+    void the_waiter_keeps_working_after_its_listen_backend_is_terminated() throws Exception {
+        WakeSignal signal = listener.wakeSignal();
+        int oldPid = awaitListening();
+
+        assertThat(terminate(oldPid)).isTrue();
+        await("a new LISTEN backend replaced pid " + oldPid).atMost(Duration.ofSeconds(10))
+                .until(() -> listeningPid() != null && listeningPid() != oldPid);
+
+        // the first wake may come from the reconnect itself; later rounds can only come from NOTIFY
+        for (int round = 0; round < 3; round++) {
+            assertWokenByAppendFromOtherHandle(signal, "after-kill-" + round);
+        }
+        assertThat(((Notifier) signal).reconnects()).isGreaterThanOrEqualTo(1);
+    }
+
+    private static void assertWokenByAppendFromOtherHandle(WakeSignal signal, String stream) throws Exception {
+        long seen = signal.generation();
+        CompletableFuture<Long> woken = CompletableFuture.supplyAsync(() -> {
+            try {
+                return signal.awaitAfter(seen, WAKE_WITHIN.multipliedBy(2));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        writer.append(stream, ExpectedVersion.any(), events(1));
+        assertThat(woken.get(WAKE_WITHIN.toMillis() * 3, TimeUnit.MILLISECONDS))
+                .as("woken by the other handle's NOTIFY").isGreaterThan(seen);
+    }
+
+    private static int awaitListening() throws SQLException {
+        await("the listener's LISTEN backend is up").atMost(Duration.ofSeconds(10)).until(() -> listeningPid() != null);
+        return listeningPid();
+    }
+
+    private static Integer listeningPid() throws SQLException {
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT pid FROM pg_stat_activity WHERE application_name = '"
+                        + Notifier.LISTENER_APPLICATION_NAME + "' AND datname = current_database()"
+                        + " AND query LIKE 'LISTEN%' ORDER BY backend_start DESC LIMIT 1")) {
+            return rs.next() ? rs.getInt(1) : null;
+        }
+    }
+
+    private static boolean terminate(int pid) throws SQLException {
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT pg_terminate_backend(" + pid + ")")) {
+            rs.next();
+            return rs.getBoolean(1);
+        }
+    }
+}
