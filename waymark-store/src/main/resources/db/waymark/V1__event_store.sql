@@ -20,18 +20,20 @@ BEGIN
 END
 $$;
 
+-- A stream's version is not stored: it is the largest stream_version of its events, read under
+-- the stream's lock. That keeps the append free of an UPDATE (and its WAL) per stream.
+-- category and stream_hash are plain columns written once, when the stream is created.
 CREATE TABLE "${flyway:defaultSchema}".streams (
   stream_id   bigint GENERATED ALWAYS AS IDENTITY,
   stream_name text NOT NULL,
-  category    text GENERATED ALWAYS AS (split_part(stream_name, '-', 1)) STORED,
-  stream_hash integer GENERATED ALWAYS AS ("${flyway:defaultSchema}".stream_hash(stream_name)) STORED,
-  version     bigint NOT NULL,
+  category    text NOT NULL,
+  stream_hash integer NOT NULL,
   created_at  timestamptz NOT NULL DEFAULT now(),
   deleted_at  timestamptz,
   CONSTRAINT streams_pkey PRIMARY KEY (stream_id),
   CONSTRAINT streams_stream_name_key UNIQUE (stream_name),
   CONSTRAINT streams_stream_name_length CHECK (octet_length(stream_name) BETWEEN 1 AND 512),
-  CONSTRAINT streams_version_positive CHECK (version >= 1)
+  CONSTRAINT streams_category_rule CHECK (category = split_part(stream_name, '-', 1))
 );
 
 CREATE INDEX streams_category_idx ON "${flyway:defaultSchema}".streams (category);
@@ -51,8 +53,9 @@ CREATE TABLE "${flyway:defaultSchema}".events (
   created_at      timestamptz NOT NULL,
   CONSTRAINT events_order_key UNIQUE (tx_id, global_position),
   CONSTRAINT events_event_id_key UNIQUE (event_id),
-  CONSTRAINT events_stream_version_key UNIQUE (stream_id, stream_version),
-  CONSTRAINT events_stream_fkey FOREIGN KEY (stream_id) REFERENCES "${flyway:defaultSchema}".streams (stream_id)
+  -- No foreign key to streams: append_events is the only writer and creates the stream first;
+  -- a key check per event would cost a row lock on the stream.
+  CONSTRAINT events_stream_version_key UNIQUE (stream_id, stream_version)
 );
 
 CREATE INDEX events_category_order_idx ON "${flyway:defaultSchema}".events (category, tx_id, global_position);
@@ -60,6 +63,8 @@ CREATE INDEX events_category_order_idx ON "${flyway:defaultSchema}".events (cate
 -- Append one or more streams atomically. Streams are given in p_streams with their expected
 -- versions (-1 any, -2 no stream, -3 stream exists, n >= 0 exactly n) and event counts; the
 -- event arrays hold every stream's events back to back, in input order.
+-- Returns a flat array: the transaction id, then per stream (stream_id, new version, first
+-- position, last position). A flat array is markedly cheaper per call than a set-returning function.
 --
 -- Ordering argument: every stream key is locked (advisory, transaction scoped, in ascending key
 -- order so concurrent multi-stream appends cannot deadlock) BEFORE the first write, and the
@@ -70,8 +75,7 @@ CREATE FUNCTION "${flyway:defaultSchema}".append_events(
   p_streams text[], p_expected bigint[], p_counts integer[],
   p_event_ids uuid[], p_types text[], p_data jsonb[], p_metadata jsonb[],
   p_causation uuid[], p_correlation uuid[], p_created_at timestamptz)
-RETURNS TABLE (out_stream_id bigint, out_version bigint, out_tx_id xid8,
-               out_first_position bigint, out_last_position bigint)
+RETURNS bigint[]
 LANGUAGE plpgsql AS $$
 DECLARE
   v_key bigint;
@@ -82,6 +86,9 @@ DECLARE
   v_id bigint;
   v_version bigint;
   v_deleted timestamptz;
+  v_first bigint;
+  v_last bigint;
+  v_out bigint[];
 BEGIN
   IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'WM001',
@@ -95,18 +102,27 @@ BEGIN
       HINT = 'run appends at READ COMMITTED';
   END IF;
 
-  FOR v_key IN
-    SELECT DISTINCT hashtextextended('${flyway:defaultSchema}/' || s, 0) FROM unnest(p_streams) AS s ORDER BY 1
-  LOOP
-    PERFORM pg_advisory_xact_lock(v_key);
-  END LOOP;
+  v_out := ARRAY[]::bigint[];
+
+  IF array_length(p_streams, 1) = 1 THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}/' || p_streams[1], 0));
+  ELSE
+    FOR v_key IN
+      SELECT DISTINCT hashtextextended('${flyway:defaultSchema}/' || s, 0) FROM unnest(p_streams) AS s ORDER BY 1
+    LOOP
+      PERFORM pg_advisory_xact_lock(v_key);
+    END LOOP;
+  END IF;
 
   FOR i IN 1 .. array_length(p_streams, 1) LOOP
     v_stream := p_streams[i];
     v_expected := p_expected[i];
     v_n := p_counts[i];
 
-    SELECT s.stream_id, s.version, s.deleted_at INTO v_id, v_version, v_deleted
+    SELECT s.stream_id, s.deleted_at,
+           COALESCE((SELECT e.stream_version FROM "${flyway:defaultSchema}".events e
+                      WHERE e.stream_id = s.stream_id ORDER BY e.stream_version DESC LIMIT 1), 0)
+      INTO v_id, v_deleted, v_version
       FROM "${flyway:defaultSchema}".streams s WHERE s.stream_name = v_stream;
 
     IF NOT FOUND THEN
@@ -117,8 +133,9 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'WM010', MESSAGE = 'wrong expected version',
           DETAIL = json_build_object('index', i - 1, 'actual', -1, 'deleted', false)::text;
       END IF;
-      INSERT INTO "${flyway:defaultSchema}".streams (stream_name, version)
-        VALUES (v_stream, v_n) RETURNING stream_id INTO v_id;
+      INSERT INTO "${flyway:defaultSchema}".streams (stream_name, category, stream_hash)
+        VALUES (v_stream, split_part(v_stream, '-', 1), "${flyway:defaultSchema}".stream_hash(v_stream))
+        RETURNING stream_id INTO v_id;
       v_version := 0;
     ELSE
       IF v_expected = -2 THEN
@@ -131,28 +148,36 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'WM010', MESSAGE = 'wrong expected version',
           DETAIL = json_build_object('index', i - 1, 'actual', v_version, 'deleted', v_deleted IS NOT NULL)::text;
       END IF;
-      UPDATE "${flyway:defaultSchema}".streams SET version = version + v_n WHERE stream_id = v_id;
     END IF;
 
-    WITH inserted AS (
+    IF v_n = 1 THEN
       INSERT INTO "${flyway:defaultSchema}".events
         (event_id, stream_id, stream_version, category, event_type, data, metadata,
          causation_id, correlation_id, created_at)
-      SELECT p_event_ids[j], v_id, v_version + (j - v_offset), split_part(v_stream, '-', 1),
-             p_types[j], p_data[j], p_metadata[j], p_causation[j], p_correlation[j], p_created_at
-        FROM generate_series(v_offset + 1, v_offset + v_n) AS j
-       ORDER BY j
-      RETURNING global_position
-    )
-    SELECT min(global_position), max(global_position) INTO out_first_position, out_last_position
-      FROM inserted;
+      VALUES (p_event_ids[v_offset + 1], v_id, v_version + 1, split_part(v_stream, '-', 1),
+              p_types[v_offset + 1], p_data[v_offset + 1], p_metadata[v_offset + 1],
+              p_causation[v_offset + 1], p_correlation[v_offset + 1], p_created_at)
+      RETURNING global_position INTO v_first;
+      v_last := v_first;
+    ELSE
+      WITH inserted AS (
+        INSERT INTO "${flyway:defaultSchema}".events
+          (event_id, stream_id, stream_version, category, event_type, data, metadata,
+           causation_id, correlation_id, created_at)
+        SELECT p_event_ids[j], v_id, v_version + (j - v_offset), split_part(v_stream, '-', 1),
+               p_types[j], p_data[j], p_metadata[j], p_causation[j], p_correlation[j], p_created_at
+          FROM generate_series(v_offset + 1, v_offset + v_n) AS j
+         ORDER BY j
+        RETURNING global_position
+      )
+      SELECT min(global_position), max(global_position) INTO v_first, v_last FROM inserted;
+    END IF;
 
-    out_stream_id := v_id;
-    out_version := v_version + v_n;
-    out_tx_id := pg_current_xact_id();
+    v_out := v_out || ARRAY[v_id, v_version + v_n, v_first, v_last];
     v_offset := v_offset + v_n;
-    RETURN NEXT;
   END LOOP;
+  -- Only now, after the first write, does the transaction hold an xid to report.
+  RETURN ARRAY[pg_current_xact_id()::text::bigint] || v_out;
 END
 $$;
 

@@ -29,8 +29,7 @@ final class Appender {
     private static final Logger log = LoggerFactory.getLogger(Appender.class);
 
     private static final String APPEND_SQL = """
-            SELECT out_stream_id, out_version, out_tx_id::text, out_first_position, out_last_position
-              FROM %s.append_events(?::text[], ?::bigint[], ?::integer[], ?::uuid[], ?::text[],
+            SELECT %s.append_events(?::text[], ?::bigint[], ?::integer[], ?::uuid[], ?::text[],
                                     ?::text[]::jsonb[], ?::text[]::jsonb[], ?::uuid[], ?::uuid[], ?::timestamptz)
             """;
 
@@ -141,26 +140,29 @@ final class Appender {
             statement.setArray(9, connection.createArrayOf("uuid", correlation));
             statement.setObject(10, now);
             List<AppendResult> results = new ArrayList<>(appends.size());
+            long[] out;
             try (ResultSet rs = statement.executeQuery()) {
-                int s = 0;
-                int offset = 0;
-                while (rs.next()) {
-                    StreamAppend append = appends.get(s);
-                    long tx = Long.parseLong(rs.getString(3));
-                    int n = append.events().size();
-                    results.add(new AppendResult(
-                            append.streamName(),
-                            rs.getLong(2),
-                            new GlobalPosition(tx, rs.getLong(4)),
-                            new GlobalPosition(tx, rs.getLong(5)),
-                            List.of(ids).subList(offset, offset + n)));
-                    offset += n;
-                    s++;
+                rs.next();
+                Long[] boxed = (Long[]) rs.getArray(1).getArray();
+                out = new long[boxed.length];
+                for (int i = 0; i < boxed.length; i++) {
+                    out[i] = boxed[i];
                 }
             }
-            if (results.size() != appends.size()) {
-                throw new IllegalStateException("append_events returned " + results.size() + " rows for "
+            if (out.length != 1 + 4 * appends.size()) {
+                throw new IllegalStateException("append_events returned " + out.length + " values for "
                         + appends.size() + " streams");
+            }
+            long tx = out[0];
+            List<UUID> allIds = List.of(ids);
+            int offset = 0;
+            for (int s = 0; s < appends.size(); s++) {
+                StreamAppend append = appends.get(s);
+                int n = append.events().size();
+                int at = 1 + 4 * s;
+                results.add(new AppendResult(append.streamName(), out[at + 1], new GlobalPosition(tx, out[at + 2]),
+                        new GlobalPosition(tx, out[at + 3]), allIds.subList(offset, offset + n)));
+                offset += n;
             }
             return results;
         }

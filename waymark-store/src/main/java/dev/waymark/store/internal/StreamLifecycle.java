@@ -14,7 +14,11 @@ import javax.sql.DataSource;
 final class StreamLifecycle {
 
     private static final String INFO = """
-            SELECT stream_name, category, version, created_at, deleted_at FROM %s.streams WHERE stream_name = ?
+            SELECT s.stream_name, s.category,
+                   COALESCE((SELECT e.stream_version FROM %1$s.events e
+                              WHERE e.stream_id = s.stream_id ORDER BY e.stream_version DESC LIMIT 1), 0),
+                   s.created_at, s.deleted_at
+              FROM %1$s.streams s WHERE s.stream_name = ?
             """;
     private static final String SET_DELETED = "SELECT %s.set_stream_deleted(?, ?)";
 

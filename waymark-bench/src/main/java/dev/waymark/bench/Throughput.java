@@ -1,0 +1,53 @@
+package dev.waymark.bench;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/** Runs an operation from N threads for a fixed time and reports operations per second. */
+final class Throughput {
+
+    /** One operation; returns how many events it wrote. */
+    @FunctionalInterface
+    interface Op {
+        int run(int thread, long iteration) throws Exception;
+    }
+
+    private Throughput() {}
+
+    static double measure(int threads, Duration duration, Op op) throws InterruptedException {
+        LongAdder events = new LongAdder();
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch done = new CountDownLatch(threads);
+        List<Throwable> errors = new ArrayList<>();
+        List<Thread> workers = new ArrayList<>();
+        long start = System.nanoTime();
+        for (int t = 0; t < threads; t++) {
+            int thread = t;
+            workers.add(Thread.ofPlatform().name("bench-" + t).start(() -> {
+                try {
+                    for (long i = 0; !stop.get(); i++) {
+                        events.add(op.run(thread, i));
+                    }
+                } catch (Throwable e) {
+                    synchronized (errors) {
+                        errors.add(e);
+                    }
+                } finally {
+                    done.countDown();
+                }
+            }));
+        }
+        Thread.sleep(duration.toMillis());
+        stop.set(true);
+        done.await();
+        long elapsed = System.nanoTime() - start;
+        if (!errors.isEmpty()) {
+            throw new IllegalStateException("benchmark operation failed", errors.get(0));
+        }
+        return events.sum() / (elapsed / 1e9);
+    }
+}
