@@ -28,6 +28,9 @@ public final class AppendBenchmark {
     private static final String PAYLOAD =
             "{\"order\":\"o-123\",\"amount\":42,\"currency\":\"EUR\",\"lines\":[{\"sku\":\"a-1\",\"qty\":2}]}";
     private static final int BATCH = 100;
+    private static final int[] WRITERS = {1, 8, 16};
+    /** Unique stream versions for the baseline tables across all measurements. */
+    private static final java.util.concurrent.atomic.AtomicLong VERSIONS = new java.util.concurrent.atomic.AtomicLong();
 
     private AppendBenchmark() {}
 
@@ -36,14 +39,14 @@ public final class AppendBenchmark {
         Duration duration = Duration.ofSeconds(Long.getLong("bench.seconds", 3));
         int rounds = Integer.getInteger("bench.rounds", 3);
         try (BenchDatabase db = BenchDatabase.create(); HikariDataSource pool = db.pool(16)) {
-            createBaselineTables(pool);
             try (EventStore store = EventStore.builder(pool).notifications(false).build()) {
                 store.migrate();
+                createBaselineTables(pool);
                 System.out.printf("append benchmark: %s; %d cores; %d round(s) of %d s per cell, median%n%n",
                         db.server(), Runtime.getRuntime().availableProcessors(), rounds, duration.toSeconds());
                 Map<String, List<Double>> results = new LinkedHashMap<>();
                 for (int round = 0; round < rounds; round++) {
-                    for (int writers : new int[] {1, 8}) {
+                    for (int writers : WRITERS) {
                         record(results, "raw/" + writers, Throughput.measure(writers, duration, rawInsert(pool)));
                         record(results, "counter/" + writers, Throughput.measure(writers, duration, counterRow(pool)));
                         record(results, "waymark/" + writers, Throughput.measure(writers, duration, waymark(store, 1)));
@@ -72,7 +75,7 @@ public final class AppendBenchmark {
         System.out.println();
         System.out.println("| writers | (a) raw INSERT ev/s | (b) counter row ev/s | (c) Waymark ev/s | (c)/(a) | (c)/(b) |");
         System.out.println("|---:|---:|---:|---:|---:|---:|");
-        for (int writers : new int[] {1, 8}) {
+        for (int writers : WRITERS) {
             double a = median(results.get("raw/" + writers));
             double b = median(results.get("counter/" + writers));
             double c = median(results.get("waymark/" + writers));
@@ -81,42 +84,35 @@ public final class AppendBenchmark {
         System.out.println();
         System.out.println("| writers | raw multi-row INSERT of 100 ev/s | Waymark 100-event append ev/s | ratio |");
         System.out.println("|---:|---:|---:|---:|");
-        for (int writers : new int[] {1, 8}) {
+        for (int writers : WRITERS) {
             double raw = median(results.get("rawbatch/" + writers));
             double waymark = median(results.get("waymarkbatch/" + writers));
             System.out.printf("| %d | %,.0f | %,.0f | %.2f |%n", writers, raw, waymark, waymark / raw);
         }
     }
 
+    /** Baseline tables with the same columns and indexes as waymark.events, so only Waymark's logic differs. */
     private static void createBaselineTables(HikariDataSource pool) throws SQLException {
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-            s.execute("""
-                    CREATE TABLE raw_events (
-                      global_position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                      event_id uuid NOT NULL UNIQUE, stream_name text NOT NULL, stream_version bigint NOT NULL,
-                      event_type text NOT NULL, data jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())
-                    """);
+            s.execute("CREATE TABLE raw_events (LIKE waymark.events INCLUDING ALL)");
             s.execute("CREATE TABLE counter (id int PRIMARY KEY, value bigint NOT NULL)");
             s.execute("INSERT INTO counter VALUES (1, 0)");
-            s.execute("""
-                    CREATE TABLE counter_events (
-                      global_position bigint PRIMARY KEY,
-                      event_id uuid NOT NULL UNIQUE, stream_name text NOT NULL, stream_version bigint NOT NULL,
-                      event_type text NOT NULL, data jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())
-                    """);
+            s.execute("CREATE TABLE counter_events (LIKE waymark.events INCLUDING ALL)");
         }
     }
 
     private static Throughput.Op rawInsert(HikariDataSource pool) {
         return (thread, i) -> {
             try (Connection c = pool.getConnection();
-                    PreparedStatement p = c.prepareStatement("INSERT INTO raw_events"
-                            + " (event_id, stream_name, stream_version, event_type, data) VALUES (?, ?, ?, ?, ?::jsonb)")) {
+                    PreparedStatement p = c.prepareStatement("INSERT INTO raw_events (event_id, stream_id,"
+                            + " stream_version, category, event_type, data, created_at)"
+                            + " VALUES (?, ?, ?, ?, ?, ?::jsonb, now())")) {
                 p.setObject(1, UUID.randomUUID());
-                p.setString(2, "bench" + thread + "-" + (i % 100));
-                p.setLong(3, i);
-                p.setString(4, "OrderPlaced");
-                p.setString(5, PAYLOAD);
+                p.setLong(2, thread * 1000L + i % 100);
+                p.setLong(3, VERSIONS.incrementAndGet());
+                p.setString(4, "bench" + thread);
+                p.setString(5, "OrderPlaced");
+                p.setString(6, PAYLOAD);
                 p.executeUpdate();
             }
             return 1;
@@ -128,14 +124,16 @@ public final class AppendBenchmark {
             try (Connection c = pool.getConnection();
                     PreparedStatement p = c.prepareStatement("""
                             WITH c AS (UPDATE counter SET value = value + 1 WHERE id = 1 RETURNING value)
-                            INSERT INTO counter_events (global_position, event_id, stream_name, stream_version, event_type, data)
-                            SELECT value, ?, ?, ?, ?, ?::jsonb FROM c
+                            INSERT INTO counter_events (global_position, event_id, stream_id,
+                                stream_version, category, event_type, data, created_at)
+                            OVERRIDING SYSTEM VALUE SELECT value, ?, ?, ?, ?, ?, ?::jsonb, now() FROM c
                             """)) {
                 p.setObject(1, UUID.randomUUID());
-                p.setString(2, "bench" + thread + "-" + (i % 100));
-                p.setLong(3, i);
-                p.setString(4, "OrderPlaced");
-                p.setString(5, PAYLOAD);
+                p.setLong(2, thread * 1000L + i % 100);
+                p.setLong(3, VERSIONS.incrementAndGet());
+                p.setString(4, "bench" + thread);
+                p.setString(5, "OrderPlaced");
+                p.setString(6, PAYLOAD);
                 p.executeUpdate();
             }
             return 1;
@@ -146,21 +144,26 @@ public final class AppendBenchmark {
         return (thread, i) -> {
             try (Connection c = pool.getConnection();
                     PreparedStatement p = c.prepareStatement("INSERT INTO raw_events"
-                            + " (event_id, stream_name, stream_version, event_type, data)"
-                            + " SELECT * FROM unnest(?::uuid[], ?::text[], ?::bigint[], ?::text[], ?::text[]::jsonb[])")) {
+                            + " (event_id, stream_id, stream_version, category, event_type, data, created_at)"
+                            + " SELECT u.*, now() FROM unnest(?::uuid[], ?::bigint[], ?::bigint[], ?::text[], ?::text[],"
+                            + " ?::text[]::jsonb[]) AS u")) {
                 UUID[] ids = IntStream.range(0, BATCH).mapToObj(k -> UUID.randomUUID()).toArray(UUID[]::new);
-                String[] streams = new String[BATCH];
-                Arrays.fill(streams, "bench" + thread + "-" + (i % 100));
-                Long[] versions = IntStream.range(0, BATCH).mapToObj(k -> i * BATCH + k).toArray(Long[]::new);
+                Long[] streams = new Long[BATCH];
+                Arrays.fill(streams, thread * 1000L + i % 100);
+                String[] categories = new String[BATCH];
+                Arrays.fill(categories, "bench" + thread);
+                long first = VERSIONS.getAndAdd(BATCH);
+                Long[] versions = IntStream.range(0, BATCH).mapToObj(k -> first + k).toArray(Long[]::new);
                 String[] types = new String[BATCH];
                 Arrays.fill(types, "OrderPlaced");
                 String[] data = new String[BATCH];
                 Arrays.fill(data, PAYLOAD);
                 p.setArray(1, c.createArrayOf("uuid", ids));
-                p.setArray(2, c.createArrayOf("text", streams));
+                p.setArray(2, c.createArrayOf("int8", streams));
                 p.setArray(3, c.createArrayOf("int8", versions));
-                p.setArray(4, c.createArrayOf("text", types));
-                p.setArray(5, c.createArrayOf("text", data));
+                p.setArray(4, c.createArrayOf("text", categories));
+                p.setArray(5, c.createArrayOf("text", types));
+                p.setArray(6, c.createArrayOf("text", data));
                 p.executeUpdate();
             }
             return BATCH;

@@ -36,8 +36,10 @@ public final class Demo {
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--url") && i + 1 < args.length) {
                 url = args[++i];
+            } else if (args[i].startsWith("--url=")) {
+                url = args[i].substring("--url=".length());
             } else if (!args[i].isBlank()) {
-                System.err.println("waymark demo: unknown argument '" + args[i] + "' (usage: Demo [--url JDBC_URL])");
+                System.err.println("waymark demo: unknown argument '" + args[i] + "' (usage: Demo [--url=JDBC_URL])");
                 System.exit(2);
             }
         }
