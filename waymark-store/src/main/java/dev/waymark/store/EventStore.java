@@ -34,6 +34,15 @@ public interface EventStore extends AutoCloseable {
     /** The schema this handle works in. */
     String schema();
 
+    /** The data source the store uses; for modules built on the store (subscriptions, workflows). */
+    DataSource dataSource();
+
+    /**
+     * How far the visibility horizon lags: committed events that all-stream and category readers
+     * cannot see yet because an older writing transaction is still open, and that transaction's age.
+     */
+    Horizon horizon();
+
     /** Schema migrations of this store's schema: apply, print the SQL, inspect. */
     Migrations migrations();
 
@@ -114,6 +123,16 @@ public interface EventStore extends AutoCloseable {
 
     /** Events of the streams of {@code category} before {@code before}, newest first. */
     List<RecordedEvent> readCategoryBackward(String category, GlobalPosition before, int limit);
+
+    /**
+     * Events of every stream owned by {@code partition} (a consumer-group member) after
+     * {@code after}, in global order. The members of a group read disjoint sets whose union is
+     * {@link #readAllForward(GlobalPosition, int)}; each stream goes to exactly one member.
+     */
+    List<RecordedEvent> readAllForward(GlobalPosition after, int limit, Partition partition);
+
+    /** Events of the category's streams owned by {@code partition}, after {@code after}, in global order. */
+    List<RecordedEvent> readCategoryForward(String category, GlobalPosition after, int limit, Partition partition);
 
     /** A lazy, paged read of a whole stream; each page is fetched when needed. */
     Stream<RecordedEvent> streamForward(String stream, int pageSize);

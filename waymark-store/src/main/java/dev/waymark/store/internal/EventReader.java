@@ -1,13 +1,16 @@
 package dev.waymark.store.internal;
 
 import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.Horizon;
 import dev.waymark.store.InvalidInputException;
+import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StreamNames;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,48 +52,76 @@ final class EventReader {
              LIMIT 1
             """;
 
+    private static final String HORIZON = """
+            SELECT (SELECT count(*) FROM %s.events e WHERE e.tx_id >= pg_snapshot_xmin(pg_current_snapshot())),
+                   COALESCE((SELECT extract(epoch FROM clock_timestamp() - min(a.xact_start))
+                               FROM pg_stat_activity a WHERE a.backend_xid IS NOT NULL), 0)
+            """;
+
     private final DataSource dataSource;
     private final String schema;
-    private final String allForward;
-    private final String allBackward;
-    private final String categoryForward;
-    private final String categoryBackward;
+    /** Indexed by {@link #globalIndex}: forward/backward x all/category x whole/partitioned. */
+    private final String[] global = new String[8];
     private final String streamForward;
     private final String streamBackward;
     private final String head;
+    private final String horizon;
 
     EventReader(DataSource dataSource, String schema) {
         this.dataSource = dataSource;
         this.schema = schema;
         String q = Schema.quote(schema);
-        allForward = GLOBAL.formatted(q, ">", "", "ASC");
-        allBackward = GLOBAL.formatted(q, "<", "", "DESC");
-        categoryForward = GLOBAL.formatted(q, ">", "AND e.category = ?", "ASC");
-        categoryBackward = GLOBAL.formatted(q, "<", "AND e.category = ?", "DESC");
+        for (int i = 0; i < global.length; i++) {
+            boolean forward = (i & 1) == 0;
+            boolean category = (i & 2) != 0;
+            boolean partitioned = (i & 4) != 0;
+            String filter = (category ? "AND e.category = ? " : "")
+                    + (partitioned ? "AND ((s.stream_hash % ?) + ?) % ? = ?" : "");
+            global[i] = GLOBAL.formatted(q, forward ? ">" : "<", filter, forward ? "ASC" : "DESC");
+        }
         streamForward = STREAM.formatted(q, ">", "ASC");
         streamBackward = STREAM.formatted(q, "<", "DESC");
         head = HEAD.formatted(q);
+        horizon = HORIZON.formatted(q);
     }
 
-    List<RecordedEvent> all(boolean forward, GlobalPosition from, int limit) {
-        requireCursor(from);
-        requireLimit(limit);
-        return query("read all streams", forward ? allForward : allBackward, statement -> {
-            statement.setString(1, Long.toString(from.transaction()));
-            statement.setLong(2, from.sequence());
-            statement.setInt(3, limit);
-        }, limit);
+    List<RecordedEvent> all(boolean forward, GlobalPosition from, int limit, Partition partition) {
+        return global(null, forward, from, limit, partition);
     }
 
-    List<RecordedEvent> category(String category, boolean forward, GlobalPosition from, int limit) {
+    List<RecordedEvent> category(String category, boolean forward, GlobalPosition from, int limit, Partition partition) {
         requireCategory(category);
+        return global(category, forward, from, limit, partition);
+    }
+
+    private static int globalIndex(boolean forward, boolean category, boolean partitioned) {
+        return (forward ? 0 : 1) | (category ? 2 : 0) | (partitioned ? 4 : 0);
+    }
+
+    private List<RecordedEvent> global(String category, boolean forward, GlobalPosition from, int limit,
+            Partition partition) {
         requireCursor(from);
         requireLimit(limit);
-        return query("read category '" + category + "'", forward ? categoryForward : categoryBackward, statement -> {
-            statement.setString(1, Long.toString(from.transaction()));
-            statement.setLong(2, from.sequence());
-            statement.setString(3, category);
-            statement.setInt(4, limit);
+        if (partition == null) {
+            throw new InvalidInputException("partition must not be null (use Partition.WHOLE)");
+        }
+        boolean partitioned = !partition.isWhole();
+        String sql = global[globalIndex(forward, category != null, partitioned)];
+        String action = category == null ? "read all streams" : "read category '" + category + "'";
+        return query(action + (partitioned ? " as member " + partition : ""), sql, statement -> {
+            int i = 1;
+            statement.setString(i++, Long.toString(from.transaction()));
+            statement.setLong(i++, from.sequence());
+            if (category != null) {
+                statement.setString(i++, category);
+            }
+            if (partitioned) {
+                statement.setInt(i++, partition.size());
+                statement.setInt(i++, partition.size());
+                statement.setInt(i++, partition.size());
+                statement.setInt(i++, partition.member());
+            }
+            statement.setInt(i, limit);
         }, limit);
     }
 
@@ -111,6 +142,17 @@ final class EventReader {
             return rs.next() ? new GlobalPosition(Long.parseLong(rs.getString(1)), rs.getLong(2)) : GlobalPosition.START;
         } catch (SQLException e) {
             throw SqlErrors.translate(e, "read the head position", schema);
+        }
+    }
+
+    Horizon horizon() {
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement statement = connection.prepareStatement(horizon);
+                ResultSet rs = statement.executeQuery()) {
+            rs.next();
+            return new Horizon(rs.getLong(1), Duration.ofNanos((long) (rs.getDouble(2) * 1e9)));
+        } catch (SQLException e) {
+            throw SqlErrors.translate(e, "read the visibility horizon", schema);
         }
     }
 

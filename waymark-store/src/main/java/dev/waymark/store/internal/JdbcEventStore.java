@@ -5,8 +5,10 @@ import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.Horizon;
 import dev.waymark.store.InvalidInputException;
 import dev.waymark.store.Migrations;
+import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StoreTransaction;
 import dev.waymark.store.StreamAppend;
@@ -45,6 +47,16 @@ public final class JdbcEventStore implements EventStore {
     @Override
     public String schema() {
         return schema;
+    }
+
+    @Override
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    @Override
+    public Horizon horizon() {
+        return reader.horizon();
     }
 
     @Override
@@ -95,22 +107,33 @@ public final class JdbcEventStore implements EventStore {
 
     @Override
     public List<RecordedEvent> readAllForward(GlobalPosition after, int limit) {
-        return reader.all(true, after, limit);
+        return reader.all(true, after, limit, Partition.WHOLE);
     }
 
     @Override
     public List<RecordedEvent> readAllBackward(GlobalPosition before, int limit) {
-        return reader.all(false, before, limit);
+        return reader.all(false, before, limit, Partition.WHOLE);
     }
 
     @Override
     public List<RecordedEvent> readCategoryForward(String category, GlobalPosition after, int limit) {
-        return reader.category(category, true, after, limit);
+        return reader.category(category, true, after, limit, Partition.WHOLE);
     }
 
     @Override
     public List<RecordedEvent> readCategoryBackward(String category, GlobalPosition before, int limit) {
-        return reader.category(category, false, before, limit);
+        return reader.category(category, false, before, limit, Partition.WHOLE);
+    }
+
+    @Override
+    public List<RecordedEvent> readAllForward(GlobalPosition after, int limit, Partition partition) {
+        return reader.all(true, after, limit, partition);
+    }
+
+    @Override
+    public List<RecordedEvent> readCategoryForward(String category, GlobalPosition after, int limit,
+            Partition partition) {
+        return reader.category(category, true, after, limit, partition);
     }
 
     @Override
@@ -129,19 +152,19 @@ public final class JdbcEventStore implements EventStore {
     @Override
     public Stream<RecordedEvent> allForward(GlobalPosition after, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(after, p -> reader.all(true, p, pageSize), RecordedEvent::position, pageSize);
+        return Pages.lazily(after, p -> reader.all(true, p, pageSize, Partition.WHOLE), RecordedEvent::position, pageSize);
     }
 
     @Override
     public Stream<RecordedEvent> allBackward(GlobalPosition before, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(before, p -> reader.all(false, p, pageSize), RecordedEvent::position, pageSize);
+        return Pages.lazily(before, p -> reader.all(false, p, pageSize, Partition.WHOLE), RecordedEvent::position, pageSize);
     }
 
     @Override
     public Stream<RecordedEvent> categoryForward(String category, GlobalPosition after, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(after, p -> reader.category(category, true, p, pageSize), RecordedEvent::position,
+        return Pages.lazily(after, p -> reader.category(category, true, p, pageSize, Partition.WHOLE), RecordedEvent::position,
                 pageSize);
     }
 

@@ -1,0 +1,85 @@
+package dev.waymark.subscription;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.Partition;
+import dev.waymark.store.internal.Schema;
+import dev.waymark.subscription.internal.CheckpointSql;
+import dev.waymark.subscription.internal.Jdbc;
+import java.util.Optional;
+
+/**
+ * Stored subscription checkpoints, one per (subscription, member). Ordinary saves never move a
+ * checkpoint backwards, so a late or stale writer cannot regress it; only {@link #reset} can.
+ */
+public final class Checkpoints {
+
+    private final EventStore store;
+    private final CheckpointSql sql;
+
+    private Checkpoints(EventStore store) {
+        this.store = store;
+        this.sql = new CheckpointSql(Schema.quote(store.schema()));
+    }
+
+    /** The checkpoints of {@code store}'s schema. */
+    public static Checkpoints of(EventStore store) {
+        return new Checkpoints(store);
+    }
+
+    /** The checkpoint of a member, if one is stored. */
+    public Optional<GlobalPosition> get(String subscription, Partition member) {
+        requireName(subscription);
+        return Jdbc.inTransaction(store.dataSource(), store.schema(), "read checkpoint of '" + subscription + "'",
+                c -> sql.load(c, subscription, member));
+    }
+
+    /**
+     * Moves a member's checkpoint forward to {@code position}; a position at or behind the stored
+     * one changes nothing.
+     *
+     * @return whether the checkpoint moved
+     */
+    public boolean save(String subscription, Partition member, GlobalPosition position) {
+        return save(subscription, member, position, null);
+    }
+
+    /**
+     * Like {@link #save(String, Partition, GlobalPosition)}, but only while {@code fence} holds.
+     *
+     * @throws LeaseLostException if the lease was lost; nothing is written
+     */
+    public boolean save(String subscription, Partition member, GlobalPosition position, LeaseFence fence) {
+        requireName(subscription);
+        return Jdbc.inTransaction(store.dataSource(), store.schema(), "save checkpoint of '" + subscription + "'",
+                c -> sql.save(c, subscription, member, position, fence));
+    }
+
+    /**
+     * Operator reset: sets every stored member of {@code subscription} to {@code position}, even
+     * backwards. Stop the subscription's workers first, or they may write their own positions after.
+     *
+     * @return how many members were reset
+     */
+    public int reset(String subscription, GlobalPosition position) {
+        requireName(subscription);
+        return Jdbc.inTransaction(store.dataSource(), store.schema(), "reset checkpoints of '" + subscription + "'",
+                c -> sql.resetAll(c, subscription, position));
+    }
+
+    /** Operator reset of one member, creating its checkpoint if missing. */
+    public void reset(String subscription, Partition member, GlobalPosition position) {
+        requireName(subscription);
+        Jdbc.inTransaction(store.dataSource(), store.schema(), "reset checkpoint of '" + subscription + "'", c -> {
+            sql.resetOne(c, subscription, member, position);
+            return null;
+        });
+    }
+
+    static void requireName(String subscription) {
+        if (subscription == null || subscription.isBlank() || subscription.length() > 200) {
+            throw new SubscriptionConfigException("subscription name must be 1 to 200 characters and not blank, got "
+                    + (subscription == null ? "null" : "'" + subscription + "'"));
+        }
+    }
+}

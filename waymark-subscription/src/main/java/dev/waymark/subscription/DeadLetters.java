@@ -1,0 +1,114 @@
+package dev.waymark.subscription;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.store.Partition;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.internal.Schema;
+import dev.waymark.subscription.internal.DeadLetterSql;
+import dev.waymark.subscription.internal.Jdbc;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The dead letters of a store's subscriptions: list, count, get, replay and purge. Dead letters
+ * are recorded by subscriptions in the same transaction that moves the checkpoint past the event.
+ */
+public final class DeadLetters {
+
+    /** The outcome stored for a replay whose handler answered {@link Ack#ok()}. */
+    public static final String REPLAYED_OK = "ok";
+
+    private final EventStore store;
+    private final DeadLetterSql sql;
+
+    private DeadLetters(EventStore store) {
+        this.store = store;
+        this.sql = new DeadLetterSql(Schema.quote(store.schema()));
+    }
+
+    /** The dead letters of {@code store}'s schema. */
+    public static DeadLetters of(EventStore store) {
+        return new DeadLetters(store);
+    }
+
+    /** A subscription's dead letters, newest first, at most {@code limit}, with id below {@code beforeId} ({@code Long.MAX_VALUE} to start). */
+    public List<DeadLetter> list(String subscription, long beforeId, int limit) {
+        return list(subscription, null, beforeId, limit);
+    }
+
+    /** One member's dead letters, newest first. */
+    public List<DeadLetter> list(String subscription, Partition member, long beforeId, int limit) {
+        Checkpoints.requireName(subscription);
+        if (limit < 1) {
+            throw new SubscriptionConfigException("limit must be >= 1, got " + limit);
+        }
+        Integer m = member == null ? null : member.member();
+        return Jdbc.inTransaction(store.dataSource(), store.schema(), "list dead letters of '" + subscription + "'",
+                c -> sql.list(c, subscription, m, beforeId, limit));
+    }
+
+    /** How many dead letters a subscription has. */
+    public long count(String subscription) {
+        Checkpoints.requireName(subscription);
+        return Jdbc.inTransaction(store.dataSource(), store.schema(), "count dead letters of '" + subscription + "'",
+                c -> sql.count(c, subscription));
+    }
+
+    /** One dead letter by id. */
+    public Optional<DeadLetter> get(long id) {
+        return Jdbc.inTransaction(store.dataSource(), store.schema(), "read dead letter " + id, c -> sql.get(c, id));
+    }
+
+    /**
+     * Delivers the selected dead letters to {@code handler} once each (attempt 0) and records when
+     * and what it answered. A letter already replayed successfully is skipped, so replay is
+     * idempotent. The dead letters stay recorded; purge them when done.
+     *
+     * @return the letters that were delivered, with their recorded outcome
+     */
+    public List<DeadLetter> replay(List<Long> ids, EventHandler handler) {
+        List<DeadLetter> replayed = new ArrayList<>();
+        for (long id : ids) {
+            DeadLetter letter = get(id).orElseThrow(
+                    () -> new SubscriptionException("dead letter " + id + " does not exist"));
+            if (letter.replayOutcome().filter(REPLAYED_OK::equals).isPresent()) {
+                continue;
+            }
+            RecordedEvent event = store.readStreamForward(letter.streamName(), letter.streamVersion() - 1, 1).stream()
+                    .filter(e -> e.eventId().equals(letter.eventId()))
+                    .findFirst()
+                    .orElseThrow(() -> new SubscriptionException("dead letter " + id + ": event " + letter.eventId()
+                            + " is no longer readable in stream '" + letter.streamName() + "'"));
+            String outcome;
+            try {
+                Ack ack = handler.handle(new Delivery(letter.subscription(), event, 0,
+                        Partition.WHOLE));
+                outcome = switch (ack) {
+                    case Ack.Ok ok -> REPLAYED_OK;
+                    case Ack.Retry retry -> "retry requested";
+                    case Ack.DeadLetter dead -> "dead-lettered again: " + dead.reason().summary();
+                };
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SubscriptionException("replay of dead letter " + id + " interrupted", e);
+            } catch (Exception e) {
+                outcome = "failed: " + e;
+            }
+            String stored = outcome;
+            Jdbc.inTransaction(store.dataSource(), store.schema(), "mark dead letter " + id + " replayed", c -> {
+                sql.markReplayed(c, id, stored);
+                return null;
+            });
+            replayed.add(get(id).orElseThrow());
+        }
+        return replayed;
+    }
+
+    /** Deletes a subscription's dead letters; returns how many. */
+    public int purge(String subscription) {
+        Checkpoints.requireName(subscription);
+        return Jdbc.inTransaction(store.dataSource(), store.schema(), "purge dead letters of '" + subscription + "'",
+                c -> sql.purge(c, subscription, null));
+    }
+}

@@ -1,0 +1,35 @@
+package dev.waymark.subscription;
+
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.RecordedEvent;
+
+/**
+ * Observes a running subscription (metrics, logs, test conditions). Called on the subscription's
+ * thread; keep it fast. Exceptions thrown by a listener are logged and ignored.
+ */
+public interface SubscriptionListener {
+
+    /** The subscription resolved its start and begins reading after {@code position}. */
+    default void started(SubscriptionConfig config, GlobalPosition position) {}
+
+    /** A read came back empty: everything visible was handled. */
+    default void caughtUp(SubscriptionConfig config, GlobalPosition position) {}
+
+    /** The handler answered {@code ack} for a delivery. */
+    default void handled(SubscriptionConfig config, Delivery delivery, Ack ack) {}
+
+    /** An event was dead-lettered (and the checkpoint moved past it). */
+    default void deadLettered(SubscriptionConfig config, RecordedEvent event, DeadLetterReason reason, int attempts) {}
+
+    /** The checkpoint was written. */
+    default void checkpointed(SubscriptionConfig config, GlobalPosition position) {}
+
+    /** A database or handler-independent failure; the subscription retries unless it stops. */
+    default void failed(SubscriptionConfig config, Throwable error) {}
+
+    /** The subscription stopped, after handling up to {@code position}; {@code error} is null on a clean stop. */
+    default void stopped(SubscriptionConfig config, GlobalPosition position, Throwable error) {}
+
+    /** A listener that does nothing. */
+    SubscriptionListener NONE = new SubscriptionListener() {};
+}

@@ -1,0 +1,140 @@
+package dev.waymark.subscription.internal;
+
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.Partition;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.subscription.DeadLetter;
+import dev.waymark.subscription.DeadLetterReason;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/** The dead-letter statements, run on a connection the caller manages. */
+public final class DeadLetterSql {
+
+    private static final String COLUMNS = "dead_letter_id, subscription, member, event_id, stream_name, stream_version,"
+            + " position_tx, position_seq, event_type, reason_kind, reason_summary, reason::text, attempts, created_at,"
+            + " replayed_at, replay_outcome";
+
+    private final String insert;
+    private final String list;
+    private final String listMember;
+    private final String count;
+    private final String get;
+    private final String markReplayed;
+    private final String purge;
+    private final String purgeMember;
+
+    /** Statements for {@code quotedSchema}. */
+    public DeadLetterSql(String q) {
+        insert = "INSERT INTO " + q + ".dead_letters (subscription, member, event_id, stream_name, stream_version,"
+                + " position_tx, position_seq, event_type, reason_kind, reason_summary, reason, attempts)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?) ON CONFLICT (subscription, member, event_id) DO NOTHING";
+        list = "SELECT " + COLUMNS + " FROM " + q + ".dead_letters WHERE subscription = ? AND dead_letter_id < ?"
+                + " ORDER BY dead_letter_id DESC LIMIT ?";
+        listMember = "SELECT " + COLUMNS + " FROM " + q + ".dead_letters WHERE subscription = ? AND member = ?"
+                + " AND dead_letter_id < ? ORDER BY dead_letter_id DESC LIMIT ?";
+        count = "SELECT count(*) FROM " + q + ".dead_letters WHERE subscription = ?";
+        get = "SELECT " + COLUMNS + " FROM " + q + ".dead_letters WHERE dead_letter_id = ?";
+        markReplayed = "UPDATE " + q + ".dead_letters SET replayed_at = now(), replay_outcome = ? WHERE dead_letter_id = ?";
+        purge = "DELETE FROM " + q + ".dead_letters WHERE subscription = ?";
+        purgeMember = "DELETE FROM " + q + ".dead_letters WHERE subscription = ? AND member = ?";
+    }
+
+    /** Records a dead letter; a second record of the same event for the same member is ignored. */
+    public void insert(Connection c, String subscription, Partition partition, RecordedEvent event,
+            DeadLetterReason reason, int attempts) throws SQLException {
+        try (PreparedStatement p = c.prepareStatement(insert)) {
+            p.setString(1, subscription);
+            p.setInt(2, partition.member());
+            p.setObject(3, event.eventId());
+            p.setString(4, event.streamName());
+            p.setLong(5, event.streamVersion());
+            p.setLong(6, event.position().transaction());
+            p.setLong(7, event.position().sequence());
+            p.setString(8, event.type());
+            p.setString(9, reason.kind());
+            p.setString(10, reason.summary());
+            p.setString(11, reason.json());
+            p.setInt(12, attempts);
+            p.executeUpdate();
+        }
+    }
+
+    /** Dead letters newest first, with id below {@code beforeId}; {@code member} null for all members. */
+    public List<DeadLetter> list(Connection c, String subscription, Integer member, long beforeId, int limit)
+            throws SQLException {
+        try (PreparedStatement p = c.prepareStatement(member == null ? list : listMember)) {
+            int i = 1;
+            p.setString(i++, subscription);
+            if (member != null) {
+                p.setInt(i++, member);
+            }
+            p.setLong(i++, beforeId);
+            p.setInt(i, limit);
+            try (ResultSet rs = p.executeQuery()) {
+                List<DeadLetter> out = new ArrayList<>();
+                while (rs.next()) {
+                    out.add(map(rs));
+                }
+                return out;
+            }
+        }
+    }
+
+    /** How many dead letters a subscription has. */
+    public long count(Connection c, String subscription) throws SQLException {
+        try (PreparedStatement p = c.prepareStatement(count)) {
+            p.setString(1, subscription);
+            try (ResultSet rs = p.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    /** One dead letter. */
+    public Optional<DeadLetter> get(Connection c, long id) throws SQLException {
+        try (PreparedStatement p = c.prepareStatement(get)) {
+            p.setLong(1, id);
+            try (ResultSet rs = p.executeQuery()) {
+                return rs.next() ? Optional.of(map(rs)) : Optional.empty();
+            }
+        }
+    }
+
+    /** Records when and how a dead letter was replayed. */
+    public void markReplayed(Connection c, long id, String outcome) throws SQLException {
+        try (PreparedStatement p = c.prepareStatement(markReplayed)) {
+            p.setString(1, outcome);
+            p.setLong(2, id);
+            p.executeUpdate();
+        }
+    }
+
+    /** Deletes dead letters of a subscription, of one member or all ({@code member} null). */
+    public int purge(Connection c, String subscription, Integer member) throws SQLException {
+        try (PreparedStatement p = c.prepareStatement(member == null ? purge : purgeMember)) {
+            p.setString(1, subscription);
+            if (member != null) {
+                p.setInt(2, member);
+            }
+            return p.executeUpdate();
+        }
+    }
+
+    private static DeadLetter map(ResultSet rs) throws SQLException {
+        OffsetDateTime replayed = rs.getObject(15, OffsetDateTime.class);
+        return new DeadLetter(rs.getLong(1), rs.getString(2), rs.getInt(3), rs.getObject(4, UUID.class),
+                rs.getString(5), rs.getLong(6), new GlobalPosition(rs.getLong(7), rs.getLong(8)), rs.getString(9),
+                rs.getString(10), rs.getString(11), rs.getString(12), rs.getInt(13),
+                rs.getObject(14, OffsetDateTime.class).toInstant(),
+                Optional.ofNullable(replayed).map(OffsetDateTime::toInstant), Optional.ofNullable(rs.getString(16)));
+    }
+}

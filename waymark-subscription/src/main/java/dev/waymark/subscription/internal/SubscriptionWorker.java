@@ -1,0 +1,354 @@
+package dev.waymark.subscription.internal;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.StoreException;
+import dev.waymark.store.WakeSignal;
+import dev.waymark.store.internal.Schema;
+import dev.waymark.subscription.Ack;
+import dev.waymark.subscription.CheckpointMissingException;
+import dev.waymark.subscription.DeadLetterReason;
+import dev.waymark.subscription.Delivery;
+import dev.waymark.subscription.EventHandler;
+import dev.waymark.subscription.LeaseLostException;
+import dev.waymark.subscription.StartPosition;
+import dev.waymark.subscription.Subscription;
+import dev.waymark.subscription.SubscriptionConfig;
+import dev.waymark.subscription.SubscriptionListener;
+import dev.waymark.subscription.Target;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One subscription member's loop: resolve the start, read a batch, deliver each event until it
+ * is acknowledged (retrying, dead-lettering), write checkpoints, wait for new events, repeat.
+ * Handlers are called one at a time, in global order.
+ */
+public final class SubscriptionWorker implements Subscription {
+
+    private static final Logger log = LoggerFactory.getLogger(SubscriptionWorker.class);
+    private static final Duration WAIT_SLICE = Duration.ofMillis(100);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+
+    private final EventStore store;
+    private final SubscriptionConfig config;
+    private final EventHandler handler;
+    private final SubscriptionListener listener;
+    private final CheckpointSql checkpoints;
+    private final DeadLetterSql deadLetters;
+    private final CountDownLatch done = new CountDownLatch(1);
+
+    private volatile boolean stopping;
+    private volatile GlobalPosition handled = GlobalPosition.START;
+    private volatile Throwable failure;
+    private volatile Thread thread;
+
+    private GlobalPosition saved;
+    private int unsaved;
+    private long lastSave = System.nanoTime();
+
+    /** A worker; call {@link #start()} to run it. */
+    public SubscriptionWorker(EventStore store, SubscriptionConfig config, EventHandler handler,
+            SubscriptionListener listener) {
+        this.store = store;
+        this.config = config;
+        this.handler = handler;
+        this.listener = listener;
+        String q = Schema.quote(store.schema());
+        this.checkpoints = new CheckpointSql(q);
+        this.deadLetters = new DeadLetterSql(q);
+    }
+
+    /** Starts the worker thread. */
+    public SubscriptionWorker start() {
+        thread = Thread.ofPlatform().name("waymark-sub-" + config.memberLabel()).start(this::run);
+        return this;
+    }
+
+    @Override
+    public SubscriptionConfig config() {
+        return config;
+    }
+
+    @Override
+    public GlobalPosition position() {
+        return handled;
+    }
+
+    @Override
+    public boolean isRunning() {
+        return done.getCount() > 0;
+    }
+
+    @Override
+    public Optional<Throwable> failure() {
+        return Optional.ofNullable(failure);
+    }
+
+    @Override
+    public boolean awaitTermination(Duration timeout) throws InterruptedException {
+        return done.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public boolean stop(Duration grace) {
+        stopping = true;
+        try {
+            if (done.await(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+                return true;
+            }
+            // The handler did not finish in time: interrupt it; its delivery is not acknowledged.
+            Thread t = thread;
+            if (t != null) {
+                t.interrupt();
+            }
+            return done.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private void run() {
+        Throwable error = null;
+        try {
+            GlobalPosition cursor = resolveStart();
+            handled = cursor;
+            saved = cursor;
+            safely(() -> listener.started(config, cursor));
+            loop(cursor);
+        } catch (InterruptedException e) {
+            log.debug("subscription {} interrupted while stopping", config.memberLabel());
+        } catch (Throwable e) {
+            error = e;
+            failure = e;
+            log.error("subscription {} stopped on an error", config.memberLabel(), e);
+        } finally {
+            if (!(error instanceof LeaseLostException)) {
+                flushQuietly();
+            }
+            Throwable reported = error;
+            safely(() -> listener.stopped(config, handled, reported));
+            done.countDown();
+        }
+    }
+
+    private GlobalPosition resolveStart() throws InterruptedException {
+        return switch (config.start()) {
+            case StartPosition.After after -> after.position();
+            case StartPosition.FromCheckpoint from -> retrying("load checkpoint", () -> Jdbc.inTransaction(
+                    store.dataSource(), store.schema(), "load checkpoint of " + config.memberLabel(), c -> {
+                        Optional<GlobalPosition> existing = checkpoints.load(c, config.name(), config.partition());
+                        if (existing.isPresent()) {
+                            return existing.get();
+                        }
+                        GlobalPosition initial = switch (from.whenMissing()) {
+                            case BEGINNING -> GlobalPosition.START;
+                            case END -> store.headPosition();
+                            case FAIL -> throw new CheckpointMissingException(config.name(),
+                                    config.partition().toString());
+                        };
+                        // The first checkpoint is written at once, so a restart never moves the start.
+                        checkpoints.initialize(c, config.name(), config.partition(), initial);
+                        return checkpoints.load(c, config.name(), config.partition()).orElse(initial);
+                    }));
+        };
+    }
+
+    private void loop(GlobalPosition start) throws InterruptedException {
+        GlobalPosition cursor = start;
+        WakeSignal signal = store.wakeSignal();
+        while (!stopping) {
+            long generation = signal.generation();
+            GlobalPosition from = cursor;
+            List<RecordedEvent> batch = retrying("read events", () -> read(from));
+            for (RecordedEvent event : batch) {
+                if (stopping) {
+                    return;
+                }
+                if (config.eventTypes().isEmpty() || config.eventTypes().contains(event.type())) {
+                    deliver(event);
+                }
+                handled = event.position();
+                unsaved++;
+                cursor = event.position();
+                if (unsaved >= config.checkpoint().everyEvents() || dueByTime()) {
+                    flush();
+                }
+            }
+            if (batch.size() < config.batchSize()) {
+                if (unsaved > 0) {
+                    flush();
+                }
+                GlobalPosition caughtUpAt = cursor;
+                safely(() -> listener.caughtUp(config, caughtUpAt));
+                waitForEvents(signal, generation);
+            }
+        }
+    }
+
+    private List<RecordedEvent> read(GlobalPosition from) {
+        return switch (config.target()) {
+            case Target.All all -> store.readAllForward(from, config.batchSize(), config.partition());
+            case Target.Category category ->
+                store.readCategoryForward(category.name(), from, config.batchSize(), config.partition());
+        };
+    }
+
+    private void waitForEvents(WakeSignal signal, long generation) throws InterruptedException {
+        long deadline = System.nanoTime() + config.pollInterval().toNanos();
+        while (!stopping && System.nanoTime() < deadline) {
+            long slice = Math.min(WAIT_SLICE.toNanos(), deadline - System.nanoTime());
+            if (signal.awaitAfter(generation, Duration.ofNanos(Math.max(slice, 1))) != generation) {
+                return;
+            }
+        }
+    }
+
+    private void deliver(RecordedEvent event) throws InterruptedException {
+        for (int attempt = 0; ; attempt++) {
+            Delivery delivery = new Delivery(config.name(), event, attempt, config.partition());
+            Ack ack;
+            try {
+                ack = handler.handle(delivery);
+                if (ack == null) {
+                    throw new IllegalStateException("handler returned null instead of an Ack");
+                }
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                if (Thread.currentThread().isInterrupted() && stopping) {
+                    throw new InterruptedException("stopped during the handler");
+                }
+                log.warn("subscription {}: handler failed on {} ({}@{}), attempt {}: {}", config.memberLabel(),
+                        event.eventId(), event.streamName(), event.streamVersion(), attempt, e.toString());
+                ack = Ack.retry(config.retry().errorDelay());
+            }
+            Ack decided = ack;
+            safely(() -> listener.handled(config, delivery, decided));
+            switch (ack) {
+                case Ack.Ok ok -> {
+                    return;
+                }
+                case Ack.DeadLetter dead -> {
+                    deadLetter(event, dead.reason(), attempt + 1);
+                    return;
+                }
+                case Ack.Retry retry -> {
+                    if (attempt + 1 >= config.retry().maxAttempts()) {
+                        deadLetter(event, DeadLetterReason.maxAttempts(attempt + 1), attempt + 1);
+                        return;
+                    }
+                    pause(retry.delay());
+                    if (stopping) {
+                        throw new InterruptedException("stopped while waiting to retry");
+                    }
+                }
+            }
+        }
+    }
+
+    private void deadLetter(RecordedEvent event, DeadLetterReason reason, int attempts) throws InterruptedException {
+        retrying("record dead letter", () -> Jdbc.inTransaction(store.dataSource(), store.schema(),
+                "dead-letter " + event.eventId() + " for " + config.memberLabel(), c -> {
+                    deadLetters.insert(c, config.name(), config.partition(), event, reason, attempts);
+                    checkpoints.save(c, config.name(), config.partition(), event.position(), config.fence());
+                    return null;
+                }));
+        handled = event.position();
+        saved = event.position();
+        unsaved = 0;
+        lastSave = System.nanoTime();
+        safely(() -> listener.deadLettered(config, event, reason, attempts));
+    }
+
+    private boolean dueByTime() {
+        return System.nanoTime() - lastSave >= config.checkpoint().every().toNanos();
+    }
+
+    private void flush() {
+        GlobalPosition position = handled;
+        if (saved != null && !position.isAfter(saved)) {
+            unsaved = 0;
+            return;
+        }
+        try {
+            Jdbc.inTransaction(store.dataSource(), store.schema(), "save checkpoint of " + config.memberLabel(),
+                    c -> checkpoints.save(c, config.name(), config.partition(), position, config.fence()));
+            saved = position;
+            unsaved = 0;
+            lastSave = System.nanoTime();
+            safely(() -> listener.checkpointed(config, position));
+        } catch (LeaseLostException e) {
+            throw e;
+        } catch (StoreException e) {
+            // Progress is replayed from the last checkpoint after a restart; keep going.
+            log.warn("subscription {}: checkpoint save failed, will retry: {}", config.memberLabel(), e.toString());
+            safely(() -> listener.failed(config, e));
+        }
+    }
+
+    private void flushQuietly() {
+        try {
+            if (saved != null && handled.isAfter(saved)) {
+                flush();
+            }
+        } catch (RuntimeException e) {
+            log.warn("subscription {}: final checkpoint save failed: {}", config.memberLabel(), e.toString());
+        }
+    }
+
+    private interface Attempt<T> {
+        T run();
+    }
+
+    /** Runs a database step, retrying transient and connection failures with capped backoff. */
+    private <T> T retrying(String what, Attempt<T> attempt) throws InterruptedException {
+        Duration backoff = Duration.ofMillis(100);
+        while (true) {
+            try {
+                return attempt.run();
+            } catch (LeaseLostException | CheckpointMissingException e) {
+                throw e;
+            } catch (StoreException e) {
+                if (!e.isRetryable() || stopping) {
+                    if (stopping) {
+                        throw new InterruptedException("stopped while retrying " + what);
+                    }
+                    throw e;
+                }
+                log.warn("subscription {}: {} failed, retrying in {} ms: {}", config.memberLabel(), what,
+                        backoff.toMillis(), e.toString());
+                safely(() -> listener.failed(config, e));
+                pause(backoff);
+                backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+            }
+        }
+    }
+
+    /** Sleeps in slices so that stop() is noticed promptly. */
+    private void pause(Duration delay) throws InterruptedException {
+        long deadline = System.nanoTime() + delay.toNanos();
+        while (!stopping) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return;
+            }
+            TimeUnit.NANOSECONDS.sleep(Math.min(left, WAIT_SLICE.toNanos()));
+        }
+    }
+
+    private void safely(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            log.warn("subscription {}: listener failed: {}", config.memberLabel(), e.toString());
+        }
+    }
+}

@@ -1,0 +1,246 @@
+package dev.waymark.subscription;
+
+import static dev.waymark.subscription.SubscriptionFixture.append;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.Partition;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.testkit.PostgresExtension;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class SubscriptionTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(15);
+    private static EventStore store;
+    private static final AtomicInteger names = new AtomicInteger();
+
+    @BeforeAll
+    static void setUp() {
+        store = SubscriptionFixture.migratedStore(POSTGRES);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    /** A fresh category and subscription name per test, so tests do not see each other's events. */
+    private static String fresh() {
+        return "c" + names.incrementAndGet();
+    }
+
+    private static SubscriptionBuilder builder(String category) {
+        return Subscription.builder(store, "sub-" + category, Target.category(category))
+                .retry(5, Duration.ZERO)
+                .pollInterval(Duration.ofMillis(200));
+    }
+
+    private static GlobalPosition checkpoint(String category) {
+        return Checkpoints.of(store).get("sub-" + category, Partition.WHOLE).orElseThrow();
+    }
+
+    private static GlobalPosition head(String category) {
+        return store.readCategoryBackward(category, GlobalPosition.END, 1).get(0).position();
+    }
+
+    @Test
+    void catches_up_then_delivers_live_events_in_order() {
+        String c = fresh();
+        append(store, c + "-1", "A", "B", "C");
+        Recorder recorder = Recorder.ok();
+        try (Subscription s = builder(c).start(recorder)) {
+            await().atMost(WAIT).until(() -> recorder.size() == 3);
+            append(store, c + "-1", "D");
+            append(store, c + "-2", "E");
+            await().atMost(WAIT).until(() -> recorder.size() == 5);
+            assertThat(recorder.types()).containsExactly("A", "B", "C", "D", "E");
+            assertThat(recorder.deliveries).allSatisfy(d -> assertThat(d.attempt()).isZero());
+            await().atMost(WAIT).until(() -> checkpoint(c).equals(head(c)));
+        }
+    }
+
+    @Test
+    void a_restart_resumes_from_the_checkpoint() throws Exception {
+        String c = fresh();
+        append(store, c + "-1", "A", "B", "C", "D", "E");
+        Recorder first = Recorder.ok();
+        Subscription s = builder(c).start(first);
+        await().atMost(WAIT).until(() -> first.size() == 5);
+        assertThat(s.stop(Duration.ofSeconds(5))).isTrue();
+        assertThat(checkpoint(c)).isEqualTo(head(c));
+
+        append(store, c + "-1", "F", "G");
+        Recorder second = Recorder.ok();
+        try (Subscription again = builder(c).start(second)) {
+            await().atMost(WAIT).until(() -> second.size() == 2);
+            assertThat(second.types()).containsExactly("F", "G");
+        }
+    }
+
+    @Test
+    void a_retried_event_is_dead_lettered_when_the_budget_is_spent_and_the_subscription_moves_on() {
+        String c = fresh();
+        append(store, c + "-1", "A", "Bad", "C");
+        Recorder recorder = new Recorder(d -> d.event().type().equals("Bad") ? Ack.retry(Duration.ZERO) : Ack.ok());
+        try (Subscription s = builder(c).retry(3, Duration.ZERO).start(recorder)) {
+            await().atMost(WAIT).until(() -> recorder.types().contains("C"));
+            assertThat(recorder.types()).containsExactly("A", "Bad", "Bad", "Bad", "C");
+            assertThat(recorder.deliveries).extracting(Delivery::attempt).containsExactly(0, 0, 1, 2, 0);
+            await().atMost(WAIT).until(() -> checkpoint(c).equals(head(c)));
+        }
+        List<DeadLetter> letters = DeadLetters.of(store).list("sub-" + c, Long.MAX_VALUE, 10);
+        assertThat(letters).singleElement().satisfies(l -> {
+            assertThat(l.eventType()).isEqualTo("Bad");
+            assertThat(l.attempts()).isEqualTo(3);
+            assertThat(l.reasonKind()).isEqualTo("max_attempts");
+            assertThat(l.reasonSummary()).isEqualTo("max retry attempts exceeded (3)");
+        });
+    }
+
+    @Test
+    void retry_then_ok_delivers_the_same_event_again_without_a_dead_letter() {
+        String c = fresh();
+        append(store, c + "-1", "A", "Flaky", "C");
+        Recorder recorder = new Recorder(d -> d.event().type().equals("Flaky") && d.attempt() < 2
+                ? Ack.retry(Duration.ofMillis(10)) : Ack.ok());
+        try (Subscription s = builder(c).start(recorder)) {
+            await().atMost(WAIT).until(() -> recorder.types().contains("C"));
+            assertThat(recorder.types()).containsExactly("A", "Flaky", "Flaky", "Flaky", "C");
+        }
+        assertThat(DeadLetters.of(store).count("sub-" + c)).isZero();
+    }
+
+    @Test
+    void a_handler_exception_is_a_retry_and_a_poison_event_never_blocks_the_subscription() {
+        String c = fresh();
+        append(store, c + "-1", "Poison", "Throws", "Fine");
+        Recorder recorder = new Recorder(d -> switch (d.event().type()) {
+            case "Poison" -> Ack.deadLetter(DeadLetterReason.poison("cannot parse"));
+            case "Throws" -> throw new IllegalStateException("boom");
+            default -> Ack.ok();
+        });
+        try (Subscription s = builder(c).retry(2, Duration.ZERO).start(recorder)) {
+            await().atMost(WAIT).until(() -> recorder.types().contains("Fine"));
+            assertThat(recorder.types()).containsExactly("Poison", "Throws", "Throws", "Fine");
+        }
+        List<DeadLetter> letters = DeadLetters.of(store).list("sub-" + c, Long.MAX_VALUE, 10);
+        assertThat(letters).extracting(DeadLetter::eventType).containsExactly("Throws", "Poison");
+        assertThat(letters).extracting(DeadLetter::reasonKind).containsExactly("max_attempts", "poison");
+        assertThat(letters.get(1).reasonJson()).contains("\"detail\": \"cannot parse\"");
+    }
+
+    @Test
+    void the_type_filter_skips_other_types_and_the_checkpoint_passes_them() {
+        String c = fresh();
+        append(store, c + "-1", "Wanted", "Other", "Other", "Wanted", "Other");
+        Recorder recorder = Recorder.ok();
+        try (Subscription s = builder(c).eventTypes("Wanted").start(recorder)) {
+            await().atMost(WAIT).until(() -> checkpoint(c).equals(head(c)));
+            assertThat(recorder.types()).containsExactly("Wanted", "Wanted");
+        }
+    }
+
+    @Test
+    void checkpoint_or_fail_refuses_to_start_without_a_checkpoint_and_calls_no_handler() throws Exception {
+        String c = fresh();
+        append(store, c + "-1", "A");
+        Recorder recorder = Recorder.ok();
+        Subscription s = builder(c).startFrom(StartPosition.checkpointOrFail()).start(recorder);
+        assertThat(s.awaitTermination(WAIT)).isTrue();
+        assertThat(s.failure()).containsInstanceOf(CheckpointMissingException.class);
+        assertThat(recorder.size()).isZero();
+        assertThat(Checkpoints.of(store).get("sub-" + c, Partition.WHOLE)).isEmpty();
+    }
+
+    @Test
+    void checkpoint_or_end_delivers_only_new_events_and_remembers_its_start() throws Exception {
+        String c = fresh();
+        append(store, c + "-1", "Old");
+        Recorder recorder = Recorder.ok();
+        Subscription s = builder(c).startFrom(StartPosition.checkpointOrEnd()).start(recorder);
+        await().atMost(WAIT).until(() -> Checkpoints.of(store).get("sub-" + c, Partition.WHOLE).isPresent());
+        s.stop(Duration.ofSeconds(5));
+        append(store, c + "-1", "New");
+        try (Subscription again = builder(c).startFrom(StartPosition.checkpointOrEnd()).start(recorder)) {
+            await().atMost(WAIT).until(() -> recorder.size() == 1);
+            assertThat(recorder.types()).containsExactly("New");
+        }
+    }
+
+    @Test
+    void consumer_group_members_keep_their_own_checkpoints() {
+        String c = fresh();
+        for (int i = 0; i < 20; i++) {
+            append(store, c + "-" + i, "A");
+        }
+        Recorder r0 = Recorder.ok();
+        Recorder r1 = Recorder.ok();
+        try (Subscription m0 = builder(c).consumerGroup(0, 2).start(r0);
+                Subscription m1 = builder(c).consumerGroup(1, 2).start(r1)) {
+            await().atMost(WAIT).until(() -> r0.size() + r1.size() == 20);
+            assertThat(r0.deliveries).allSatisfy(d -> assertThat(d.partition()).isEqualTo(Partition.of(0, 2)));
+            assertThat(r1.deliveries).allSatisfy(d -> assertThat(d.partition()).isEqualTo(Partition.of(1, 2)));
+            await().atMost(WAIT).until(() -> Checkpoints.of(store).get("sub-" + c, Partition.of(0, 2)).isPresent()
+                    && Checkpoints.of(store).get("sub-" + c, Partition.of(1, 2)).isPresent());
+        }
+        assertThat(Checkpoints.of(store).get("sub-" + c, Partition.of(0, 2)))
+                .isNotEqualTo(Checkpoints.of(store).get("sub-" + c, Partition.of(1, 2)));
+    }
+
+    @Test
+    void stopping_during_a_handler_writes_no_acknowledgement_for_it() throws Exception {
+        String c = fresh();
+        append(store, c + "-1", "A", "Slow", "C");
+        java.util.concurrent.CountDownLatch inSlow = new java.util.concurrent.CountDownLatch(1);
+        Recorder recorder = new Recorder(d -> {
+            if (d.event().type().equals("Slow")) {
+                inSlow.countDown();
+                try {
+                    new java.util.concurrent.CountDownLatch(1).await(); // a handler that never ends by itself
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted", e);
+                }
+            }
+            return Ack.ok();
+        });
+        Subscription s = builder(c).checkpointEvery(1, Duration.ZERO).start(recorder);
+        assertThat(inSlow.await(15, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(s.stop(Duration.ofMillis(100))).isTrue();
+        RecordedEvent first = store.readStreamForward(c + "-1", 0, 1).get(0);
+        assertThat(checkpoint(c)).isEqualTo(first.position());
+        assertThat(DeadLetters.of(store).count("sub-" + c)).isZero();
+    }
+
+    @Test
+    void invalid_options_are_refused_with_the_option_named() {
+        assertThatThrownBy(() -> builder(fresh()).batchSize(0).start(Recorder.ok()))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("batchSize");
+        assertThatThrownBy(() -> builder(fresh()).consumerGroup(2, 2).start(Recorder.ok()))
+                .hasMessageContaining("member must be in [0, 2)");
+        assertThatThrownBy(() -> builder(fresh()).consumerGroup(0, 0).start(Recorder.ok()))
+                .hasMessageContaining("size must be >= 1");
+        assertThatThrownBy(() -> builder(fresh()).retry(0, Duration.ZERO).start(Recorder.ok()))
+                .hasMessageContaining("maxAttempts must be >= 1");
+        assertThatThrownBy(() -> builder(fresh()).retry(1, Duration.ofMillis(-1)).start(Recorder.ok()))
+                .hasMessageContaining("errorDelay must be >= 0");
+        assertThatThrownBy(() -> Subscription.builder(store, " ", Target.all()).start(Recorder.ok()))
+                .hasMessageContaining("subscription name");
+        assertThatThrownBy(() -> Target.category("a-b")).hasMessageContaining("no '-'");
+        assertThatThrownBy(() -> builder(fresh()).openAckStream(0)).hasMessageContaining("buffer must be >= 1");
+        assertThatThrownBy(() -> Ack.retry(Duration.ofSeconds(-1))).hasMessageContaining(">= 0");
+    }
+}
