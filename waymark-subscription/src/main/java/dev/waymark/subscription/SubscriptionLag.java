@@ -1,0 +1,66 @@
+package dev.waymark.subscription;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.Horizon;
+import dev.waymark.store.Partition;
+import dev.waymark.store.internal.Schema;
+import dev.waymark.subscription.internal.CheckpointSql;
+import dev.waymark.subscription.internal.Jdbc;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.Optional;
+
+/**
+ * How far a subscription member is behind: visible events after its checkpoint, the age of the
+ * oldest of them, and the store's visibility-horizon lag (events committed but not yet visible).
+ *
+ * @param checkpoint the stored checkpoint, or {@link GlobalPosition#START} when none
+ * @param eventsBehind visible events of the target and member after the checkpoint
+ * @param oldestUnreadAge how long ago the oldest of them was appended, or zero
+ * @param horizon the store's horizon lag
+ */
+public record SubscriptionLag(GlobalPosition checkpoint, long eventsBehind, Duration oldestUnreadAge, Horizon horizon) {
+
+    /**
+     * Measures the lag of {@code subscription} (member {@code partition}) over {@code target}.
+     * Counting is proportional to the lag: cheap when caught up.
+     */
+    public static SubscriptionLag measure(EventStore store, String subscription, Target target, Partition partition) {
+        Checkpoints.requireName(subscription);
+        String q = Schema.quote(store.schema());
+        CheckpointSql checkpoints = new CheckpointSql(q);
+        String sql = "SELECT count(*), min(e.created_at) FROM " + q + ".events e JOIN " + q + ".streams s"
+                + " ON s.stream_id = e.stream_id WHERE (e.tx_id, e.global_position) > (?::text::xid8, ?)"
+                + " AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())"
+                + (target instanceof Target.Category ? " AND e.category = ?" : "")
+                + (partition.isWhole() ? "" : " AND ((s.stream_hash % ?) + ?) % ? = ?");
+        return Jdbc.inTransaction(store.dataSource(), store.schema(), "measure lag of '" + subscription + "'", c -> {
+            GlobalPosition at = checkpoints.load(c, subscription, partition).orElse(GlobalPosition.START);
+            try (PreparedStatement p = c.prepareStatement(sql)) {
+                int i = 1;
+                p.setString(i++, Long.toString(at.transaction()));
+                p.setLong(i++, at.sequence());
+                if (target instanceof Target.Category category) {
+                    p.setString(i++, category.name());
+                }
+                if (!partition.isWhole()) {
+                    p.setInt(i++, partition.size());
+                    p.setInt(i++, partition.size());
+                    p.setInt(i++, partition.size());
+                    p.setInt(i, partition.member());
+                }
+                try (ResultSet rs = p.executeQuery()) {
+                    rs.next();
+                    Duration age = Optional.ofNullable(rs.getObject(2, OffsetDateTime.class))
+                            .map(t -> Duration.between(t.toInstant(), Instant.now()))
+                            .filter(d -> !d.isNegative()).orElse(Duration.ZERO);
+                    return new SubscriptionLag(at, rs.getLong(1), age, store.horizon());
+                }
+            }
+        });
+    }
+}
