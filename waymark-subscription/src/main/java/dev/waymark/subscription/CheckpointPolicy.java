@@ -12,8 +12,8 @@ import java.time.Duration;
  */
 public record CheckpointPolicy(int everyEvents, Duration every) {
 
-    /** Default: every 100 events. */
-    public static final int DEFAULT_EVERY_EVENTS = 100;
+    /** Default: every 1000 events. */
+    public static final int DEFAULT_EVERY_EVENTS = 1000;
     /** Default: every second. */
     public static final Duration DEFAULT_EVERY = Duration.ofSeconds(1);
 
