@@ -1,0 +1,12 @@
+package dev.waymark.subscription.shard;
+
+import dev.waymark.store.RecordedEvent;
+
+/**
+ * One delivery of a sharded pool.
+ *
+ * @param event the event
+ * @param attempt 0 for the first delivery, then 1, 2, ... for retries by this worker
+ * @param bucket the bucket (consumer-group member) the event belongs to
+ */
+public record ShardDelivery(RecordedEvent event, int attempt, int bucket) {}

@@ -1,0 +1,89 @@
+package dev.waymark.subscription.shard;
+
+import dev.waymark.subscription.SubscriptionConfigException;
+import dev.waymark.subscription.Target;
+import java.time.Duration;
+
+/**
+ * The options of a sharded pool; every worker of a subscription must use the same shard count.
+ * Liveness in numbers: a worker renews its leases every {@code renewInterval}; a crashed worker's
+ * buckets are claimable {@code leaseTtl} after its last renewal and are taken over within about
+ * {@code leaseTtl + 2 * renewInterval}.
+ *
+ * @param target what the pool reads
+ * @param shardCount the number of buckets, {@code >= 1}, fixed per subscription
+ * @param leaseTtl how long a lease lasts without renewal, {@code > 0}
+ * @param renewInterval the time between reconcile passes, {@code > 0} and {@code < leaseTtl}
+ * @param batchSize events per read, {@code >= 1}
+ * @param bufferSize deliveries queued per bucket, {@code >= 1} (a bucket has at most one in flight)
+ * @param handlerRetryDelay the delay before redelivering after a handler exception, {@code >= 0}
+ * @param maxAttempts total deliveries of one event before it is dead-lettered, {@code >= 1}
+ */
+public record ShardOptions(
+        Target target,
+        int shardCount,
+        Duration leaseTtl,
+        Duration renewInterval,
+        int batchSize,
+        int bufferSize,
+        Duration handlerRetryDelay,
+        int maxAttempts) {
+
+    /** Default lease lifetime: 30 s. */
+    public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(30);
+    /** Default pass interval: 10 s (three renewals per lease lifetime). */
+    public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofSeconds(10);
+    /** Default events per read. */
+    public static final int DEFAULT_BATCH_SIZE = 100;
+    /** Default buffer per bucket. */
+    public static final int DEFAULT_BUFFER_SIZE = 256;
+    /** Default handler retry delay. */
+    public static final Duration DEFAULT_HANDLER_RETRY_DELAY = Duration.ofSeconds(1);
+    /** Default retry budget: 5 deliveries. */
+    public static final int DEFAULT_MAX_ATTEMPTS = 5;
+
+    /** Validates the options in a fixed order; the first violation is reported. */
+    public ShardOptions {
+        if (target == null) {
+            throw new SubscriptionConfigException("target must not be null");
+        }
+        if (shardCount < 1) {
+            throw new SubscriptionConfigException("shardCount must be >= 1, got " + shardCount);
+        }
+        if (leaseTtl == null || leaseTtl.isNegative() || leaseTtl.isZero()) {
+            throw new SubscriptionConfigException("leaseTtl must be > 0, got " + leaseTtl);
+        }
+        if (renewInterval == null || renewInterval.isNegative() || renewInterval.isZero()) {
+            throw new SubscriptionConfigException("renewInterval must be > 0, got " + renewInterval);
+        }
+        if (renewInterval.compareTo(leaseTtl) >= 0) {
+            throw new SubscriptionConfigException("renewInterval (" + renewInterval.toMillis()
+                    + " ms) must be shorter than leaseTtl (" + leaseTtl.toMillis()
+                    + " ms), or leases expire between renewals");
+        }
+        if (batchSize < 1) {
+            throw new SubscriptionConfigException("batchSize must be >= 1, got " + batchSize);
+        }
+        if (bufferSize < 1) {
+            throw new SubscriptionConfigException("bufferSize must be >= 1, got " + bufferSize);
+        }
+        if (handlerRetryDelay == null || handlerRetryDelay.isNegative()) {
+            throw new SubscriptionConfigException("handlerRetryDelay must be >= 0, got " + handlerRetryDelay);
+        }
+        if (maxAttempts < 1) {
+            throw new SubscriptionConfigException("maxAttempts must be >= 1, got " + maxAttempts);
+        }
+    }
+
+    /** The defaults for a target and shard count. */
+    public static ShardOptions defaults(Target target, int shardCount) {
+        return new ShardOptions(target, shardCount, DEFAULT_LEASE_TTL, DEFAULT_RENEW_INTERVAL, DEFAULT_BATCH_SIZE,
+                DEFAULT_BUFFER_SIZE, DEFAULT_HANDLER_RETRY_DELAY, DEFAULT_MAX_ATTEMPTS);
+    }
+
+    /** The fair share of {@code buckets} among {@code workers}: {@code ceil(buckets / max(1, workers))}. */
+    public static int fairShare(int buckets, int workers) {
+        int k = Math.max(1, workers);
+        return (buckets + k - 1) / k;
+    }
+}

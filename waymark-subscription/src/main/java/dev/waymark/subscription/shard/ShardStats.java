@@ -1,0 +1,19 @@
+package dev.waymark.subscription.shard;
+
+import java.time.Duration;
+
+/**
+ * Counters of one sharded worker since it started.
+ *
+ * @param ownedBuckets buckets held now
+ * @param claims buckets claimed
+ * @param sheds buckets given up to rebalance
+ * @param losses buckets found lost (expired or taken over)
+ * @param readerRestarts readers restarted after dying
+ * @param deliveries handler calls
+ * @param retries deliveries answered with a retry (or an exception)
+ * @param deadLetters events dead-lettered
+ * @param handlerTime total time spent in the handler
+ */
+public record ShardStats(int ownedBuckets, long claims, long sheds, long losses, long readerRestarts, long deliveries,
+        long retries, long deadLetters, Duration handlerTime) {}

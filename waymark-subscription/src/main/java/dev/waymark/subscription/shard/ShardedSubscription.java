@@ -1,0 +1,52 @@
+package dev.waymark.subscription.shard;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.subscription.Target;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * One worker of a sharded subscription pool (seed 000). Start the same worker N times (threads,
+ * JVMs, hosts) with the same subscription name and options: the workers split the target into a
+ * fixed number of buckets (consumer-group members) and share them through lease rows in
+ * PostgreSQL, with no coordinator. Each owned bucket is read by its own subscription, one event at
+ * a time, resuming from the bucket's checkpoint; checkpoint writes are fenced by the bucket's lease
+ * epoch, so a worker that lost a lease cannot move progress. A crashed worker's buckets are taken
+ * over after their leases expire; a stopped one releases them at once.
+ */
+public interface ShardedSubscription extends AutoCloseable {
+
+    /** A builder for a worker of the pool {@code name} over {@code target}. */
+    static ShardedSubscriptionBuilder builder(EventStore store, String name, Target target) {
+        return new ShardedSubscriptionBuilder(store, name, target);
+    }
+
+    /** This worker's id (fresh per start, so a restart never inherits leases). */
+    String workerId();
+
+    /** The buckets this worker holds and reads now. */
+    Set<Integer> ownedBuckets();
+
+    /** Every bucket's lease as stored now. */
+    List<ShardOwnership> ownership();
+
+    /** Counters since start. */
+    ShardStats stats();
+
+    /** Whether the worker is running. */
+    boolean isRunning();
+
+    /**
+     * Stops: ends the pass loop, stops every reader (letting in-flight deliveries finish for up to
+     * {@code grace}; an interrupted one is not acknowledged), then releases all leases so other
+     * workers take the buckets over at once.
+     */
+    void stop(Duration grace);
+
+    /** {@link #stop(Duration)} with a 30 s grace. */
+    @Override
+    default void close() {
+        stop(Duration.ofSeconds(30));
+    }
+}

@@ -1,0 +1,125 @@
+package dev.waymark.subscription.shard;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.subscription.Ack;
+import dev.waymark.subscription.SubscriptionConfigException;
+import dev.waymark.subscription.Target;
+import dev.waymark.subscription.shard.internal.ShardWorker;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Configures a sharded worker. Defaults are those of {@link ShardOptions}; invalid values fail at
+ * {@link #start(ShardHandler)} with a message naming the option.
+ */
+public final class ShardedSubscriptionBuilder {
+
+    private static final Logger log = LoggerFactory.getLogger(ShardedSubscriptionBuilder.class);
+
+    private final EventStore store;
+    private final String name;
+    private final Target target;
+    private int shards = -1;
+    private Duration leaseTtl = ShardOptions.DEFAULT_LEASE_TTL;
+    private Duration renewInterval = ShardOptions.DEFAULT_RENEW_INTERVAL;
+    private int batchSize = ShardOptions.DEFAULT_BATCH_SIZE;
+    private int bufferSize = ShardOptions.DEFAULT_BUFFER_SIZE;
+    private Duration handlerRetryDelay = ShardOptions.DEFAULT_HANDLER_RETRY_DELAY;
+    private int maxAttempts = ShardOptions.DEFAULT_MAX_ATTEMPTS;
+    private ShardListener listener = ShardListener.NONE;
+
+    ShardedSubscriptionBuilder(EventStore store, String name, Target target) {
+        this.store = store;
+        this.name = name;
+        this.target = target;
+    }
+
+    /** The number of buckets (required), fixed per subscription. */
+    public ShardedSubscriptionBuilder shards(int count) {
+        this.shards = count;
+        return this;
+    }
+
+    /** How long a lease lasts without renewal; default 30 s. */
+    public ShardedSubscriptionBuilder leaseTtl(Duration ttl) {
+        this.leaseTtl = ttl;
+        return this;
+    }
+
+    /** Time between reconcile passes, shorter than the TTL; default 10 s. */
+    public ShardedSubscriptionBuilder renewInterval(Duration interval) {
+        this.renewInterval = interval;
+        return this;
+    }
+
+    /** Events per read; default 100. */
+    public ShardedSubscriptionBuilder batchSize(int size) {
+        this.batchSize = size;
+        return this;
+    }
+
+    /** Deliveries queued per bucket; default 256 (at most one is in flight per bucket). */
+    public ShardedSubscriptionBuilder bufferSize(int size) {
+        this.bufferSize = size;
+        return this;
+    }
+
+    /** Delay before redelivering after a handler exception; default 1 s. */
+    public ShardedSubscriptionBuilder handlerRetryDelay(Duration delay) {
+        this.handlerRetryDelay = delay;
+        return this;
+    }
+
+    /** Total deliveries of one event before it is dead-lettered; default 5. */
+    public ShardedSubscriptionBuilder maxAttempts(int attempts) {
+        this.maxAttempts = attempts;
+        return this;
+    }
+
+    /** Observe the worker. */
+    public ShardedSubscriptionBuilder listener(ShardListener listener) {
+        this.listener = listener == null ? ShardListener.NONE : listener;
+        return this;
+    }
+
+    /** The validated options. */
+    public ShardOptions options() {
+        return new ShardOptions(target, shards, leaseTtl, renewInterval, batchSize, bufferSize, handlerRetryDelay,
+                maxAttempts);
+    }
+
+    /** Validates, joins the pool and starts reading the buckets this worker comes to own. */
+    public ShardedSubscription start(ShardHandler handler) {
+        if (store == null) {
+            throw new SubscriptionConfigException("store must not be null");
+        }
+        if (handler == null) {
+            throw new SubscriptionConfigException("handler must not be null");
+        }
+        dev.waymark.subscription.SubscriptionConfig probe = dev.waymark.subscription.Subscription.builder(store, name,
+                target).config(); // validates the name and target the same way as a plain subscription
+        ShardOptions options = options();
+        String workerId = "w-" + UUID.randomUUID().toString().substring(0, 13);
+        log.info("waymark sharded subscription {}: worker={}, target={}, shards={}, leaseTtl={}ms, renewInterval={}ms,"
+                        + " batchSize={}, maxAttempts={}, handlerRetryDelay={}ms", probe.name(), workerId,
+                options.target(), options.shardCount(), options.leaseTtl().toMillis(),
+                options.renewInterval().toMillis(), options.batchSize(), options.maxAttempts(),
+                options.handlerRetryDelay().toMillis());
+        return new ShardWorker(store, name, workerId, options, handler, listener).start();
+    }
+
+    /** The compatibility form: a plain consumer; returning normally acknowledges, throwing retries. */
+    public ShardedSubscription startSimple(Consumer<RecordedEvent> consumer) {
+        if (consumer == null) {
+            throw new SubscriptionConfigException("handler must not be null");
+        }
+        return start(d -> {
+            consumer.accept(d.event());
+            return Ack.ok();
+        });
+    }
+}

@@ -1,0 +1,25 @@
+package dev.waymark.subscription.shard.internal;
+
+import java.util.Set;
+
+/** The readers a reconcile pass starts and stops, one per owned bucket. */
+public interface BucketReaders {
+
+    /** Buckets with a reader, alive or dead. */
+    Set<Integer> running();
+
+    /** Whether the bucket's reader is still running. */
+    boolean isAlive(int bucket);
+
+    /** Why the bucket's reader died, or null. */
+    Throwable deathCause(int bucket);
+
+    /** The lease epoch the bucket's reader fences its checkpoint writes with. */
+    long epochOf(int bucket);
+
+    /** Starts a reader for the bucket, fenced by {@code epoch}. */
+    void start(int bucket, long epoch);
+
+    /** Stops the bucket's reader and waits for it; its in-flight delivery is not acknowledged. */
+    void stop(int bucket);
+}

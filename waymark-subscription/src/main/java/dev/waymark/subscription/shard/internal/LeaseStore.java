@@ -1,0 +1,250 @@
+package dev.waymark.subscription.shard.internal;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.store.internal.Schema;
+import dev.waymark.subscription.internal.Jdbc;
+import dev.waymark.subscription.shard.ShardCountMismatchException;
+import dev.waymark.subscription.shard.ShardOwnership;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * Lease rows of a sharded subscription: one per bucket, plus one membership row per live worker.
+ * Every time comes from the database ({@code now()} of each short transaction) unless a test
+ * supplies a manual clock. A claim increments the bucket's epoch, which fences checkpoint writes.
+ */
+public final class LeaseStore {
+
+    /** A bucket held at an epoch. */
+    public record Lease(int bucket, long epoch) {}
+
+    private static final String NOW = "COALESCE(?::timestamptz, now())";
+
+    private final EventStore store;
+    private final String subscription;
+    private final int shardCount;
+    private final Duration ttl;
+    private final Supplier<Instant> clock;
+    private final String q;
+
+    /**
+     * @param clock a manual clock for tests, or null for the database clock
+     */
+    public LeaseStore(EventStore store, String subscription, int shardCount, Duration ttl, Supplier<Instant> clock) {
+        this.store = store;
+        this.subscription = subscription;
+        this.shardCount = shardCount;
+        this.ttl = ttl;
+        this.clock = clock;
+        this.q = Schema.quote(store.schema());
+    }
+
+    private <T> T tx(String what, Jdbc.Work<T> work) {
+        return Jdbc.inTransaction(store.dataSource(), store.schema(), what + " for sharded subscription '"
+                + subscription + "'", work);
+    }
+
+    private void bindNow(PreparedStatement p, int index) throws SQLException {
+        p.setTimestamp(index, clock == null ? null : Timestamp.from(clock.get()));
+    }
+
+    private String interval() {
+        return "(" + ttl.toMillis() + " * interval '1 millisecond')";
+    }
+
+    /**
+     * Creates the bucket rows once; refuses a shard count that differs from the stored one.
+     *
+     * @throws ShardCountMismatchException on a different stored count
+     */
+    public void ensureShards() {
+        tx("ensure shard rows", c -> {
+            try (PreparedStatement p = c.prepareStatement("INSERT INTO " + q + ".shards (subscription, bucket,"
+                    + " shard_count) SELECT ?, g, ? FROM generate_series(0, ? - 1) g"
+                    + " WHERE NOT EXISTS (SELECT 1 FROM " + q + ".shards WHERE subscription = ?)"
+                    + " ON CONFLICT DO NOTHING")) {
+                p.setString(1, subscription);
+                p.setInt(2, shardCount);
+                p.setInt(3, shardCount);
+                p.setString(4, subscription);
+                p.executeUpdate();
+            }
+            List<Integer> counts = new ArrayList<>();
+            try (PreparedStatement p = c.prepareStatement("SELECT DISTINCT shard_count FROM " + q
+                    + ".shards WHERE subscription = ? ORDER BY 1")) {
+                p.setString(1, subscription);
+                try (ResultSet rs = p.executeQuery()) {
+                    while (rs.next()) {
+                        counts.add(rs.getInt(1));
+                    }
+                }
+            }
+            if (!counts.equals(List.of(shardCount))) {
+                throw new ShardCountMismatchException(subscription, shardCount, counts);
+            }
+            return null;
+        });
+    }
+
+    /** Records that {@code worker} is alive; live workers are those seen within the lease TTL. */
+    public void heartbeat(String worker) {
+        tx("heartbeat", c -> {
+            try (PreparedStatement p = c.prepareStatement("INSERT INTO " + q + ".workers (subscription, worker_id,"
+                    + " heartbeat_at) VALUES (?, ?, " + NOW + ") ON CONFLICT (subscription, worker_id)"
+                    + " DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at")) {
+                p.setString(1, subscription);
+                p.setString(2, worker);
+                bindNow(p, 3);
+                p.executeUpdate();
+            }
+            return null;
+        });
+    }
+
+    /** Live workers and how many unexpired leases each holds (0 for members without buckets). */
+    public Map<String, Integer> liveWorkers() {
+        return tx("count live workers", c -> {
+            try (PreparedStatement p = c.prepareStatement("SELECT w.worker_id, (SELECT count(*) FROM " + q
+                    + ".shards s WHERE s.subscription = w.subscription AND s.owner = w.worker_id"
+                    + " AND s.lease_expires_at > " + NOW + ") FROM " + q + ".workers w"
+                    + " WHERE w.subscription = ? AND w.heartbeat_at > " + NOW + " - " + interval())) {
+                bindNow(p, 1);
+                p.setString(2, subscription);
+                bindNow(p, 3);
+                Map<String, Integer> live = new HashMap<>();
+                try (ResultSet rs = p.executeQuery()) {
+                    while (rs.next()) {
+                        live.put(rs.getString(1), rs.getInt(2));
+                    }
+                }
+                return live;
+            }
+        });
+    }
+
+    /** Renews every lease {@code worker} still owns (expired ones nobody claimed included). */
+    public List<Lease> renew(String worker) {
+        return tx("renew leases", c -> {
+            try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET lease_expires_at = " + NOW
+                    + " + " + interval() + ", heartbeat_at = " + NOW + " WHERE subscription = ? AND owner = ?"
+                    + " RETURNING bucket, epoch")) {
+                bindNow(p, 1);
+                bindNow(p, 2);
+                p.setString(3, subscription);
+                p.setString(4, worker);
+                return leases(p);
+            }
+        });
+    }
+
+    /** Claims up to {@code limit} free or expired buckets, lowest first; each claim increments the epoch. */
+    public List<Lease> claim(String worker, int limit) {
+        if (limit <= 0) {
+            return List.of();
+        }
+        return tx("claim buckets", c -> {
+            try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET owner = ?, epoch = epoch + 1,"
+                    + " lease_expires_at = " + NOW + " + " + interval() + ", heartbeat_at = " + NOW
+                    + " WHERE subscription = ? AND bucket IN (SELECT bucket FROM " + q + ".shards"
+                    + " WHERE subscription = ? AND (owner IS NULL OR lease_expires_at <= " + NOW + ")"
+                    + " ORDER BY bucket LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING bucket, epoch")) {
+                p.setString(1, worker);
+                bindNow(p, 2);
+                bindNow(p, 3);
+                p.setString(4, subscription);
+                p.setString(5, subscription);
+                bindNow(p, 6);
+                p.setInt(7, limit);
+                return leases(p);
+            }
+        });
+    }
+
+    /** Gives up buckets; only rows {@code worker} still owns are touched. Returns the released buckets. */
+    public List<Integer> relinquish(String worker, List<Integer> buckets) {
+        if (buckets.isEmpty()) {
+            return List.of();
+        }
+        return tx("relinquish buckets", c -> {
+            try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET owner = NULL,"
+                    + " lease_expires_at = NULL WHERE subscription = ? AND owner = ? AND bucket = ANY(?)"
+                    + " RETURNING bucket")) {
+                p.setString(1, subscription);
+                p.setString(2, worker);
+                Array array = c.createArrayOf("int4", buckets.toArray());
+                p.setArray(3, array);
+                List<Integer> released = new ArrayList<>();
+                try (ResultSet rs = p.executeQuery()) {
+                    while (rs.next()) {
+                        released.add(rs.getInt(1));
+                    }
+                }
+                return released;
+            }
+        });
+    }
+
+    /** Releases every bucket of {@code worker} and removes its membership row (graceful shutdown). */
+    public void leave(String worker) {
+        tx("leave", c -> {
+            try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET owner = NULL,"
+                    + " lease_expires_at = NULL WHERE subscription = ? AND owner = ?")) {
+                p.setString(1, subscription);
+                p.setString(2, worker);
+                p.executeUpdate();
+            }
+            try (PreparedStatement p = c.prepareStatement("DELETE FROM " + q + ".workers WHERE subscription = ?"
+                    + " AND worker_id = ?")) {
+                p.setString(1, subscription);
+                p.setString(2, worker);
+                p.executeUpdate();
+            }
+            return null;
+        });
+    }
+
+    /** Every bucket's lease, by bucket. */
+    public List<ShardOwnership> snapshot() {
+        return tx("read ownership", c -> {
+            try (PreparedStatement p = c.prepareStatement("SELECT bucket, owner, epoch, lease_expires_at,"
+                    + " owner IS NOT NULL AND lease_expires_at > " + NOW + " FROM " + q + ".shards"
+                    + " WHERE subscription = ? ORDER BY bucket")) {
+                bindNow(p, 1);
+                p.setString(2, subscription);
+                List<ShardOwnership> out = new ArrayList<>();
+                try (ResultSet rs = p.executeQuery()) {
+                    while (rs.next()) {
+                        OffsetDateTime expires = rs.getObject(4, OffsetDateTime.class);
+                        out.add(new ShardOwnership(rs.getInt(1), Optional.ofNullable(rs.getString(2)), rs.getLong(3),
+                                Optional.ofNullable(expires).map(OffsetDateTime::toInstant), rs.getBoolean(5)));
+                    }
+                }
+                return out;
+            }
+        });
+    }
+
+    private static List<Lease> leases(PreparedStatement p) throws SQLException {
+        List<Lease> out = new ArrayList<>();
+        try (ResultSet rs = p.executeQuery()) {
+            while (rs.next()) {
+                out.add(new Lease(rs.getInt(1), rs.getLong(2)));
+            }
+        }
+        return out;
+    }
+
+}

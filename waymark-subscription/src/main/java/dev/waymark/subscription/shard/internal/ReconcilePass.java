@@ -1,0 +1,154 @@
+package dev.waymark.subscription.shard.internal;
+
+import dev.waymark.subscription.shard.ShardListener;
+import dev.waymark.subscription.shard.ShardOptions;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One reconcile pass of a sharded worker: heartbeat, count live workers, renew, claim at most one
+ * bucket, shed above the fair share (stopping the reader before giving up the lease), then bring
+ * readers in line with the leases held. A failing step keeps the current readers running.
+ *
+ * <p>Balance rule, with {@code L} live workers: {@code floor = N / L}, {@code ceil = ceil(N / L)}.
+ * A worker claims while it holds fewer than {@code floor}, or fewer than {@code ceil} when no other
+ * live worker is below {@code floor}. It sheds down to {@code ceil}, and sheds one more from
+ * {@code ceil} when another live worker is below {@code floor} and no bucket is free. A lone
+ * worker never sheds. The pool settles with every worker at {@code floor} or {@code ceil}.
+ */
+public final class ReconcilePass {
+
+    private static final Logger log = LoggerFactory.getLogger(ReconcilePass.class);
+
+    private final LeaseStore leases;
+    private final BucketReaders readers;
+    private final String worker;
+    private final int shardCount;
+    private final ShardListener listener;
+
+    /** A pass for {@code worker}. */
+    public ReconcilePass(LeaseStore leases, BucketReaders readers, String worker, int shardCount,
+            ShardListener listener) {
+        this.leases = leases;
+        this.readers = readers;
+        this.worker = worker;
+        this.shardCount = shardCount;
+        this.listener = listener;
+    }
+
+    /** Runs the pass; returns the buckets held afterwards. */
+    public Set<Integer> run() {
+        try {
+            leases.heartbeat(worker);
+        } catch (RuntimeException e) {
+            failed("heartbeat", e);
+        }
+        Map<String, Integer> live;
+        try {
+            live = new HashMap<>(leases.liveWorkers());
+        } catch (RuntimeException e) {
+            failed("count live workers", e);
+            live = new HashMap<>();
+        }
+        List<LeaseStore.Lease> held;
+        try {
+            held = leases.renew(worker);
+        } catch (RuntimeException e) {
+            failed("renew", e);
+            return readers.running(); // keep what runs; the fence stops a reader whose lease is gone
+        }
+        Map<Integer, Long> owned = new TreeMap<>();
+        held.forEach(l -> owned.put(l.bucket(), l.epoch()));
+        live.put(worker, owned.size());
+
+        int workers = live.size();
+        int floor = shardCount / workers;
+        int ceil = ShardOptions.fairShare(shardCount, workers);
+        boolean otherBelowFloor = live.entrySet().stream()
+                .anyMatch(e -> !e.getKey().equals(worker) && e.getValue() < floor);
+        int leased = live.values().stream().mapToInt(Integer::intValue).sum();
+
+        if (owned.size() < floor || (owned.size() < ceil && !otherBelowFloor)) {
+            try {
+                for (LeaseStore.Lease l : leases.claim(worker, 1)) {
+                    owned.put(l.bucket(), l.epoch());
+                    safely(() -> listener.claimed(worker, l.bucket(), l.epoch()));
+                }
+            } catch (RuntimeException e) {
+                failed("claim", e);
+            }
+        }
+
+        List<Integer> shed = new ArrayList<>();
+        if (workers > 1) {
+            List<Integer> highestFirst = new ArrayList<>(owned.keySet()).reversed();
+            int excess = owned.size() - ceil;
+            if (excess <= 0 && owned.size() == ceil && ceil > floor && otherBelowFloor && leased >= shardCount) {
+                excess = 1;
+            }
+            for (int i = 0; i < excess; i++) {
+                shed.add(highestFirst.get(i));
+            }
+        }
+        if (!shed.isEmpty()) {
+            // Stop the readers first, so the next owner never overlaps a reader still mid-event.
+            shed.forEach(readers::stop);
+            try {
+                leases.relinquish(worker, shed);
+            } catch (RuntimeException e) {
+                failed("relinquish", e); // the leases expire on their own; the readers are stopped
+            }
+            for (int b : shed) {
+                owned.remove(b);
+                safely(() -> listener.shed(worker, b));
+            }
+        }
+
+        for (int b : new HashSet<>(readers.running())) {
+            if (!owned.containsKey(b)) {
+                readers.stop(b);
+                safely(() -> listener.lost(worker, b));
+            }
+        }
+        for (Map.Entry<Integer, Long> e : owned.entrySet()) {
+            int b = e.getKey();
+            long epoch = e.getValue();
+            if (!readers.running().contains(b)) {
+                readers.start(b, epoch);
+            } else if (!readers.isAlive(b)) {
+                Throwable cause = readers.deathCause(b);
+                readers.stop(b);
+                readers.start(b, epoch);
+                safely(() -> listener.readerRestarted(worker, b, cause));
+            } else if (readers.epochOf(b) != epoch) {
+                // reclaimed at a new epoch after our lease lapsed: fence the reader with the new one
+                readers.stop(b);
+                readers.start(b, epoch);
+            }
+        }
+        Set<Integer> result = Set.copyOf(owned.keySet());
+        int liveCount = workers;
+        safely(() -> listener.passCompleted(worker, result, liveCount));
+        return result;
+    }
+
+    private void failed(String step, RuntimeException e) {
+        log.warn("sharded worker {}: {} failed: {}", worker, step, e.toString());
+        safely(() -> listener.passFailed(worker, step, e));
+    }
+
+    private static void safely(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            log.warn("shard listener failed: {}", e.toString());
+        }
+    }
+}

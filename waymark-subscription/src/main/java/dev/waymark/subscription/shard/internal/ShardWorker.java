@@ -1,0 +1,186 @@
+package dev.waymark.subscription.shard.internal;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.subscription.shard.ShardListener;
+import dev.waymark.subscription.shard.ShardOptions;
+import dev.waymark.subscription.shard.ShardOwnership;
+import dev.waymark.subscription.shard.ShardStats;
+import dev.waymark.subscription.shard.ShardedSubscription;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** A sharded worker: runs a reconcile pass every renew interval until stopped. */
+public final class ShardWorker implements ShardedSubscription {
+
+    private static final Logger log = LoggerFactory.getLogger(ShardWorker.class);
+
+    private final String name;
+    private final String workerId;
+    private final ShardOptions options;
+    private final LeaseStore leases;
+    private final SubscriptionReaders readers;
+    private final ReconcilePass pass;
+
+    private final AtomicLong claims = new AtomicLong();
+    private final AtomicLong sheds = new AtomicLong();
+    private final AtomicLong losses = new AtomicLong();
+    private final AtomicLong restarts = new AtomicLong();
+
+    private volatile Set<Integer> owned = Set.of();
+    private volatile boolean stopping;
+    private volatile Thread loop;
+
+    /** A worker; {@link #start()} runs it. */
+    public ShardWorker(EventStore store, String name, String workerId, ShardOptions options,
+            dev.waymark.subscription.shard.ShardHandler handler, ShardListener listener) {
+        this.name = name;
+        this.workerId = workerId;
+        this.options = options;
+        this.leases = new LeaseStore(store, name, options.shardCount(), options.leaseTtl(), null);
+        Duration grace = options.renewInterval().dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0
+                ? options.renewInterval().dividedBy(2) : Duration.ofSeconds(1);
+        this.readers = new SubscriptionReaders(store, name, options, workerId, handler, grace);
+        this.pass = new ReconcilePass(leases, readers, workerId, options.shardCount(), new Counting(listener));
+    }
+
+    /**
+     * Creates the bucket rows (refusing a different shard count) and starts the pass loop.
+     *
+     * @throws dev.waymark.subscription.shard.ShardCountMismatchException on a different stored count
+     */
+    public ShardWorker start() {
+        leases.ensureShards();
+        loop = Thread.ofPlatform().name("waymark-shard-" + name + "-" + workerId).start(this::loop);
+        return this;
+    }
+
+    private void loop() {
+        long interval = options.renewInterval().toNanos();
+        long planned = System.nanoTime();
+        while (!stopping) {
+            long late = System.nanoTime() - planned;
+            if (late > options.leaseTtl().minus(options.renewInterval()).toNanos()) {
+                // A pause this long (GC, starved thread) may have let leases expire: the renew below
+                // returns only what is still ours, and fenced checkpoints stop readers of the rest.
+                log.warn("sharded worker {} of '{}': pass ran {} ms late; re-verifying leases", workerId, name,
+                        TimeUnit.NANOSECONDS.toMillis(late));
+            }
+            try {
+                owned = pass.run();
+            } catch (RuntimeException e) {
+                log.error("sharded worker {} of '{}': pass failed", workerId, name, e);
+            }
+            planned += interval;
+            long sleep = planned - System.nanoTime();
+            if (sleep < 0) {
+                planned = System.nanoTime();
+                continue;
+            }
+            try {
+                TimeUnit.NANOSECONDS.sleep(sleep);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    @Override
+    public String workerId() {
+        return workerId;
+    }
+
+    @Override
+    public Set<Integer> ownedBuckets() {
+        return owned;
+    }
+
+    @Override
+    public List<ShardOwnership> ownership() {
+        return leases.snapshot();
+    }
+
+    @Override
+    public ShardStats stats() {
+        return new ShardStats(owned.size(), claims.get(), sheds.get(), losses.get(), restarts.get(),
+                readers.deliveries.get(), readers.retries.get(), readers.deadLetters.get(),
+                Duration.ofNanos(readers.handlerNanos.get()));
+    }
+
+    @Override
+    public boolean isRunning() {
+        Thread t = loop;
+        return t != null && t.isAlive();
+    }
+
+    @Override
+    public void stop(Duration grace) {
+        stopping = true;
+        Thread t = loop;
+        if (t != null) {
+            t.interrupt();
+            try {
+                if (!t.join(grace.plusSeconds(10))) {
+                    log.warn("sharded worker {} of '{}': pass loop did not stop in time", workerId, name);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        readers.stopAll();
+        try {
+            leases.leave(workerId);
+        } catch (RuntimeException e) {
+            log.warn("sharded worker {} of '{}': releasing leases failed; they expire in {} ms: {}", workerId, name,
+                    options.leaseTtl().toMillis(), e.toString());
+        }
+        owned = Set.of();
+    }
+
+    /** Counts lifecycle events and forwards them. */
+    private final class Counting implements ShardListener {
+        private final ShardListener next;
+
+        Counting(ShardListener next) {
+            this.next = next;
+        }
+
+        @Override
+        public void claimed(String workerId, int bucket, long epoch) {
+            claims.incrementAndGet();
+            next.claimed(workerId, bucket, epoch);
+        }
+
+        @Override
+        public void shed(String workerId, int bucket) {
+            sheds.incrementAndGet();
+            next.shed(workerId, bucket);
+        }
+
+        @Override
+        public void lost(String workerId, int bucket) {
+            losses.incrementAndGet();
+            next.lost(workerId, bucket);
+        }
+
+        @Override
+        public void readerRestarted(String workerId, int bucket, Throwable cause) {
+            restarts.incrementAndGet();
+            next.readerRestarted(workerId, bucket, cause);
+        }
+
+        @Override
+        public void passFailed(String workerId, String step, Throwable error) {
+            next.passFailed(workerId, step, error);
+        }
+
+        @Override
+        public void passCompleted(String workerId, Set<Integer> owned, int liveWorkers) {
+            next.passCompleted(workerId, owned, liveWorkers);
+        }
+    }
+}

@@ -1,0 +1,310 @@
+package dev.waymark.subscription.shard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.subscription.SubscriptionConfigException;
+import dev.waymark.subscription.Target;
+import dev.waymark.subscription.shard.internal.BucketReaders;
+import dev.waymark.subscription.shard.internal.LeaseStore;
+import dev.waymark.subscription.shard.internal.ReconcilePass;
+import dev.waymark.testkit.ManualClock;
+import dev.waymark.testkit.PostgresExtension;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The reconcile pass against real lease rows, with a manual clock for lease time and recording
+ * readers instead of subscriptions.
+ */
+class ReconcilePassTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static EventStore store;
+    private static final AtomicInteger names = new AtomicInteger();
+
+    @BeforeAll
+    static void setUp() {
+        store = EventStore.builder(POSTGRES.dataSource()).build();
+        store.migrate();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    /** Readers that only record what the pass asked of them. */
+    static final class FakeReaders implements BucketReaders {
+        final Map<Integer, Long> running = new TreeMap<>();
+        final Map<Integer, Boolean> dead = new HashMap<>();
+        final List<String> log = new ArrayList<>();
+
+        @Override
+        public Set<Integer> running() {
+            return Set.copyOf(running.keySet());
+        }
+
+        @Override
+        public boolean isAlive(int bucket) {
+            return running.containsKey(bucket) && !dead.getOrDefault(bucket, false);
+        }
+
+        @Override
+        public Throwable deathCause(int bucket) {
+            return dead.getOrDefault(bucket, false) ? new IllegalStateException("died") : null;
+        }
+
+        @Override
+        public long epochOf(int bucket) {
+            return running.getOrDefault(bucket, -1L);
+        }
+
+        @Override
+        public void start(int bucket, long epoch) {
+            running.put(bucket, epoch);
+            dead.remove(bucket);
+            log.add("start " + bucket);
+        }
+
+        @Override
+        public void stop(int bucket) {
+            running.remove(bucket);
+            log.add("stop " + bucket);
+        }
+    }
+
+    /** A worker under test: its lease store on the manual clock, its readers and its pass. */
+    final class Worker {
+        final String id;
+        final LeaseStore leases;
+        final FakeReaders readers = new FakeReaders();
+        final List<String> events = new ArrayList<>();
+        final ReconcilePass pass;
+
+        Worker(String subscription, String id, int shards, ManualClock clock, DataSource dataSource) {
+            this.id = id;
+            EventStore handle = dataSource == null ? store : EventStore.builder(dataSource).build();
+            this.leases = new LeaseStore(handle, subscription, shards, TTL, clock::instant);
+            this.leases.ensureShards();
+            this.pass = new ReconcilePass(leases, readers, id, shards, new ShardListener() {
+                @Override
+                public void claimed(String w, int bucket, long epoch) {
+                    events.add("claim " + bucket + "@" + epoch);
+                }
+
+                @Override
+                public void shed(String w, int bucket) {
+                    events.add("shed " + bucket);
+                }
+
+                @Override
+                public void lost(String w, int bucket) {
+                    events.add("lost " + bucket);
+                }
+
+                @Override
+                public void readerRestarted(String w, int bucket, Throwable cause) {
+                    events.add("restart " + bucket);
+                }
+
+                @Override
+                public void passFailed(String w, String step, Throwable error) {
+                    events.add("failed " + step);
+                }
+            });
+        }
+
+        Set<Integer> pass() {
+            return pass.run();
+        }
+    }
+
+    private static String fresh() {
+        return "pool-" + names.incrementAndGet();
+    }
+
+    private static ManualClock clock() {
+        return new ManualClock(Instant.parse("2030-01-01T00:00:00Z"));
+    }
+
+    @Test
+    void fair_share_is_the_ceiling_of_buckets_over_workers() {
+        assertThat(ShardOptions.fairShare(6, 3)).isEqualTo(2);
+        assertThat(ShardOptions.fairShare(6, 4)).isEqualTo(2);
+        assertThat(ShardOptions.fairShare(7, 3)).isEqualTo(3);
+        assertThat(ShardOptions.fairShare(4, 0)).isEqualTo(4);
+        assertThat(ShardOptions.fairShare(16, 3)).isEqualTo(6);
+    }
+
+    @Test
+    void a_lone_worker_claims_one_bucket_per_pass_until_it_holds_all_and_never_sheds() {
+        ManualClock clock = clock();
+        Worker a = new Worker(fresh(), "a", 4, clock, null);
+        for (int pass = 1; pass <= 4; pass++) {
+            assertThat(a.pass()).hasSize(pass);
+            clock.advance(Duration.ofSeconds(10));
+        }
+        assertThat(a.pass()).containsExactlyInAnyOrder(0, 1, 2, 3);
+        assertThat(a.readers.running()).containsExactlyInAnyOrder(0, 1, 2, 3);
+        assertThat(a.events).containsExactly("claim 0@1", "claim 1@1", "claim 2@1", "claim 3@1");
+    }
+
+    @Test
+    void cold_start_converges_to_an_even_split() {
+        ManualClock clock = clock();
+        String pool = fresh();
+        List<Worker> workers = List.of(new Worker(pool, "a", 16, clock, null), new Worker(pool, "b", 16, clock, null),
+                new Worker(pool, "c", 16, clock, null));
+        for (int round = 0; round < 12; round++) {
+            workers.forEach(Worker::pass);
+            clock.advance(Duration.ofSeconds(10));
+        }
+        List<Integer> counts = workers.stream().map(w -> w.readers.running().size()).toList();
+        assertThat(counts.stream().mapToInt(Integer::intValue).sum()).isEqualTo(16);
+        assertThat(counts.stream().mapToInt(Integer::intValue).max().getAsInt()
+                - counts.stream().mapToInt(Integer::intValue).min().getAsInt()).isLessThanOrEqualTo(1);
+        // every bucket is read by exactly one worker
+        List<Integer> all = new ArrayList<>();
+        workers.forEach(w -> all.addAll(w.readers.running()));
+        assertThat(all).doesNotHaveDuplicates().hasSize(16);
+    }
+
+    @Test
+    void a_joiner_makes_the_owner_shed_its_highest_buckets_after_stopping_their_readers() {
+        ManualClock clock = clock();
+        String pool = fresh();
+        Worker a = new Worker(pool, "a", 4, clock, null);
+        for (int i = 0; i < 4; i++) {
+            a.pass();
+        }
+        Worker b = new Worker(pool, "b", 4, clock, null);
+        assertThat(b.pass()).isEmpty(); // all owned; b is now a visible member
+        a.readers.log.clear();
+        assertThat(a.pass()).containsExactlyInAnyOrder(0, 1);
+        assertThat(a.events).contains("shed 3", "shed 2");
+        assertThat(a.readers.log).containsExactlyInAnyOrder("stop 3", "stop 2");
+        assertThat(b.pass()).containsExactly(2);
+        assertThat(b.pass()).containsExactlyInAnyOrder(2, 3);
+        assertThat(a.pass()).containsExactlyInAnyOrder(0, 1);
+    }
+
+    @Test
+    void an_expired_lease_is_taken_over_at_a_new_epoch_and_the_old_owner_loses_its_reader() {
+        ManualClock clock = clock();
+        String pool = fresh();
+        Worker a = new Worker(pool, "a", 2, clock, null);
+        a.pass();
+        a.pass();
+        assertThat(a.readers.running()).containsExactlyInAnyOrder(0, 1);
+        Worker b = new Worker(pool, "b", 2, clock, null);
+        assertThat(b.pass()).isEmpty();
+
+        clock.advance(TTL.plusSeconds(1)); // a stops renewing (crashed or stalled)
+        assertThat(b.pass()).containsExactly(0);
+        assertThat(b.events).containsExactly("claim 0@2");
+        assertThat(b.readers.epochOf(0)).isEqualTo(2);
+
+        // a comes back: its renewal returns only what nobody took
+        assertThat(a.pass()).containsExactly(1);
+        assertThat(a.events).contains("lost 0");
+        assertThat(a.readers.running()).containsExactly(1);
+    }
+
+    @Test
+    void relinquish_only_releases_rows_the_worker_still_owns() {
+        ManualClock clock = clock();
+        String pool = fresh();
+        Worker a = new Worker(pool, "a", 2, clock, null);
+        a.pass();
+        a.pass();
+        Worker b = new Worker(pool, "b", 2, clock, null);
+        assertThat(b.leases.relinquish("b", List.of(0, 1))).isEmpty();
+        assertThat(a.leases.relinquish("a", List.of(1))).containsExactly(1);
+        assertThat(b.leases.claim("b", 5)).extracting(LeaseStore.Lease::bucket).containsExactly(1);
+        assertThat(a.leases.snapshot()).extracting(o -> o.owner().orElse("-")).containsExactly("a", "b");
+    }
+
+    @Test
+    void every_change_of_owner_increments_the_epoch() {
+        ManualClock clock = clock();
+        String pool = fresh();
+        Worker a = new Worker(pool, "a", 1, clock, null);
+        assertThat(a.leases.claim("a", 1)).containsExactly(new LeaseStore.Lease(0, 1));
+        a.leases.relinquish("a", List.of(0));
+        assertThat(a.leases.claim("b", 1)).containsExactly(new LeaseStore.Lease(0, 2));
+        clock.advance(TTL.plusSeconds(1));
+        assertThat(a.leases.claim("a", 1)).containsExactly(new LeaseStore.Lease(0, 3));
+        assertThat(a.leases.renew("a")).containsExactly(new LeaseStore.Lease(0, 3));
+        assertThat(a.leases.renew("b")).isEmpty();
+    }
+
+    @Test
+    void a_dead_reader_is_restarted_on_the_next_pass() {
+        ManualClock clock = clock();
+        Worker a = new Worker(fresh(), "a", 1, clock, null);
+        a.pass();
+        a.readers.dead.put(0, true);
+        a.pass();
+        assertThat(a.events).contains("restart 0");
+        assertThat(a.readers.isAlive(0)).isTrue();
+    }
+
+    @Test
+    void a_failing_acquire_keeps_the_current_readers() {
+        ManualClock clock = clock();
+        String pool = fresh();
+        var broken = POSTGRES.newDataSource(2);
+        Worker a = new Worker(pool, "a", 2, clock, broken);
+        a.pass();
+        a.pass();
+        assertThat(a.readers.running()).containsExactlyInAnyOrder(0, 1);
+        broken.close(); // every statement now fails
+        a.readers.log.clear();
+        assertThat(a.pass()).containsExactlyInAnyOrder(0, 1);
+        assertThat(a.events).contains("failed renew");
+        assertThat(a.readers.log).isEmpty();
+    }
+
+    @Test
+    void a_different_shard_count_for_an_existing_subscription_is_refused_with_how_to_resize() {
+        ManualClock clock = clock();
+        String pool = fresh();
+        new Worker(pool, "a", 4, clock, null);
+        assertThatThrownBy(() -> new Worker(pool, "b", 6, clock, null))
+                .isInstanceOf(ShardCountMismatchException.class)
+                .hasMessageContaining("started with 6 shards but is stored with [4]")
+                .hasMessageContaining("To resize");
+    }
+
+    @Test
+    void each_invalid_option_has_its_own_message() {
+        Target t = Target.category("orders");
+        Duration s = Duration.ofSeconds(1);
+        assertThatThrownBy(() -> new ShardOptions(t, 0, s.multipliedBy(3), s, 1, 1, s, 1))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessage("shardCount must be >= 1, got 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, Duration.ZERO, s, 1, 1, s, 1)).hasMessageContaining("leaseTtl must be > 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), Duration.ZERO, 1, 1, s, 1)).hasMessageContaining("renewInterval must be > 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s, s, 1, 1, s, 1)).hasMessageContaining("must be shorter than leaseTtl");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 0, 1, s, 1)).hasMessageContaining("batchSize must be >= 1");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, 0, s, 1)).hasMessageContaining("bufferSize must be >= 1");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, 1, Duration.ofMillis(-1), 1)).hasMessageContaining("handlerRetryDelay must be >= 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, 1, s, 0)).hasMessageContaining("maxAttempts must be >= 1");
+    }
+}
