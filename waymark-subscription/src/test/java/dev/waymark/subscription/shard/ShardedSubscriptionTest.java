@@ -1,0 +1,205 @@
+package dev.waymark.subscription.shard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.store.EventData;
+import dev.waymark.store.EventStore;
+import dev.waymark.store.ExpectedVersion;
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.Partition;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.subscription.Ack;
+import dev.waymark.subscription.Checkpoints;
+import dev.waymark.subscription.DeadLetterReason;
+import dev.waymark.subscription.DeadLetters;
+import dev.waymark.subscription.Target;
+import dev.waymark.testkit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Real sharded workers in one JVM: draining, graceful hand-over, poison events, zombies. */
+class ShardedSubscriptionTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static EventStore store;
+
+    @BeforeAll
+    static void setUp() {
+        store = EventStore.builder(POSTGRES.dataSource()).build();
+        store.migrate();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    private static void append(String category, int streams, int perStream) {
+        for (int v = 0; v < perStream; v++) {
+            for (int s = 0; s < streams; s++) {
+                String type = "Poison".equals(category) ? "E" : "E";
+                store.append(category + "-" + s, ExpectedVersion.any(), EventData.json(type, "{}"));
+            }
+        }
+    }
+
+    private static ShardedSubscriptionBuilder pool(String name, String category, int shards) {
+        return ShardedSubscription.builder(store, name, Target.category(category))
+                .shards(shards)
+                .leaseTtl(Duration.ofSeconds(3))
+                .renewInterval(Duration.ofMillis(300))
+                .handlerRetryDelay(Duration.ZERO)
+                .maxAttempts(3);
+    }
+
+    private static boolean checkpointsAtHead(String name, String category, int shards) {
+        for (int b = 0; b < shards; b++) {
+            Partition p = Partition.of(b, shards);
+            List<RecordedEvent> last = store.readCategoryBackward(category, GlobalPosition.END, 100_000).stream()
+                    .filter(e -> p.owns(e.streamName())).limit(1).toList();
+            if (last.isEmpty()) {
+                continue;
+            }
+            if (!Checkpoints.of(store).get(name, p).equals(Optional.of(last.get(0).position()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Test
+    void two_workers_drain_a_category_once_each_with_one_worker_per_stream_and_hand_over_on_stop() {
+        append("drain", 12, 5);
+        Map<UUID, String> handledBy = new ConcurrentHashMap<>();
+        Map<String, Set<String>> workersOfStream = new ConcurrentHashMap<>();
+        List<UUID> all = new CopyOnWriteArrayList<>();
+        ShardHandler record = d -> Ack.ok();
+        ShardedSubscription a = pool("drainer", "drain", 4).start(d -> {
+            all.add(d.event().eventId());
+            handledBy.put(d.event().eventId(), "a");
+            workersOfStream.computeIfAbsent(d.event().streamName(), k -> ConcurrentHashMap.newKeySet()).add("a");
+            return record.handle(d);
+        });
+        ShardedSubscription b = pool("drainer", "drain", 4).start(d -> {
+            all.add(d.event().eventId());
+            handledBy.put(d.event().eventId(), "b");
+            workersOfStream.computeIfAbsent(d.event().streamName(), k -> ConcurrentHashMap.newKeySet()).add("b");
+            return Ack.ok();
+        });
+        try {
+            await().atMost(WAIT).until(() -> handledBy.size() == 60 && checkpointsAtHead("drainer", "drain", 4));
+            await().atMost(WAIT).until(() -> a.ownedBuckets().size() == 2 && b.ownedBuckets().size() == 2);
+            assertThat(all).hasSize(60).doesNotHaveDuplicates();
+            assertThat(workersOfStream.values()).allSatisfy(w -> assertThat(w).hasSize(1));
+        } finally {
+            a.stop(Duration.ofSeconds(5));
+        }
+        // a released its buckets at once: b takes them without waiting for the 3 s TTL to pass
+        Instant stopped = Instant.now();
+        await().atMost(WAIT).until(() -> b.ownedBuckets().size() == 4);
+        assertThat(Duration.between(stopped, Instant.now())).isLessThan(Duration.ofSeconds(3));
+        append("drain", 12, 1);
+        await().atMost(WAIT).until(() -> handledBy.size() == 72);
+        b.stop(Duration.ofSeconds(5));
+        assertThat(b.ownership()).allSatisfy(o -> assertThat(o.owner()).isEmpty());
+        assertThat(b.stats().deliveries()).isGreaterThan(0);
+    }
+
+    @Test
+    void a_poison_event_is_dead_lettered_after_the_budget_and_the_rest_drains() {
+        append("toxic", 6, 3);
+        UUID poison = store.readStreamForward("toxic-2", 1, 1).get(0).eventId();
+        Set<UUID> handled = ConcurrentHashMap.newKeySet();
+        List<Integer> poisonAttempts = new CopyOnWriteArrayList<>();
+        ShardedSubscription w = pool("detox", "toxic", 2).start(d -> {
+            if (d.event().eventId().equals(poison)) {
+                poisonAttempts.add(d.attempt());
+                throw new IllegalStateException("cannot handle");
+            }
+            handled.add(d.event().eventId());
+            return Ack.ok();
+        });
+        try {
+            await().atMost(WAIT).until(() -> handled.size() == 17 && DeadLetters.of(store).count("detox") == 1);
+            assertThat(poisonAttempts).containsExactly(0, 1, 2);
+            assertThat(DeadLetters.of(store).list("detox", Long.MAX_VALUE, 5)).singleElement().satisfies(l -> {
+                assertThat(l.eventId()).isEqualTo(poison);
+                assertThat(l.reasonSummary()).isEqualTo("max retry attempts exceeded (3)");
+                assertThat(l.attempts()).isEqualTo(3);
+            });
+            assertThat(w.stats().readerRestarts()).isZero();
+        } finally {
+            w.stop(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void a_zombie_whose_renewals_are_blocked_keeps_handling_briefly_but_cannot_move_a_checkpoint() throws Exception {
+        append("zomb", 8, 40);
+        List<Instant> zombieDone = new CopyOnWriteArrayList<>();
+        EventStore zombieStore = EventStore.builder(POSTGRES.newDataSource(6)).build();
+        ShardedSubscription zombie = ShardedSubscription.builder(zombieStore, "zombies", Target.category("zomb"))
+                .shards(1).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                .start(d -> {
+                    java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(20).toNanos()); // slow work
+                    zombieDone.add(Instant.now());
+                    return Ack.ok();
+                });
+        CountDownLatch never = new CountDownLatch(1);
+        try (Connection blocker = POSTGRES.dataSource().getConnection()) {
+            await().atMost(WAIT).until(() -> zombie.ownedBuckets().equals(Set.of(0)) && zombieDone.size() > 5);
+            // Block the zombie's next heartbeat: its pass stalls and it stops renewing, while its
+            // reader thread goes on handling events.
+            blocker.setAutoCommit(false);
+            try (PreparedStatement lock = blocker.prepareStatement(
+                    "SELECT 1 FROM waymark.workers WHERE subscription = 'zombies' AND worker_id = ? FOR UPDATE")) {
+                lock.setString(1, zombie.workerId());
+                lock.executeQuery().close();
+            }
+            Instant blocked = Instant.now();
+            // A second worker takes the bucket once the lease expires; its handler never finishes,
+            // so any checkpoint movement from now on could only come from the zombie.
+            ShardedSubscription taker = ShardedSubscription.builder(store, "zombies", Target.category("zomb"))
+                    .shards(1).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                    .start(d -> {
+                        never.await();
+                        return Ack.ok();
+                    });
+            try {
+                await().atMost(WAIT).until(() -> taker.ownedBuckets().equals(Set.of(0)));
+                Optional<GlobalPosition> atTakeover = Checkpoints.of(store).get("zombies", Partition.WHOLE);
+                assertThat(zombieDone).as("the zombie kept handling after its renewals stopped")
+                        .anyMatch(t -> t.isAfter(blocked.plusMillis(200)));
+                assertThat(zombieDone.size()).as("the zombie did not drain everything").isLessThan(320);
+                await("no checkpoint moves once the lease is gone").during(Duration.ofMillis(2500))
+                        .atMost(WAIT).until(() -> Checkpoints.of(store).get("zombies", Partition.WHOLE)
+                                .equals(atTakeover));
+            } finally {
+                never.countDown();
+                taker.stop(Duration.ofSeconds(5));
+            }
+            blocker.rollback();
+        } finally {
+            zombie.stop(Duration.ofSeconds(5));
+            zombieStore.close();
+        }
+    }
+}
