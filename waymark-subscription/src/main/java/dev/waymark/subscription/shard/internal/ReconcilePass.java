@@ -32,6 +32,7 @@ public final class ReconcilePass {
     private final String worker;
     private final int shardCount;
     private final ShardListener listener;
+    private boolean claimedBelowFloor;
 
     /** A pass for {@code worker}. */
     public ReconcilePass(LeaseStore leases, BucketReaders readers, String worker, int shardCount,
@@ -41,6 +42,15 @@ public final class ReconcilePass {
         this.worker = worker;
         this.shardCount = shardCount;
         this.listener = listener;
+    }
+
+    /**
+     * Whether the worker is still below its floor share after the last pass: it then runs its next
+     * pass sooner (still one claim per pass), so buckets freed by a crash or a shed are taken over
+     * within moments of their leases expiring.
+     */
+    public boolean wantsEarlyPass() {
+        return claimedBelowFloor;
     }
 
     /** Runs the pass; returns the buckets held afterwards. */
@@ -75,9 +85,11 @@ public final class ReconcilePass {
                 .anyMatch(e -> !e.getKey().equals(worker) && e.getValue() < floor);
         int leased = live.values().stream().mapToInt(Integer::intValue).sum();
 
+        claimedBelowFloor = false;
         if (owned.size() < floor || (owned.size() < ceil && !otherBelowFloor)) {
             try {
                 for (LeaseStore.Lease l : leases.claim(worker, 1)) {
+
                     owned.put(l.bucket(), l.epoch());
                     safely(() -> listener.claimed(worker, l.bucket(), l.epoch()));
                 }
@@ -133,6 +145,7 @@ public final class ReconcilePass {
                 readers.start(b, epoch);
             }
         }
+        claimedBelowFloor = owned.size() < floor;
         Set<Integer> result = Set.copyOf(owned.keySet());
         int liveCount = workers;
         safely(() -> listener.passCompleted(worker, result, liveCount));

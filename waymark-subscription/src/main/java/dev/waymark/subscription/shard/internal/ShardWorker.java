@@ -70,12 +70,14 @@ public final class ShardWorker implements ShardedSubscription {
                 log.warn("sharded worker {} of '{}': pass ran {} ms late; re-verifying leases", workerId, name,
                         TimeUnit.NANOSECONDS.toMillis(late));
             }
+            boolean early = false;
             try {
                 owned = pass.run();
+                early = pass.wantsEarlyPass();
             } catch (RuntimeException e) {
                 log.error("sharded worker {} of '{}': pass failed", workerId, name, e);
             }
-            planned += interval;
+            planned = early ? System.nanoTime() + interval / 10 : planned + interval;
             long sleep = planned - System.nanoTime();
             if (sleep < 0) {
                 planned = System.nanoTime();

@@ -80,7 +80,7 @@ public final class SubscriptionReaders implements BucketReaders {
                 .retry(options.maxAttempts(), options.handlerRetryDelay())
                 .startFrom(StartPosition.checkpointOrBeginning())
                 .listener(new Counting())
-                .start(this::handle);
+                .start(d -> handle(d, epoch));
         readers.put(bucket, new Reader(subscription, epoch));
     }
 
@@ -97,10 +97,10 @@ public final class SubscriptionReaders implements BucketReaders {
         readers.keySet().forEach(this::stop);
     }
 
-    private Ack handle(Delivery d) throws Exception {
+    private Ack handle(Delivery d, long epoch) throws Exception {
         long start = System.nanoTime();
         try {
-            return handler.handle(new ShardDelivery(d.event(), d.attempt(), d.partition().member()));
+            return handler.handle(new ShardDelivery(d.event(), d.attempt(), d.partition().member(), epoch));
         } finally {
             deliveries.incrementAndGet();
             handlerNanos.addAndGet(System.nanoTime() - start);
