@@ -64,6 +64,10 @@ final class BenchDatabase implements AutoCloseable {
         return new HikariDataSource(config);
     }
 
+    String url() {
+        return url;
+    }
+
     String server() {
         return server;
     }
