@@ -16,6 +16,8 @@ import java.sql.Statement;
  */
 final class BenchDatabase implements AutoCloseable {
 
+    private static final java.util.concurrent.atomic.AtomicInteger POOLS = new java.util.concurrent.atomic.AtomicInteger();
+
     private final EmbeddedPostgres embedded;
     private final String adminUrl;
     private final String name;
@@ -60,7 +62,7 @@ final class BenchDatabase implements AutoCloseable {
         config.setJdbcUrl(url);
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(size);
-        config.setPoolName("bench");
+        config.setPoolName("bench-" + POOLS.incrementAndGet());
         return new HikariDataSource(config);
     }
 
