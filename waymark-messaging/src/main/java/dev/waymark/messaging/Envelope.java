@@ -1,0 +1,136 @@
+package dev.waymark.messaging;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A message as every adapter normalizes it. Build with {@link #builder(String, byte[])} so that new
+ * optional fields never break adapters.
+ *
+ * @param messageId stable identity, for idempotency, logs and traces
+ * @param key the broker key, or null
+ * @param orderingKey the key {@link Concurrency#orderedByKey(int)} keeps in order, or null (unconstrained)
+ * @param headers every header exactly as received (duplicates allowed), possibly empty
+ * @param payload the body
+ * @param eventTime when the broker or store recorded the message, or null
+ * @param ingestedAt when the adapter handed it to the runtime
+ * @param attempt 0 for the first delivery; -1 when the adapter cannot know
+ * @param traceparent the W3C traceparent, or null
+ * @param tracestate the W3C tracestate, or null
+ * @param cursor the position in the source (offset, global position), or null
+ */
+public record Envelope(
+        String messageId,
+        String key,
+        String orderingKey,
+        List<Header> headers,
+        byte[] payload,
+        Instant eventTime,
+        Instant ingestedAt,
+        int attempt,
+        String traceparent,
+        String tracestate,
+        String cursor) {
+
+    /** Validates and copies. */
+    public Envelope {
+        if (messageId == null || messageId.isEmpty()) {
+            throw new IllegalArgumentException("messageId must not be null or empty");
+        }
+        headers = List.copyOf(headers);
+        Objects.requireNonNull(payload, "payload");
+        Objects.requireNonNull(ingestedAt, "ingestedAt");
+        if (attempt < -1) {
+            throw new IllegalArgumentException("attempt must be >= 0, or -1 for unknown; got " + attempt);
+        }
+    }
+
+    /** A builder with every optional field empty and {@code ingestedAt} now. */
+    public static Builder builder(String messageId, byte[] payload) {
+        return new Builder(messageId, payload);
+    }
+
+    /** Builds envelopes. */
+    public static final class Builder {
+        private final String messageId;
+        private final byte[] payload;
+        private String key;
+        private String orderingKey;
+        private List<Header> headers = List.of();
+        private Instant eventTime;
+        private Instant ingestedAt = Instant.now();
+        private int attempt = -1;
+        private String traceparent;
+        private String tracestate;
+        private String cursor;
+
+        private Builder(String messageId, byte[] payload) {
+            this.messageId = messageId;
+            this.payload = payload;
+        }
+
+        /** The broker key. */
+        public Builder key(String key) {
+            this.key = key;
+            return this;
+        }
+
+        /** The ordering key. */
+        public Builder orderingKey(String orderingKey) {
+            this.orderingKey = orderingKey;
+            return this;
+        }
+
+        /** The headers. */
+        public Builder headers(List<Header> headers) {
+            this.headers = headers;
+            return this;
+        }
+
+        /** The event time. */
+        public Builder eventTime(Instant eventTime) {
+            this.eventTime = eventTime;
+            return this;
+        }
+
+        /** The ingestion time. */
+        public Builder ingestedAt(Instant ingestedAt) {
+            this.ingestedAt = ingestedAt;
+            return this;
+        }
+
+        /** The delivery attempt, from 0. */
+        public Builder attempt(int attempt) {
+            this.attempt = attempt;
+            return this;
+        }
+
+        /** W3C trace context. */
+        public Builder trace(String traceparent, String tracestate) {
+            this.traceparent = traceparent;
+            this.tracestate = tracestate;
+            return this;
+        }
+
+        /** The source position. */
+        public Builder cursor(String cursor) {
+            this.cursor = cursor;
+            return this;
+        }
+
+        /** The envelope. */
+        public Envelope build() {
+            return new Envelope(messageId, key, orderingKey, headers, payload, eventTime, ingestedAt, attempt,
+                    traceparent, tracestate, cursor);
+        }
+    }
+
+    /**
+     * One header.
+     *
+     * @param name the name
+     * @param value the raw value
+     */
+    public record Header(String name, byte[] value) {}
+}

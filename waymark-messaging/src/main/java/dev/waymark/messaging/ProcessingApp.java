@@ -1,0 +1,265 @@
+package dev.waymark.messaging;
+
+import dev.waymark.messaging.internal.ProcessorRuntime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Several processors under one lifecycle: start, wait, stop with a drain timeout then a forced
+ * stop, a failure strategy, per-processor state and health. Each processor has its own source,
+ * bounded inbox, threads and counters.
+ */
+public final class ProcessingApp {
+
+    /** Default inbox size per processor. */
+    public static final int DEFAULT_INBOX_SIZE = 100;
+    /** Default drain timeout of {@link #stop()}. */
+    public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+    /** Default total timeout of {@link #stop()}. */
+    public static final Duration DEFAULT_TOTAL_TIMEOUT = Duration.ofSeconds(60);
+
+    private static final Logger log = LoggerFactory.getLogger(ProcessingApp.class);
+
+    private final List<ProcessorRuntime> processors;
+    private final FailureStrategy strategy;
+    private final AtomicBoolean started = new AtomicBoolean();
+    private final AtomicBoolean failureReported = new AtomicBoolean();
+    private volatile ProcessorFailedException firstFailure;
+    private CompletableFuture<Boolean> stopping;
+
+    private ProcessingApp(Builder builder) {
+        this.strategy = builder.strategy;
+        this.processors = new ArrayList<>();
+        for (Spec spec : builder.specs) {
+            processors.add(new ProcessorRuntime(spec.id, spec.source, spec.concurrency, spec.handler,
+                    builder.inboxSize, builder.exceptionRetryDelay, this::failed));
+        }
+    }
+
+    /** A builder. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Starts every processor; returns this app. */
+    public ProcessingApp start() {
+        if (!started.compareAndSet(false, true)) {
+            throw new IllegalStateException("the app was already started");
+        }
+        processors.forEach(ProcessorRuntime::start);
+        return this;
+    }
+
+    private void failed(ProcessorRuntime processor) {
+        synchronized (this) {
+            if (firstFailure == null) {
+                firstFailure = processor.failure();
+            }
+        }
+        if (strategy == FailureStrategy.STOP_ALL) {
+            Thread.ofPlatform().name("waymark-stop-all").start(() -> {
+                try {
+                    stop();
+                } catch (RuntimeException e) {
+                    log.warn("stopping after a processor failure failed: {}", e.toString());
+                }
+            });
+        }
+    }
+
+    /**
+     * Waits until every processor has ended.
+     *
+     * @return whether they ended within the timeout
+     * @throws ProcessorFailedException under {@link FailureStrategy#STOP_ALL}, once, for the first failure
+     */
+    public boolean awaitTermination(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (ProcessorRuntime p : processors) {
+            if (!p.awaitDone(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+                return false;
+            }
+        }
+        if (strategy == FailureStrategy.STOP_ALL && firstFailure != null && failureReported.compareAndSet(false, true)) {
+            throw firstFailure;
+        }
+        return true;
+    }
+
+    /** {@link #stop(Duration, Duration)} with the default timeouts. */
+    public boolean stop() {
+        return stop(DEFAULT_DRAIN_TIMEOUT, DEFAULT_TOTAL_TIMEOUT);
+    }
+
+    /**
+     * Stops gracefully: every source's {@code shutdown()} is called exactly once (a failing one does
+     * not skip the others), processors finalize what they already took, up to {@code drain}; then
+     * whatever still runs is stopped by force, after which no finalizer runs. Concurrent and later
+     * calls share the first call's result.
+     *
+     * @return true when everything drained in time
+     * @throws MessagingException with the first source-shutdown failure, after everything stopped
+     */
+    public boolean stop(Duration drain, Duration total) {
+        CompletableFuture<Boolean> result;
+        boolean leader = false;
+        synchronized (this) {
+            if (stopping == null) {
+                stopping = new CompletableFuture<>();
+                leader = true;
+            }
+            result = stopping;
+        }
+        if (leader) {
+            try {
+                result.complete(doStop(drain, total));
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        }
+        try {
+            return result.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (ExecutionException e) {
+            throw (RuntimeException) e.getCause();
+        }
+    }
+
+    private boolean doStop(Duration drain, Duration total) {
+        long deadline = System.nanoTime() + total.toNanos();
+        RuntimeException shutdownFailure = null;
+        for (ProcessorRuntime p : processors) {
+            p.draining();
+            try {
+                p.source().shutdown();
+            } catch (Exception e) {
+                log.warn("source {} of processor {} failed to shut down: {}", p.source().name(), p.id(), e.toString());
+                if (shutdownFailure == null) {
+                    shutdownFailure = new MessagingException("shutting down source '" + p.source().name()
+                            + "' of processor '" + p.id() + "' failed", e);
+                }
+            }
+        }
+        boolean drained = true;
+        long drainDeadline = Math.min(deadline, System.nanoTime() + drain.toNanos());
+        try {
+            for (ProcessorRuntime p : processors) {
+                long left = drainDeadline - System.nanoTime();
+                if (!p.awaitDone(Duration.ofNanos(Math.max(0, left)))) {
+                    drained = false;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            drained = false;
+        }
+        if (!drained) {
+            processors.forEach(ProcessorRuntime::forceStop);
+        }
+        if (shutdownFailure != null) {
+            throw shutdownFailure;
+        }
+        return drained;
+    }
+
+    /** Every processor's state, by id, in registration order. */
+    public Map<String, ProcessorState> snapshot() {
+        Map<String, ProcessorState> out = new LinkedHashMap<>();
+        processors.forEach(p -> out.put(p.id(), p.snapshot()));
+        return out;
+    }
+
+    /** Healthy while no processor has failed. */
+    public boolean isHealthy() {
+        return processors.stream().noneMatch(p -> p.snapshot().lifecycle() == ProcessorState.Lifecycle.FAILED);
+    }
+
+    private record Spec(String id, MessageSource source, Concurrency concurrency, Handler handler) {}
+
+    /** Configures an app; {@link #build()} validates everything before anything starts. */
+    public static final class Builder {
+        private final List<Spec> specs = new ArrayList<>();
+        private int inboxSize = DEFAULT_INBOX_SIZE;
+        private FailureStrategy strategy = FailureStrategy.ISOLATE;
+        private Duration exceptionRetryDelay = Duration.ZERO;
+
+        private Builder() {}
+
+        /** Adds a processor: messages from {@code source} go to {@code handler} under {@code concurrency}. */
+        public Builder processor(String id, MessageSource source, Concurrency concurrency, Handler handler) {
+            specs.add(new Spec(id, source, concurrency, handler));
+            return this;
+        }
+
+        /** Messages each processor may hold pulled but not started, {@code >= 1}; default 100. */
+        public Builder inboxSize(int size) {
+            this.inboxSize = size;
+            return this;
+        }
+
+        /** What a failure does to the others; default {@link FailureStrategy#ISOLATE}. */
+        public Builder failureStrategy(FailureStrategy strategy) {
+            this.strategy = strategy;
+            return this;
+        }
+
+        /** The retry delay when a handler throws; default 0. */
+        public Builder handlerExceptionRetryDelay(Duration delay) {
+            this.exceptionRetryDelay = delay;
+            return this;
+        }
+
+        /**
+         * Validates the configuration; nothing is started and no source is touched.
+         *
+         * @throws MessagingConfigException naming the problem
+         */
+        public ProcessingApp build() {
+            if (inboxSize < 1) {
+                throw new MessagingConfigException("inboxSize must be >= 1, got " + inboxSize);
+            }
+            if (strategy == null) {
+                throw new MessagingConfigException("failureStrategy must not be null");
+            }
+            if (exceptionRetryDelay == null || exceptionRetryDelay.isNegative()) {
+                throw new MessagingConfigException("handlerExceptionRetryDelay must be >= 0, got " + exceptionRetryDelay);
+            }
+            if (specs.isEmpty()) {
+                throw new MessagingConfigException("an app needs at least one processor");
+            }
+            Set<String> ids = new HashSet<>();
+            Map<MessageSource, String> sources = new IdentityHashMap<>();
+            for (Spec spec : specs) {
+                if (spec.id == null || spec.id.isBlank()) {
+                    throw new MessagingConfigException("processor id must not be blank");
+                }
+                if (!ids.add(spec.id)) {
+                    throw new MessagingConfigException("processor id '" + spec.id + "' is used twice");
+                }
+                if (spec.source == null || spec.concurrency == null || spec.handler == null) {
+                    throw new MessagingConfigException("processor '" + spec.id
+                            + "' needs a source, a concurrency and a handler");
+                }
+                String other = sources.put(spec.source, spec.id);
+                if (other != null) {
+                    throw new MessagingConfigException("processors '" + other + "' and '" + spec.id
+                            + "' share one source; each processor needs its own");
+                }
+            }
+            return new ProcessingApp(this);
+        }
+    }
+}

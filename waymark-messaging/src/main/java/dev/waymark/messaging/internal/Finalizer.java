@@ -1,0 +1,42 @@
+package dev.waymark.messaging.internal;
+
+import dev.waymark.messaging.AckDecision;
+import dev.waymark.messaging.Ingested;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Calls an ack handle with the same decision until it succeeds or the attempts run out. */
+final class Finalizer {
+
+    private static final Logger log = LoggerFactory.getLogger(Finalizer.class);
+
+    /** The delays before each attempt: 0, 10, 50, 250 ms (four attempts). */
+    static final List<Duration> DELAYS =
+            List.of(Duration.ZERO, Duration.ofMillis(10), Duration.ofMillis(50), Duration.ofMillis(250));
+
+    private Finalizer() {}
+
+    /** @return null on success, else the last failure */
+    static Exception finalize(Ingested message, AckDecision decision) throws InterruptedException {
+        Exception last = null;
+        for (Duration delay : DELAYS) {
+            if (!delay.isZero()) {
+                TimeUnit.NANOSECONDS.sleep(delay.toNanos());
+            }
+            try {
+                message.ack().finalize(decision);
+                return null;
+            } catch (InterruptedException e) {
+                throw e;
+            } catch (Exception e) {
+                last = e;
+                log.warn("finalizing message {} with {} failed: {}", message.envelope().messageId(), decision,
+                        e.toString());
+            }
+        }
+        return last;
+    }
+}

@@ -1,0 +1,263 @@
+package dev.waymark.messaging.internal;
+
+import dev.waymark.messaging.AckDecision;
+import dev.waymark.messaging.Concurrency;
+import dev.waymark.messaging.Handler;
+import dev.waymark.messaging.Ingested;
+import dev.waymark.messaging.Message;
+import dev.waymark.messaging.MessageSource;
+import dev.waymark.messaging.ProcessorFailedException;
+import dev.waymark.messaging.ProcessorState;
+import dev.waymark.messaging.ProcessorState.Lifecycle;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One processor: an ingester thread pulls the source into a bounded inbox (blocking when full), a
+ * loop thread takes from the inbox and dispatches to the handler under the concurrency mode, and
+ * every message is finalized through its ack handle with bounded retries.
+ */
+public final class ProcessorRuntime {
+
+    private static final Logger log = LoggerFactory.getLogger(ProcessorRuntime.class);
+    private static final Duration POLL = Duration.ofMillis(50);
+
+    private final String id;
+    private final MessageSource source;
+    private final Handler handler;
+    private final Duration exceptionRetryDelay;
+    private final BlockingQueue<Ingested> inbox;
+    private final ExecutorService executor;
+    private final Dispatcher dispatcher;
+    private final Consumer<ProcessorRuntime> onFailure;
+    private final CountDownLatch done = new CountDownLatch(1);
+    private final CountDownLatch ingesterDone = new CountDownLatch(1);
+
+    private final AtomicLong received = new AtomicLong();
+    private final AtomicLong processed = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong retried = new AtomicLong();
+    private final AtomicLong deadLettered = new AtomicLong();
+
+    /** Finalizers hold the read lock; a forced stop takes the write lock, so none runs after it. */
+    private final java.util.concurrent.locks.ReentrantReadWriteLock finalizing =
+            new java.util.concurrent.locks.ReentrantReadWriteLock();
+
+    private volatile Lifecycle lifecycle = Lifecycle.STARTING;
+    private volatile String halt;
+    private volatile ProcessorFailedException failure;
+    private volatile boolean forced;
+    private volatile Thread ingester;
+    private volatile Thread loop;
+
+    /** A processor, not started. */
+    public ProcessorRuntime(String id, MessageSource source, Concurrency concurrency, Handler handler, int inboxSize,
+            Duration exceptionRetryDelay, Consumer<ProcessorRuntime> onFailure) {
+        this.id = id;
+        this.source = source;
+        this.handler = handler;
+        this.exceptionRetryDelay = exceptionRetryDelay;
+        this.inbox = new ArrayBlockingQueue<>(inboxSize);
+        this.onFailure = onFailure;
+        this.executor = concurrency instanceof Concurrency.Serial ? null
+                : Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-" + id + "-", 0).factory());
+        this.dispatcher = switch (concurrency) {
+            case Concurrency.Serial s -> new SerialDispatcher(this::processOne);
+            case Concurrency.Unordered u -> new UnorderedDispatcher(this::processOne, executor, u.parallelism());
+            case Concurrency.OrderedByKey k -> new KeyedDispatcher(this::processOne, executor, k.parallelism());
+        };
+    }
+
+    /** The processor's id. */
+    public String id() {
+        return id;
+    }
+
+    /** The source. */
+    public MessageSource source() {
+        return source;
+    }
+
+    /** Starts the ingester and the loop. */
+    public void start() {
+        lifecycle = Lifecycle.RUNNING;
+        ingester = Thread.ofPlatform().name("waymark-ingest-" + id).start(this::ingest);
+        loop = Thread.ofPlatform().name("waymark-process-" + id).start(this::run);
+    }
+
+    private boolean terminal() {
+        return halt != null || failure != null || forced;
+    }
+
+    private void ingest() {
+        try {
+            while (!terminal() && !source.isFinished()) {
+                Optional<Ingested> next = source.poll(POLL);
+                if (next.isPresent()) {
+                    received.incrementAndGet();
+                    inbox.put(next.get()); // blocks while the inbox is full: backpressure
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            if (!terminal()) {
+                fail(null, "source '" + source.name() + "' failed", e, false);
+            }
+        } finally {
+            ingesterDone.countDown();
+        }
+    }
+
+    private void run() {
+        try {
+            while (!terminal()) {
+                Ingested next = inbox.poll(POLL.toNanos(), TimeUnit.NANOSECONDS);
+                if (next != null) {
+                    dispatcher.dispatch(next);
+                } else if (ingesterDone.getCount() == 0 && inbox.isEmpty()) {
+                    break;
+                }
+            }
+            dispatcher.awaitIdle();
+            if (terminal()) {
+                Thread t = ingester;
+                if (t != null) {
+                    t.interrupt(); // it may be blocked on a full inbox; what is left there is not finalized
+                }
+            }
+            ingesterDone.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            if (executor != null) {
+                executor.shutdown();
+            }
+            lifecycle = failure != null ? Lifecycle.FAILED : halt != null ? Lifecycle.HALTED : Lifecycle.STOPPED;
+            done.countDown();
+            if (failure != null) {
+                onFailure.accept(this);
+            }
+        }
+    }
+
+    private void processOne(Ingested message) {
+        if (forced) {
+            return;
+        }
+        AckDecision decision;
+        try {
+            decision = handler.handle(new Message(message.envelope(), Optional.ofNullable(message.lease())));
+            if (decision == null) {
+                throw new IllegalStateException("handler returned null instead of an AckDecision");
+            }
+        } catch (Exception e) {
+            if (forced) {
+                return;
+            }
+            failed.incrementAndGet();
+            log.warn("processor {}: handler failed on {}: {}", id, message.envelope().messageId(), e.toString());
+            decision = AckDecision.retry(exceptionRetryDelay);
+        }
+        Exception error;
+        finalizing.readLock().lock();
+        try {
+            if (forced) {
+                return; // after a forced stop returns, no finalizer runs
+            }
+            error = Finalizer.finalize(message, decision);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } finally {
+            finalizing.readLock().unlock();
+        }
+        if (error != null) {
+            fail(message.envelope().messageId(), "finalization failed after " + Finalizer.DELAYS.size()
+                    + " attempts with " + decision, error, true);
+            return;
+        }
+        switch (decision) {
+            case AckDecision.Ok ok -> processed.incrementAndGet();
+            case AckDecision.Retry r -> {
+                processed.incrementAndGet();
+                retried.incrementAndGet();
+            }
+            case AckDecision.DeadLetter d -> {
+                failed.incrementAndGet();
+                deadLettered.incrementAndGet();
+            }
+            case AckDecision.Halt h -> {
+                if (failure == null && halt == null) {
+                    halt = h.reason();
+                    log.info("processor {} halted by message {}: {}", id, message.envelope().messageId(), h.reason());
+                }
+            }
+        }
+    }
+
+    private synchronized void fail(String messageId, String what, Exception cause, boolean finalization) {
+        if (failure == null) { // the first failure wins, and a failure overrides a halt
+            failure = new ProcessorFailedException(id, messageId, what + ": " + cause, cause);
+            log.error("processor {} failed{}: {}", id, finalization ? " on " + messageId : "", cause.toString());
+        }
+    }
+
+    /** Marks the processor draining (its source is being shut down). */
+    public void draining() {
+        if (lifecycle == Lifecycle.RUNNING) {
+            lifecycle = Lifecycle.DRAINING;
+        }
+    }
+
+    /** Waits for the processor to end. */
+    public boolean awaitDone(Duration timeout) throws InterruptedException {
+        return done.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** Whether it ended. */
+    public boolean isDone() {
+        return done.getCount() == 0;
+    }
+
+    /** Forced stop: no finalizer runs after this returns; handlers are interrupted. */
+    public void forceStop() {
+        forced = true;
+        Thread i = ingester;
+        Thread l = loop;
+        if (i != null) {
+            i.interrupt();
+        }
+        if (l != null) {
+            l.interrupt();
+        }
+        if (executor != null) {
+            executor.shutdownNow();
+        }
+        finalizing.writeLock().lock(); // waits for finalizers already running
+        finalizing.writeLock().unlock();
+    }
+
+    /** Its failure, or null. */
+    public ProcessorFailedException failure() {
+        return failure;
+    }
+
+    /** A snapshot. */
+    public ProcessorState snapshot() {
+        ProcessorFailedException f = failure;
+        return new ProcessorState(id, lifecycle, received.get(), processed.get(), failed.get(), retried.get(),
+                deadLettered.get(), dispatcher.inFlight(), inbox.size(),
+                f != null ? f.getMessage() : halt, f != null ? f.messageId() : null);
+    }
+}
