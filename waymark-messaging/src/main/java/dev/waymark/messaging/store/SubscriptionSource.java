@@ -1,0 +1,149 @@
+package dev.waymark.messaging.store;
+
+import dev.waymark.messaging.AckDecision;
+import dev.waymark.messaging.AckHandle;
+import dev.waymark.messaging.Envelope;
+import dev.waymark.messaging.Ingested;
+import dev.waymark.messaging.MessageSource;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.subscription.Ack;
+import dev.waymark.subscription.AckStream;
+import dev.waymark.subscription.DeadLetterReason;
+import dev.waymark.subscription.SubscriptionBuilder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * An event-store subscription as a message source. Each delivered event becomes a message (id =
+ * event id, ordering key = stream name, cursor = global position, payload = the JSON data, headers
+ * with the event type, stream and version); ok, retry and dead-letter map onto the subscription's
+ * acknowledgement (its retry budget and dead letters apply); halt stops the subscription without
+ * acknowledging, so the event is delivered again on the next start. The subscription hands out one
+ * event at a time and waits for its acknowledgement, so store order is kept whatever the processor's
+ * concurrency.
+ */
+public final class SubscriptionSource implements MessageSource {
+
+    private final SubscriptionBuilder subscription;
+    private final String name;
+    private final AtomicBoolean finished = new AtomicBoolean();
+    private final AtomicInteger outstanding = new AtomicInteger();
+    private volatile AckStream stream;
+
+    private SubscriptionSource(SubscriptionBuilder subscription) {
+        this.subscription = subscription;
+        this.name = "subscription:" + subscription.config().name();
+    }
+
+    /** A source over the subscription {@code builder} describes; the subscription starts on the first poll. */
+    public static SubscriptionSource of(SubscriptionBuilder builder) {
+        builder.config(); // validate now, before anything starts
+        return new SubscriptionSource(builder);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    private AckStream stream() {
+        AckStream s = stream;
+        if (s == null) {
+            synchronized (this) {
+                if (stream == null) {
+                    stream = subscription.openAckStream(1);
+                }
+                s = stream;
+            }
+        }
+        return s;
+    }
+
+    @Override
+    public Optional<Ingested> poll(Duration timeout) throws InterruptedException {
+        if (finished.get()) {
+            return Optional.empty();
+        }
+        Optional<AckStream.Item> item = stream().next(timeout);
+        if (item.isEmpty()) {
+            return Optional.empty();
+        }
+        outstanding.incrementAndGet();
+        AckStream.Item it = item.get();
+        return Optional.of(Ingested.of(envelope(it), handle(it)));
+    }
+
+    private AckHandle handle(AckStream.Item item) {
+        AtomicBoolean done = new AtomicBoolean();
+        return decision -> {
+            if (!done.compareAndSet(false, true)) {
+                return; // idempotent: the runtime may finalize again after a failure
+            }
+            try {
+                switch (decision) {
+                    case AckDecision.Ok ok -> item.reply(Ack.ok());
+                    case AckDecision.Retry r -> item.reply(Ack.retry(r.delay()));
+                    case AckDecision.DeadLetter d -> item.reply(Ack.deadLetter(reason(d.reason())));
+                    case AckDecision.Halt h -> {
+                        finished.set(true);
+                        stream().close(); // stops the subscription without acknowledging this event
+                    }
+                }
+            } finally {
+                outstanding.decrementAndGet();
+                closeWhenDrained();
+            }
+        };
+    }
+
+    private static DeadLetterReason reason(dev.waymark.messaging.DeadLetterReason reason) {
+        return switch (reason) {
+            case dev.waymark.messaging.DeadLetterReason.Poison p -> DeadLetterReason.poison(p.detail());
+            case dev.waymark.messaging.DeadLetterReason.Invalid i -> DeadLetterReason.invalid(i.detail());
+            case dev.waymark.messaging.DeadLetterReason.MaxAttempts m -> DeadLetterReason.maxAttempts(m.attempts());
+            case dev.waymark.messaging.DeadLetterReason.Other o -> DeadLetterReason.other(o.summary(), null);
+        };
+    }
+
+    private static Envelope envelope(AckStream.Item item) {
+        RecordedEvent e = item.delivery().event();
+        return Envelope.builder(e.eventId().toString(), e.data().getBytes(StandardCharsets.UTF_8))
+                .key(e.streamName())
+                .orderingKey(e.streamName())
+                .headers(List.of(
+                        new Envelope.Header("waymark-event-type", e.type().getBytes(StandardCharsets.UTF_8)),
+                        new Envelope.Header("waymark-stream", e.streamName().getBytes(StandardCharsets.UTF_8)),
+                        new Envelope.Header("waymark-stream-version",
+                                Long.toString(e.streamVersion()).getBytes(StandardCharsets.UTF_8))))
+                .eventTime(e.createdAt())
+                .attempt(item.delivery().attempt())
+                .trace(e.traceparent().orElse(null), dev.waymark.store.TraceContext.tracestate(e.metadata()).orElse(null))
+                .cursor(e.position().toString())
+                .build();
+    }
+
+    @Override
+    public boolean isFinished() {
+        return finished.get() && outstanding.get() == 0;
+    }
+
+    /** Ends the source: no new messages; the subscription stops once handed-out messages are finalized. */
+    @Override
+    public void shutdown() {
+        finished.set(true);
+        closeWhenDrained();
+    }
+
+    private void closeWhenDrained() {
+        if (finished.get() && outstanding.get() == 0) {
+            AckStream s = stream;
+            if (s != null) {
+                s.close();
+            }
+        }
+    }
+}
