@@ -1,0 +1,151 @@
+package dev.waymark.bench;
+
+import dev.waymark.messaging.AckDecision;
+import dev.waymark.messaging.AckHandle;
+import dev.waymark.messaging.Concurrency;
+import dev.waymark.messaging.Envelope;
+import dev.waymark.messaging.Handler;
+import dev.waymark.messaging.Ingested;
+import dev.waymark.messaging.Message;
+import dev.waymark.messaging.MessageSource;
+import dev.waymark.messaging.ProcessingApp;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The messaging runtime with an in-memory source, side by side in one run: serial processing of a
+ * no-op handler against a bare loop calling the same handler and ack; and orderedByKey(16) against
+ * serial with a 2 ms handler over 1,000 keys. No database.
+ */
+public final class MessagingBenchmark {
+
+    private MessagingBenchmark() {}
+
+    /** A pre-built array of messages; acknowledgements only count. */
+    private static final class ArraySource implements MessageSource {
+        private final Ingested[] messages;
+        private final AtomicInteger next = new AtomicInteger();
+
+        ArraySource(int count, int keys, LongAdder acked) {
+            AckHandle ack = decision -> acked.increment();
+            messages = new Ingested[count];
+            byte[] payload = "{\"order\":42}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            for (int i = 0; i < count; i++) {
+                messages[i] = Ingested.of(Envelope.builder("m" + i, payload).orderingKey("k" + (i % keys)).build(), ack);
+            }
+        }
+
+        @Override
+        public String name() {
+            return "array";
+        }
+
+        @Override
+        public Optional<Ingested> poll(Duration timeout) {
+            int i = next.getAndIncrement();
+            return i < messages.length ? Optional.of(messages[i]) : Optional.empty();
+        }
+
+        @Override
+        public boolean isFinished() {
+            return next.get() >= messages.length;
+        }
+
+        @Override
+        public void shutdown() {
+            next.set(messages.length);
+        }
+    }
+
+    /** Runs the benchmark and prints markdown tables. */
+    public static void main(String[] args) throws Exception {
+        int rounds = Integer.getInteger("bench.rounds", 3);
+        int count = 2_000_000;
+        Handler noop = m -> AckDecision.ok();
+        runtime(count, 1000, Concurrency.serial(), noop); // warm-up
+        bare(count, noop);
+        List<Double> bare = new ArrayList<>();
+        List<Double> serial = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            bare.add(bare(count, noop));
+            serial.add(runtime(count, 1000, Concurrency.serial(), noop));
+        }
+        System.out.printf("messaging benchmark: %d cores, in-memory source%n%n", Runtime.getRuntime().availableProcessors());
+        System.out.printf("| no-op handler, %,d messages | msg/s (median of %d) | ratio |%n", count, rounds);
+        System.out.println("|---|---:|---:|");
+        System.out.printf("| bare loop (handler + ack) | %,.0f | 1.00 |%n", median(bare));
+        System.out.printf("| runtime, serial | %,.0f | %.2f |%n%n", median(serial), median(serial) / median(bare));
+
+        Handler tenMicros = m -> {
+            long until = System.nanoTime() + 10_000;
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait(); // 10 µs of CPU work
+            }
+            return AckDecision.ok();
+        };
+        int medium = 200_000;
+        List<Double> bare10 = new ArrayList<>();
+        List<Double> serial10 = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            bare10.add(bare(medium, tenMicros));
+            serial10.add(runtime(medium, 1000, Concurrency.serial(), tenMicros));
+        }
+        System.out.printf("| 10 µs CPU handler, %,d messages | msg/s (median of %d) | ratio |%n", medium, rounds);
+        System.out.println("|---|---:|---:|");
+        System.out.printf("| bare loop (handler + ack) | %,.0f | 1.00 |%n", median(bare10));
+        System.out.printf("| runtime, serial | %,.0f | %.2f |%n%n", median(serial10), median(serial10) / median(bare10));
+
+        Handler twoMs = m -> {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+            return AckDecision.ok();
+        };
+        int slow = 2_000;
+        double s = runtime(slow, 1000, Concurrency.serial(), twoMs);
+        double k = runtime(slow * 8, 1000, Concurrency.orderedByKey(16), twoMs);
+        System.out.printf("| 2 ms handler, 1,000 keys | msg/s | ratio |%n");
+        System.out.println("|---|---:|---:|");
+        System.out.printf("| serial (%,d messages) | %,.0f | 1.00 |%n", slow, s);
+        System.out.printf("| orderedByKey(16) (%,d messages) | %,.0f | %.2f |%n", slow * 8, k, k / s);
+    }
+
+    private static double bare(int count, Handler handler) throws Exception {
+        LongAdder acked = new LongAdder();
+        ArraySource source = new ArraySource(count, 1000, acked);
+        long start = System.nanoTime();
+        for (Optional<Ingested> next; (next = source.poll(Duration.ZERO)).isPresent(); ) {
+            Ingested i = next.get();
+            AckDecision d = handler.handle(new Message(i.envelope(), Optional.empty()));
+            i.ack().finalize(d);
+        }
+        return count / ((System.nanoTime() - start) / 1e9);
+    }
+
+    private static double runtime(int count, int keys, Concurrency concurrency, Handler handler) throws Exception {
+        LongAdder acked = new LongAdder();
+        ArraySource source = new ArraySource(count, keys, acked);
+        long start = System.nanoTime();
+        ProcessingApp app = ProcessingApp.builder().inboxSize(1000).processor("bench", source, concurrency, handler)
+                .build().start();
+        if (!app.awaitTermination(Duration.ofMinutes(10))) {
+            throw new IllegalStateException("benchmark did not finish");
+        }
+        double rate = count / ((System.nanoTime() - start) / 1e9);
+        if (acked.sum() != count) {
+            throw new IllegalStateException("acknowledged " + acked.sum() + " of " + count);
+        }
+        return rate;
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = new ArrayList<>(values);
+        Collections.sort(sorted);
+        return sorted.get(sorted.size() / 2);
+    }
+}
