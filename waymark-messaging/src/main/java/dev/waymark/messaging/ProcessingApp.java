@@ -43,7 +43,7 @@ public final class ProcessingApp {
         this.processors = new ArrayList<>();
         for (Spec spec : builder.specs) {
             processors.add(new ProcessorRuntime(spec.id, spec.source, spec.concurrency, spec.handler,
-                    builder.inboxSize, builder.exceptionRetryDelay, this::failed));
+                    builder.inboxSize, builder.exceptionRetryDelay, builder.listener, this::failed));
         }
     }
 
@@ -182,6 +182,11 @@ public final class ProcessingApp {
         return out;
     }
 
+    /** The processor ids, in registration order. */
+    public List<String> processorIds() {
+        return processors.stream().map(ProcessorRuntime::id).toList();
+    }
+
     /** Healthy while no processor has failed. */
     public boolean isHealthy() {
         return processors.stream().noneMatch(p -> p.snapshot().lifecycle() == ProcessorState.Lifecycle.FAILED);
@@ -195,8 +200,15 @@ public final class ProcessingApp {
         private int inboxSize = DEFAULT_INBOX_SIZE;
         private FailureStrategy strategy = FailureStrategy.ISOLATE;
         private Duration exceptionRetryDelay = Duration.ZERO;
+        private ProcessorListener listener = ProcessorListener.NONE;
 
         private Builder() {}
+
+        /** Observe every handled message (for example {@code MessagingMetrics}). */
+        public Builder listener(ProcessorListener listener) {
+            this.listener = listener == null ? ProcessorListener.NONE : listener;
+            return this;
+        }
 
         /** Adds a processor: messages from {@code source} go to {@code handler} under {@code concurrency}. */
         public Builder processor(String id, MessageSource source, Concurrency concurrency, Handler handler) {

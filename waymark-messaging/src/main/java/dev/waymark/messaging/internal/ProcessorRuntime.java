@@ -7,6 +7,7 @@ import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.Message;
 import dev.waymark.messaging.MessageSource;
 import dev.waymark.messaging.ProcessorFailedException;
+import dev.waymark.messaging.ProcessorListener;
 import dev.waymark.messaging.ProcessorState;
 import dev.waymark.messaging.ProcessorState.Lifecycle;
 import java.time.Duration;
@@ -38,6 +39,7 @@ public final class ProcessorRuntime {
     private final String id;
     private final MessageSource source;
     private final Handler handler;
+    private final ProcessorListener listener;
     private final Duration exceptionRetryDelay;
     private final BlockingQueue<Ingested> inbox;
     private final ExecutorService executor;
@@ -65,7 +67,8 @@ public final class ProcessorRuntime {
 
     /** A processor, not started. */
     public ProcessorRuntime(String id, MessageSource source, Concurrency concurrency, Handler handler, int inboxSize,
-            Duration exceptionRetryDelay, Consumer<ProcessorRuntime> onFailure) {
+            Duration exceptionRetryDelay, ProcessorListener listener, Consumer<ProcessorRuntime> onFailure) {
+        this.listener = listener;
         this.id = id;
         this.source = source;
         this.handler = handler;
@@ -169,8 +172,11 @@ public final class ProcessorRuntime {
             return;
         }
         AckDecision decision;
+        Message view = new Message(message.envelope(), Optional.ofNullable(message.lease()));
+        Exception thrown = null;
+        long started = System.nanoTime();
         try {
-            decision = handler.handle(new Message(message.envelope(), Optional.ofNullable(message.lease())));
+            decision = handler.handle(view);
             if (decision == null) {
                 throw new IllegalStateException("handler returned null instead of an AckDecision");
             }
@@ -179,9 +185,11 @@ public final class ProcessorRuntime {
                 return;
             }
             failed.incrementAndGet();
+            thrown = e;
             log.warn("processor {}: handler failed on {}: {}", id, message.envelope().messageId(), e.toString());
             decision = AckDecision.retry(exceptionRetryDelay);
         }
+        long handlerNanos = System.nanoTime() - started;
         Exception error;
         finalizing.readLock().lock();
         try {
@@ -216,6 +224,11 @@ public final class ProcessorRuntime {
                     log.info("processor {} halted by message {}: {}", id, message.envelope().messageId(), h.reason());
                 }
             }
+        }
+        try {
+            listener.handled(id, view, decision, handlerNanos, thrown);
+        } catch (RuntimeException e) {
+            log.debug("processor {}: listener failed: {}", id, e.toString());
         }
     }
 
