@@ -1,0 +1,77 @@
+package dev.waymark.messaging.otel;
+
+import dev.waymark.messaging.AckDecision;
+import dev.waymark.messaging.Envelope;
+import dev.waymark.messaging.Handler;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.context.propagation.TextMapGetter;
+
+/**
+ * One OpenTelemetry consumer span per message, its parent taken from the envelope's W3C trace
+ * context. Wrap a handler: {@code MessageTracing.wrap(openTelemetry, "payments", handler)}. The span
+ * is current while the handler runs, so the handler's own spans become its children.
+ */
+public final class MessageTracing {
+
+    private static final TextMapGetter<Envelope> GETTER = new TextMapGetter<>() {
+        @Override
+        public String get(Envelope envelope, String key) {
+            if (envelope == null) {
+                return null;
+            }
+            return switch (key) {
+                case "traceparent" -> envelope.traceparent();
+                case "tracestate" -> envelope.tracestate();
+                default -> null;
+            };
+        }
+    };
+
+    private MessageTracing() {}
+
+    /** {@code handler}, with a consumer span around each call. */
+    public static Handler wrap(OpenTelemetry openTelemetry, String processorId, Handler handler) {
+        Tracer tracer = openTelemetry.getTracer("dev.waymark.messaging");
+        return message -> {
+            Envelope envelope = message.envelope();
+            Context parent = W3CTraceContextPropagator.getInstance().extract(Context.root(), envelope, GETTER);
+            Span span = tracer.spanBuilder(processorId + " process")
+                    .setParent(parent)
+                    .setSpanKind(SpanKind.CONSUMER)
+                    .setAttribute("messaging.system", "waymark")
+                    .setAttribute("messaging.operation.type", "process")
+                    .setAttribute("messaging.message.id", envelope.messageId())
+                    .setAttribute("waymark.processor", processorId)
+                    .setAttribute("waymark.attempt", (long) envelope.attempt())
+                    .startSpan();
+            Scope scope = span.makeCurrent();
+            try {
+                AckDecision decision = handler.handle(message);
+                switch (decision) {
+                    case AckDecision.Ok ok -> span.setStatus(StatusCode.OK);
+                    case AckDecision.Retry r -> span.addEvent("ack_retry");
+                    case AckDecision.DeadLetter d -> {
+                        span.setAttribute("waymark.dead_letter.reason.code", d.reason().code());
+                        span.setStatus(StatusCode.ERROR, d.reason().summary());
+                    }
+                    case AckDecision.Halt h -> span.setStatus(StatusCode.ERROR, "halt: " + h.reason());
+                }
+                return decision;
+            } catch (Exception | Error e) {
+                span.recordException(e);
+                span.setStatus(StatusCode.ERROR, e.toString());
+                throw e;
+            } finally {
+                scope.close();
+                span.end();
+            }
+        };
+    }
+}
