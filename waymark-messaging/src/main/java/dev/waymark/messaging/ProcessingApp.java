@@ -26,6 +26,8 @@ public final class ProcessingApp {
     public static final int DEFAULT_INBOX_SIZE = 100;
     /** Default drain timeout of {@link #stop()}. */
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+    /** Default time without progress, with work waiting, after which a processor counts as stuck. */
+    public static final Duration DEFAULT_STUCK_AFTER = Duration.ofMinutes(5);
     /** Default total timeout of {@link #stop()}. */
     public static final Duration DEFAULT_TOTAL_TIMEOUT = Duration.ofSeconds(60);
 
@@ -187,9 +189,18 @@ public final class ProcessingApp {
         return processors.stream().map(ProcessorRuntime::id).toList();
     }
 
-    /** Healthy while no processor has failed. */
+    /** Healthy while no processor has failed or is stuck for {@link #DEFAULT_STUCK_AFTER}. */
     public boolean isHealthy() {
-        return processors.stream().noneMatch(p -> p.snapshot().lifecycle() == ProcessorState.Lifecycle.FAILED);
+        return isHealthy(DEFAULT_STUCK_AFTER);
+    }
+
+    /**
+     * Healthy while no processor has failed and none is stuck: having messages in flight or in its
+     * inbox but finalizing none for {@code stuckAfter}.
+     */
+    public boolean isHealthy(Duration stuckAfter) {
+        return processors.stream().noneMatch(p -> p.snapshot().lifecycle() == ProcessorState.Lifecycle.FAILED
+                || p.isStuck(stuckAfter));
     }
 
     private record Spec(String id, MessageSource source, Concurrency concurrency, Handler handler) {}
@@ -264,6 +275,12 @@ public final class ProcessingApp {
                 if (spec.source == null || spec.concurrency == null || spec.handler == null) {
                     throw new MessagingConfigException("processor '" + spec.id
                             + "' needs a source, a concurrency and a handler");
+                }
+                if (spec.handler instanceof dev.waymark.messaging.batch.Batching batching
+                        && spec.concurrency.parallelism() < batching.size()) {
+                    throw new MessagingConfigException("processor '" + spec.id + "' batches " + batching.size()
+                            + " messages but runs only " + spec.concurrency.parallelism() + " handler(s) at once;"
+                            + " use Concurrency.unordered(n) with n >= the batch size");
                 }
                 String other = sources.put(spec.source, spec.id);
                 if (other != null) {

@@ -64,5 +64,10 @@ class BatchingTest {
                 .hasMessage("batch size must be >= 1, got 0");
         assertThatThrownBy(() -> Batching.of(1, Duration.ZERO, null, (i, m) -> BatchAck.allOk()))
                 .hasMessageContaining("batch timeout must be > 0");
+        try (Batching tooBig = Batching.of(10, Duration.ofSeconds(1), null, (i, m) -> BatchAck.allOk())) {
+            assertThatThrownBy(() -> ProcessingApp.builder()
+                    .processor("p", new InMemorySource("x"), Concurrency.serial(), tooBig).build())
+                    .isInstanceOf(MessagingConfigException.class).hasMessageContaining("batches 10 messages");
+        }
     }
 }

@@ -270,6 +270,23 @@ class ProcessingAppTest {
         app.stop();
     }
 
+    @Test
+    void a_processor_whose_handler_hangs_is_reported_stuck() throws Exception {
+        InMemorySource s = source("s", 2);
+        CountDownLatch release = new CountDownLatch(1);
+        ProcessingApp app = ProcessingApp.builder().processor("p", s, Concurrency.serial(), m -> {
+            release.await();
+            return AckDecision.ok();
+        }).build().start();
+        await().atMost(WAIT).until(() -> app.snapshot().get("p").inFlight() == 1);
+        await().atMost(WAIT).until(() -> !app.isHealthy(Duration.ofMillis(200)));
+        assertThat(app.isHealthy()).isTrue(); // not stuck for the default five minutes
+        release.countDown();
+        await().atMost(WAIT).until(() -> s.decisions().size() == 2);
+        assertThat(app.isHealthy(Duration.ofMillis(200))).isTrue(); // idle is not stuck
+        app.stop();
+    }
+
     // 8 ---------------------------------------------------------------------------------------
 
     @Test
@@ -355,8 +372,12 @@ class ProcessingAppTest {
     @Test
     void a_source_failure_drains_what_was_ingested_then_marks_the_processor_failed() throws Exception {
         InMemorySource s = source("s", 20);
+        CountDownLatch sourceFailed = new CountDownLatch(1);
         ProcessingApp app = ProcessingApp.builder()
-                .processor("p", TestSources.failingAfter(s, 7), Concurrency.serial(), m -> AckDecision.ok())
+                .processor("p", TestSources.failingAfter(s, 7, sourceFailed), Concurrency.serial(), m -> {
+                    sourceFailed.await(); // the failure happens while messages still wait in the inbox
+                    return AckDecision.ok();
+                })
                 .build().start();
         assertThat(app.awaitTermination(WAIT)).isTrue();
         ProcessorState state = app.snapshot().get("p");

@@ -25,13 +25,14 @@ final class TestSources {
         };
     }
 
-    /** The poll after {@code healthyPolls} successful messages throws. */
-    static MessageSource failingAfter(InMemorySource delegate, int healthyPolls) {
+    /** The poll after {@code healthyPolls} successful messages throws, counting {@code failed} down first. */
+    static MessageSource failingAfter(InMemorySource delegate, int healthyPolls, java.util.concurrent.CountDownLatch failed) {
         AtomicInteger polls = new AtomicInteger();
         return new Wrapped(delegate) {
             @Override
             public Optional<Ingested> poll(Duration timeout) throws InterruptedException {
                 if (polls.get() >= healthyPolls) {
+                    failed.countDown();
                     throw new IllegalStateException("connection reset by broker");
                 }
                 Optional<Ingested> next = delegate.poll(timeout);

@@ -75,6 +75,11 @@ public final class Batching implements Handler, AutoCloseable {
         return new Batching(size, timeout, key == null ? e -> "default" : key, handler);
     }
 
+    /** Messages per batch. */
+    public int size() {
+        return size;
+    }
+
     @Override
     public AckDecision handle(Message message) throws Exception {
         String k = key.apply(message.envelope());

@@ -58,6 +58,8 @@ public final class ProcessorRuntime {
     private final java.util.concurrent.locks.ReentrantReadWriteLock finalizing =
             new java.util.concurrent.locks.ReentrantReadWriteLock();
 
+    private volatile long lastProgress = System.nanoTime();
+    private volatile Exception sourceFailure;
     private volatile Lifecycle lifecycle = Lifecycle.STARTING;
     private volatile String halt;
     private volatile ProcessorFailedException failure;
@@ -117,9 +119,8 @@ public final class ProcessorRuntime {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            if (!terminal()) {
-                fail(null, "source '" + source.name() + "' failed", e, false);
-            }
+            // Not terminal for the loop: what was already taken is drained and finalized first.
+            sourceFailure = e;
         } finally {
             ingesterDone.countDown();
         }
@@ -153,6 +154,10 @@ public final class ProcessorRuntime {
                 }
             }
             ingesterDone.await();
+            Exception sourceError = sourceFailure;
+            if (sourceError != null && !forced) {
+                fail(null, "source '" + source.name() + "' failed", sourceError, false);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
@@ -203,6 +208,7 @@ public final class ProcessorRuntime {
         } finally {
             finalizing.readLock().unlock();
         }
+        lastProgress = System.nanoTime();
         if (error != null) {
             fail(message.envelope().messageId(), "finalization failed after " + Finalizer.DELAYS.size()
                     + " attempts with " + decision, error, true);
@@ -272,6 +278,15 @@ public final class ProcessorRuntime {
         }
         finalizing.writeLock().lock(); // waits for finalizers already running
         finalizing.writeLock().unlock();
+    }
+
+    /**
+     * Whether it has work (in flight or in its inbox) but has finalized nothing for {@code after}:
+     * a handler or an acknowledgement hangs.
+     */
+    public boolean isStuck(Duration after) {
+        boolean busy = dispatcher.inFlight() > 0 || !inbox.isEmpty();
+        return busy && lifecycle == Lifecycle.RUNNING && System.nanoTime() - lastProgress > after.toNanos();
     }
 
     /** Its failure, or null. */
