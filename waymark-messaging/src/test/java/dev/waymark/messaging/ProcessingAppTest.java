@@ -371,11 +371,12 @@ class ProcessingAppTest {
 
     @Test
     void a_source_failure_drains_what_was_ingested_then_marks_the_processor_failed() throws Exception {
+        // unordered(1) reads ahead into its inbox; the failure happens while messages still wait there
         InMemorySource s = source("s", 20);
         CountDownLatch sourceFailed = new CountDownLatch(1);
         ProcessingApp app = ProcessingApp.builder()
-                .processor("p", TestSources.failingAfter(s, 7, sourceFailed), Concurrency.serial(), m -> {
-                    sourceFailed.await(); // the failure happens while messages still wait in the inbox
+                .processor("p", TestSources.failingAfter(s, 7, sourceFailed), Concurrency.unordered(1), m -> {
+                    sourceFailed.await();
                     return AckDecision.ok();
                 })
                 .build().start();
@@ -385,5 +386,17 @@ class ProcessingAppTest {
         assertThat(state.failure()).contains("connection reset by broker");
         assertThat(s.decisions()).hasSize(7);
         assertThat(state.received()).isEqualTo(7);
+    }
+
+    @Test
+    void a_serial_processor_fails_on_a_source_failure_after_finalizing_what_it_took() throws Exception {
+        InMemorySource s = source("s", 20);
+        ProcessingApp app = ProcessingApp.builder()
+                .processor("p", TestSources.failingAfter(s, 7, new CountDownLatch(1)), Concurrency.serial(),
+                        m -> AckDecision.ok())
+                .build().start();
+        assertThat(app.awaitTermination(WAIT)).isTrue();
+        assertThat(app.snapshot().get("p").lifecycle()).isEqualTo(ProcessorState.Lifecycle.FAILED);
+        assertThat(s.decisions()).hasSize(7);
     }
 }

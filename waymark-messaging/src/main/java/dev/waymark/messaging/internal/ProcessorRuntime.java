@@ -39,6 +39,7 @@ public final class ProcessorRuntime {
     private final String id;
     private final MessageSource source;
     private final Handler handler;
+    private final boolean inline;
     private final ProcessorListener listener;
     private final Duration exceptionRetryDelay;
     private final BlockingQueue<Ingested> inbox;
@@ -77,7 +78,8 @@ public final class ProcessorRuntime {
         this.exceptionRetryDelay = exceptionRetryDelay;
         this.inbox = new ArrayBlockingQueue<>(inboxSize);
         this.onFailure = onFailure;
-        this.executor = concurrency instanceof Concurrency.Serial ? null
+        this.inline = concurrency instanceof Concurrency.Serial;
+        this.executor = inline ? null
                 : Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-" + id + "-", 0).factory());
         this.dispatcher = switch (concurrency) {
             case Concurrency.Serial s -> new SerialDispatcher(this::processOne);
@@ -99,8 +101,49 @@ public final class ProcessorRuntime {
     /** Starts the ingester and the loop. */
     public void start() {
         lifecycle = Lifecycle.RUNNING;
+        if (inline) {
+            ingesterDone.countDown(); // no ingester: the loop pulls the source itself
+            loop = Thread.ofPlatform().name("waymark-process-" + id).start(this::runInline);
+            return;
+        }
         ingester = Thread.ofPlatform().name("waymark-ingest-" + id).start(this::ingest);
         loop = Thread.ofPlatform().name("waymark-process-" + id).start(this::run);
+    }
+
+    /**
+     * Serial processing on one thread: pull, handle, finalize, repeat. A serial processor has one
+     * message in flight anyway, so an inbox would only add a thread hand-off per message.
+     */
+    private void runInline() {
+        try {
+            while (!terminal() && !source.isFinished()) {
+                Optional<Ingested> next;
+                try {
+                    next = source.poll(POLL);
+                } catch (InterruptedException e) {
+                    throw e;
+                } catch (Exception e) {
+                    sourceFailure = e;
+                    break;
+                }
+                if (next.isPresent()) {
+                    received.incrementAndGet();
+                    dispatcher.dispatch(next.get());
+                }
+            }
+            Exception sourceError = sourceFailure;
+            if (sourceError != null && !forced) {
+                fail(null, "source '" + source.name() + "' failed", sourceError, false);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            lifecycle = failure != null ? Lifecycle.FAILED : halt != null ? Lifecycle.HALTED : Lifecycle.STOPPED;
+            done.countDown();
+            if (failure != null) {
+                onFailure.accept(this);
+            }
+        }
     }
 
     private boolean terminal() {
