@@ -1,0 +1,78 @@
+package dev.waymark.testkit;
+
+import java.util.Map;
+import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.test.TestKitNodes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The JVM's in-process Kafka broker for tests: one combined KRaft node (broker and controller),
+ * started on first use and stopped when the JVM exits. Internal topics use replication factor 1
+ * (consumer groups hang otherwise on a single node) and the initial rebalance delay is 0.
+ * Needs {@code org.apache.kafka:kafka-test-common-runtime}, {@code kafka_2.13}, {@code kafka-server}
+ * and {@code kafka-clients} (also its {@code test} classifier) on the test classpath.
+ */
+public final class KafkaBroker {
+
+    /** Broker settings applied to the in-process node. */
+    public static final Map<String, String> SETTINGS = Map.of(
+            "offsets.topic.replication.factor", "1",
+            "offsets.topic.num.partitions", "1",
+            "group.initial.rebalance.delay.ms", "0",
+            "transaction.state.log.replication.factor", "1",
+            "transaction.state.log.min.isr", "1",
+            "auto.create.topics.enable", "false");
+
+    private static final Logger log = LoggerFactory.getLogger(KafkaBroker.class);
+    private static KafkaBroker instance;
+
+    private final KafkaClusterTestKit cluster;
+
+    private KafkaBroker(KafkaClusterTestKit cluster) {
+        this.cluster = cluster;
+    }
+
+    /** The JVM's broker, started on first call. */
+    public static synchronized KafkaBroker get() {
+        if (instance == null) {
+            instance = start();
+        }
+        return instance;
+    }
+
+    private static KafkaBroker start() {
+        long started = System.nanoTime();
+        try {
+            KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
+                    .setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build());
+            SETTINGS.forEach(builder::setConfigProp);
+            KafkaClusterTestKit cluster = builder.build();
+            cluster.format();
+            cluster.startup();
+            cluster.waitForReadyBrokers();
+            log.info("waymark testkit: in-process Kafka at {} started in {} ms", cluster.bootstrapServers(),
+                    (System.nanoTime() - started) / 1_000_000);
+            Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
+                try {
+                    cluster.close();
+                } catch (Exception e) {
+                    log.warn("waymark testkit: stopping in-process Kafka failed", e);
+                }
+            }));
+            return new KafkaBroker(cluster);
+        } catch (Exception e) {
+            throw new IllegalStateException("could not start the in-process Kafka broker", e);
+        }
+    }
+
+    /** The bootstrap servers, {@code host:port}. */
+    public String bootstrapServers() {
+        return cluster.bootstrapServers();
+    }
+
+    /** The underlying test cluster (for broker restarts and other faults). */
+    public KafkaClusterTestKit cluster() {
+        return cluster;
+    }
+}

@@ -1,0 +1,53 @@
+package dev.waymark.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class KafkaExtensionTest {
+
+    @RegisterExtension
+    static final KafkaExtension KAFKA = new KafkaExtension();
+
+    @Test
+    void a_consumer_group_reads_what_was_produced_to_the_classes_own_topic() throws Exception {
+        String topic = KAFKA.createTopic("orders", 3);
+        assertThat(topic).startsWith("kafkaextensiontest-").endsWith("-orders");
+        try (var producer = new KafkaProducer<>(Map.<String, Object>of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers()),
+                new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < 10; i++) {
+                producer.send(new ProducerRecord<>(topic, "k" + i, "v" + i)).get();
+            }
+        }
+        List<ConsumerRecord<String, String>> read = new ArrayList<>();
+        try (var consumer = new KafkaConsumer<>(Map.<String, Object>of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers(),
+                ConsumerConfig.GROUP_ID_CONFIG, KAFKA.topic("group"),
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"),
+                new StringDeserializer(), new StringDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                consumer.poll(Duration.ofMillis(200)).forEach(read::add);
+                return read.size() >= 10;
+            });
+        }
+        assertThat(read).extracting(ConsumerRecord::value).containsExactlyInAnyOrder(
+                "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9");
+        assertThat(KAFKA.admin().listTopics().names().get()).contains(topic);
+    }
+}
