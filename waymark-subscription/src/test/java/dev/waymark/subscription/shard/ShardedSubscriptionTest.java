@@ -118,9 +118,16 @@ class ShardedSubscriptionTest {
         assertThat(Duration.between(stopped, Instant.now())).isLessThan(Duration.ofSeconds(3));
         append("drain", 12, 1);
         await().atMost(WAIT).until(() -> handledBy.size() == 72);
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        dev.waymark.subscription.micrometer.ShardMetrics.bind(b, "drainer", registry);
+        assertThat(registry.get("waymark.shard.owned").tag("worker", b.workerId()).gauge().value()).isEqualTo(4);
+        assertThat(registry.get("waymark.shard.deliveries").functionCounter().count())
+                .isEqualTo(b.stats().deliveries()).isGreaterThan(0);
+        assertThat(registry.get("waymark.shard.claims").functionCounter().count()).isGreaterThanOrEqualTo(4);
         b.stop(Duration.ofSeconds(5));
         assertThat(b.ownership()).allSatisfy(o -> assertThat(o.owner()).isEmpty());
-        assertThat(b.stats().deliveries()).isGreaterThan(0);
+        assertThat(registry.get("waymark.shard.owned").gauge().value()).isZero();
     }
 
     @Test
