@@ -102,32 +102,23 @@ public final class AppendBenchmark {
     }
 
     private static Throughput.Op rawInsert(HikariDataSource pool) {
-        return (thread, i) -> {
-            try (Connection c = pool.getConnection();
-                    PreparedStatement p = c.prepareStatement("INSERT INTO raw_events (event_id, stream_id,"
-                            + " stream_version, category, event_type, data, created_at)"
-                            + " VALUES (?, ?, ?, ?, ?, ?::jsonb, now())")) {
-                p.setObject(1, UUID.randomUUID());
-                p.setLong(2, thread * 1000L + i % 100);
-                p.setLong(3, VERSIONS.incrementAndGet());
-                p.setString(4, "bench" + thread);
-                p.setString(5, "OrderPlaced");
-                p.setString(6, PAYLOAD);
-                p.executeUpdate();
-            }
-            return 1;
-        };
+        return singleRow(pool, "INSERT INTO raw_events (event_id, stream_id, stream_version, category, event_type,"
+                + " data, created_at) VALUES (?, ?, ?, ?, ?, ?::jsonb, now())");
     }
 
     private static Throughput.Op counterRow(HikariDataSource pool) {
+        return singleRow(pool, """
+                WITH c AS (UPDATE counter SET value = value + 1 WHERE id = 1 RETURNING value)
+                INSERT INTO counter_events (global_position, event_id, stream_id,
+                    stream_version, category, event_type, data, created_at)
+                OVERRIDING SYSTEM VALUE SELECT value, ?, ?, ?, ?, ?, ?::jsonb, now() FROM c
+                """);
+    }
+
+    /** One autocommit statement per event, binding (event id, stream id, version, category, type, data). */
+    private static Throughput.Op singleRow(HikariDataSource pool, String sql) {
         return (thread, i) -> {
-            try (Connection c = pool.getConnection();
-                    PreparedStatement p = c.prepareStatement("""
-                            WITH c AS (UPDATE counter SET value = value + 1 WHERE id = 1 RETURNING value)
-                            INSERT INTO counter_events (global_position, event_id, stream_id,
-                                stream_version, category, event_type, data, created_at)
-                            OVERRIDING SYSTEM VALUE SELECT value, ?, ?, ?, ?, ?, ?::jsonb, now() FROM c
-                            """)) {
+            try (Connection c = pool.getConnection(); PreparedStatement p = c.prepareStatement(sql)) {
                 p.setObject(1, UUID.randomUUID());
                 p.setLong(2, thread * 1000L + i % 100);
                 p.setLong(3, VERSIONS.incrementAndGet());
