@@ -76,6 +76,29 @@ public final class Checkpoints {
         });
     }
 
+    /** Every stored checkpoint, or those of one subscription ({@code null} for all), by name and member. */
+    public java.util.List<CheckpointRow> list(String subscription) {
+        String sql = "SELECT subscription, member, group_size, position_tx, position_seq, updated_at FROM "
+                + dev.waymark.store.internal.Schema.quote(store.schema()) + ".checkpoints"
+                + (subscription == null ? "" : " WHERE subscription = ?") + " ORDER BY subscription, member";
+        return Jdbc.inTransaction(store.dataSource(), store.schema(), "list checkpoints", c -> {
+            try (java.sql.PreparedStatement p = c.prepareStatement(sql)) {
+                if (subscription != null) {
+                    p.setString(1, subscription);
+                }
+                java.util.List<CheckpointRow> rows = new java.util.ArrayList<>();
+                try (java.sql.ResultSet rs = p.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(new CheckpointRow(rs.getString(1), rs.getInt(2), rs.getInt(3),
+                                new GlobalPosition(rs.getLong(4), rs.getLong(5)),
+                                rs.getObject(6, java.time.OffsetDateTime.class).toInstant()));
+                    }
+                }
+                return rows;
+            }
+        });
+    }
+
     static void requireName(String subscription) {
         if (subscription == null || subscription.isBlank() || subscription.length() > 200) {
             throw new SubscriptionConfigException("subscription name must be 1 to 200 characters and not blank, got "

@@ -17,6 +17,12 @@ import java.util.Set;
  */
 public interface ShardedSubscription extends AutoCloseable {
 
+    /** Every bucket's lease of the pool {@code name} as stored now (for operators; no worker needed). */
+    static List<ShardOwnership> ownership(EventStore store, String name) {
+        return new dev.waymark.subscription.shard.internal.LeaseStore(store, name, 1, Duration.ofSeconds(1), null)
+                .snapshot();
+    }
+
     /** A builder for a worker of the pool {@code name} over {@code target}. */
     static ShardedSubscriptionBuilder builder(EventStore store, String name, Target target) {
         return new ShardedSubscriptionBuilder(store, name, target);

@@ -1,0 +1,84 @@
+package dev.waymark.cli;
+
+import dev.waymark.store.Migrations;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code waymark migrate apply|status|sql}. */
+@Command(name = "migrate", description = "Apply, inspect or print the schema migrations.",
+        subcommands = {MigrateCommand.Apply.class, MigrateCommand.Status.class, MigrateCommand.Sql.class})
+final class MigrateCommand {
+
+    @ParentCommand
+    WaymarkCli root;
+
+    @Command(name = "apply", description = "Apply pending migrations (creates the schema if needed).")
+    static final class Apply implements java.util.concurrent.Callable<Integer> {
+        @ParentCommand
+        MigrateCommand parent;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            WaymarkCli cli = parent.root;
+            Map<String, Object> result = cli.withStore(store -> {
+                int applied = store.migrations().migrate();
+                Map<String, Object> r = new LinkedHashMap<>();
+                r.put("schema", store.schema());
+                r.put("applied", applied);
+                r.put("version", store.migrations().currentVersion());
+                return r;
+            });
+            cli.print(spec.commandLine().getOut(), result, "schema " + result.get("schema") + ": applied "
+                    + result.get("applied") + " migration(s), now at version " + result.get("version") + "\n");
+            return 0;
+        }
+    }
+
+    @Command(name = "status", description = "Show the applied version and pending migrations.")
+    static final class Status implements java.util.concurrent.Callable<Integer> {
+        @ParentCommand
+        MigrateCommand parent;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            WaymarkCli cli = parent.root;
+            Map<String, Object> result = cli.withStore(store -> {
+                Map<String, Object> r = new LinkedHashMap<>();
+                r.put("schema", store.schema());
+                r.put("version", store.migrations().currentVersion());
+                r.put("pending", store.migrations().pendingCount());
+                return r;
+            });
+            cli.print(spec.commandLine().getOut(), result, "schema " + result.get("schema") + ": version "
+                    + (result.get("version").toString().isEmpty() ? "(none)" : result.get("version")) + ", "
+                    + result.get("pending") + " pending\n");
+            return 0;
+        }
+    }
+
+    @Command(name = "sql", description = "Print every migration's SQL for the schema (no database needed).")
+    static final class Sql implements java.util.concurrent.Callable<Integer> {
+        @ParentCommand
+        MigrateCommand parent;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            spec.commandLine().getOut().print(Migrations.sql(parent.root.schema));
+            spec.commandLine().getOut().flush();
+            return 0;
+        }
+    }
+}

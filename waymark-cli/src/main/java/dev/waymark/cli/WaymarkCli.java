@@ -1,0 +1,119 @@
+package dev.waymark.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.pool.HikariPool;
+import dev.waymark.store.EventStore;
+import dev.waymark.store.SchemaNotMigratedException;
+import dev.waymark.store.StoreConfigException;
+import dev.waymark.store.StoreException;
+import dev.waymark.store.StoreUnavailableException;
+import java.io.PrintWriter;
+import java.util.function.Function;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+
+/**
+ * The {@code waymark} operator command line. Exit codes: 0 success, 1 the operation failed,
+ * 2 bad usage, 3 the database is unreachable or refused the login, 4 the schema is missing or not
+ * migrated. Errors are one line on stderr; {@code --verbose} adds the stack trace.
+ */
+@Command(name = "waymark", mixinStandardHelpOptions = true, version = "waymark 0.1.0-SNAPSHOT",
+        description = "Operate a Waymark event store: migrations, subscriptions, shards, dead letters.",
+        subcommands = {MigrateCommand.class, SubscriptionsCommand.class, ShardsCommand.class,
+                DeadLettersCommand.class})
+public final class WaymarkCli {
+
+    /** Exit code: the operation failed. */
+    public static final int FAILED = 1;
+    /** Exit code: the database is unreachable or refused the login. */
+    public static final int UNREACHABLE = 3;
+    /** Exit code: the schema is missing or not migrated. */
+    public static final int NO_SCHEMA = 4;
+
+    @Option(names = "--url", scope = ScopeType.INHERIT, defaultValue = "${env:WAYMARK_DATABASE_URL}",
+            description = "JDBC URL of the database (default: $WAYMARK_DATABASE_URL)")
+    String url;
+
+    @Option(names = "--schema", scope = ScopeType.INHERIT, defaultValue = "waymark",
+            description = "Waymark's schema (default: ${DEFAULT-VALUE})")
+    String schema;
+
+    @Option(names = "--json", scope = ScopeType.INHERIT, description = "print JSON instead of text")
+    boolean json;
+
+    @Option(names = "--verbose", scope = ScopeType.INHERIT, description = "print stack traces of errors")
+    boolean verbose;
+
+    static final ObjectMapper JSON = new ObjectMapper().findAndRegisterModules()
+            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS);
+
+    /** Runs the command line and exits with its code. */
+    public static void main(String[] args) {
+        System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+    }
+
+    /** Runs the command line with the given output streams and returns the exit code. */
+    public static int run(PrintWriter out, PrintWriter err, String... args) {
+        WaymarkCli root = new WaymarkCli();
+        CommandLine cli = new CommandLine(root);
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            int code = e instanceof SchemaNotMigratedException ? NO_SCHEMA
+                    : e instanceof StoreUnavailableException || e instanceof HikariPool.PoolInitializationException
+                            ? UNREACHABLE : FAILED;
+            err.println("waymark: " + oneLine(e));
+            if (root.verbose) {
+                e.printStackTrace(err);
+            }
+            return code;
+        });
+        return cli.execute(args);
+    }
+
+    private static String oneLine(Throwable e) {
+        Throwable root = e;
+        if (e instanceof HikariPool.PoolInitializationException && e.getCause() != null) {
+            root = e.getCause();
+            return "cannot connect to the database: " + root.getMessage().lines().findFirst().orElse("");
+        }
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        return message.lines().findFirst().orElse(message);
+    }
+
+    /** Runs {@code work} with a store on the configured database. */
+    <T> T withStore(Function<EventStore, T> work) {
+        if (url == null || url.isBlank()) {
+            throw new StoreConfigException("no database: give --url or set WAYMARK_DATABASE_URL");
+        }
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setMaximumPoolSize(2);
+        config.setInitializationFailTimeout(1);
+        config.setConnectionTimeout(5_000);
+        config.setPoolName("waymark-cli");
+        try (HikariDataSource dataSource = new HikariDataSource(config);
+                EventStore store = EventStore.builder(dataSource).schema(schema).notifications(false).build()) {
+            return work.apply(store);
+        }
+    }
+
+    /** Prints {@code value} as JSON, or {@code text} when not in JSON mode. */
+    void print(PrintWriter out, Object value, String text) {
+        if (json) {
+            try {
+                out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(value));
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new StoreException("cannot print JSON: " + e.getOriginalMessage());
+            }
+        } else {
+            out.print(text);
+            out.flush();
+        }
+    }
+}
