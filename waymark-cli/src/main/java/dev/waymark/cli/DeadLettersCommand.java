@@ -13,7 +13,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code waymark dead-letters list|purge}. */
 @Command(name = "dead-letters", description = "List and purge dead letters.",
-        subcommands = {DeadLettersCommand.ListLetters.class, DeadLettersCommand.Purge.class})
+        subcommands = {DeadLettersCommand.ListLetters.class, DeadLettersCommand.Show.class,
+                DeadLettersCommand.Purge.class})
 final class DeadLettersCommand {
 
     @ParentCommand
@@ -50,6 +51,44 @@ final class DeadLettersCommand {
             rows.forEach(r -> text.append(String.format("%8d  %-24s %-14s %8d  %s%n", r.id(),
                     r.stream() + "@" + r.version(), r.eventType(), r.attempts(), r.reason())));
             cli.print(spec.commandLine().getOut(), rows, text.toString());
+            return 0;
+        }
+    }
+
+    @Command(name = "show", description = "One dead letter with its reason as JSON.")
+    static final class Show implements Callable<Integer> {
+        @ParentCommand
+        DeadLettersCommand parent;
+
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--id", required = true, description = "the dead letter's id")
+        long id;
+
+        @Override
+        public Integer call() {
+            WaymarkCli cli = parent.root;
+            DeadLetter l = cli.withStore(store -> DeadLetters.of(store).get(id)).orElseThrow(
+                    () -> new IllegalArgumentException("no dead letter with id " + id));
+            Map<String, Object> value = new java.util.LinkedHashMap<>();
+            value.put("id", l.id());
+            value.put("subscription", l.subscription());
+            value.put("member", l.member());
+            value.put("eventId", l.eventId().toString());
+            value.put("stream", l.streamName());
+            value.put("version", l.streamVersion());
+            value.put("position", l.position().toString());
+            value.put("eventType", l.eventType());
+            value.put("reason", l.reasonSummary());
+            value.put("reasonJson", l.reasonJson());
+            value.put("attempts", l.attempts());
+            value.put("createdAt", l.createdAt().toString());
+            value.put("replayedAt", l.replayedAt().map(Object::toString).orElse(null));
+            value.put("replayOutcome", l.replayOutcome().orElse(null));
+            StringBuilder text = new StringBuilder();
+            value.forEach((k, v) -> text.append(String.format("%-14s %s%n", k, v)));
+            cli.print(spec.commandLine().getOut(), value, text.toString());
             return 0;
         }
     }

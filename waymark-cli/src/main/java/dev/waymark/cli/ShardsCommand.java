@@ -11,7 +11,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code waymark shards status}. */
-@Command(name = "shards", description = "Inspect sharded subscription pools.", subcommands = ShardsCommand.Status.class)
+@Command(name = "shards", description = "Inspect sharded subscription pools.",
+        subcommands = {ShardsCommand.Status.class, ShardsCommand.Release.class})
 final class ShardsCommand {
 
     @ParentCommand
@@ -47,6 +48,37 @@ final class ShardsCommand {
                     r.owner() == null ? "-" : r.owner(), r.epoch(), r.state(),
                     r.leaseExpiresAt() == null ? "-" : r.leaseExpiresAt())));
             cli.print(spec.commandLine().getOut(), rows, text.toString());
+            return 0;
+        }
+    }
+
+    @Command(name = "release", description = "Release a dead worker's buckets (preview without --force).")
+    static final class Release implements Callable<Integer> {
+        @ParentCommand
+        ShardsCommand parent;
+
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--subscription", required = true, description = "the pool's subscription")
+        String subscription;
+
+        @Option(names = "--worker", required = true, description = "the worker id (see shards status)")
+        String worker;
+
+        @Option(names = "--force", description = "really release")
+        boolean force;
+
+        @Override
+        public Integer call() {
+            WaymarkCli cli = parent.root;
+            List<Integer> buckets = cli.withStore(store -> force ? ShardedSubscription.release(store, subscription, worker)
+                    : ShardedSubscription.ownership(store, subscription).stream()
+                            .filter(o -> o.owner().filter(worker::equals).isPresent()).map(ShardOwnership::bucket)
+                            .toList());
+            cli.print(spec.commandLine().getOut(), java.util.Map.of("subscription", subscription, "worker", worker,
+                    "buckets", buckets, "applied", force), subscription + ": " + (force ? "released " :
+                    "would release (preview; add --force) ") + "buckets " + buckets + " of " + worker + "\n");
             return 0;
         }
     }

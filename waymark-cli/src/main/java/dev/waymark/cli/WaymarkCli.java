@@ -24,7 +24,7 @@ import picocli.CommandLine.ScopeType;
  */
 @Command(name = "waymark", mixinStandardHelpOptions = true, version = "waymark 0.1.0-SNAPSHOT",
         description = "Operate a Waymark event store: migrations, subscriptions, shards, dead letters.",
-        subcommands = {MigrateCommand.class, SubscriptionsCommand.class, ShardsCommand.class,
+        subcommands = {MigrateCommand.class, StreamsCommand.class, SubscriptionsCommand.class, ShardsCommand.class,
                 DeadLettersCommand.class})
 public final class WaymarkCli {
 

@@ -89,6 +89,14 @@ class WaymarkCliTest {
             Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> worker.ownedBuckets().size() == 2);
             Run held = cli("shards", "status", "--subscription", "pool", "--url", url, "--json");
             assertThat(held.json()).allSatisfy(b -> assertThat(b.get("state").asText()).isEqualTo("held"));
+            Run releasePreview = cli("shards", "release", "--subscription", "pool", "--worker", worker.workerId(),
+                    "--url", url, "--json");
+            assertThat(releasePreview.json().get("buckets")).hasSize(2);
+            assertThat(releasePreview.json().get("applied").asBoolean()).isFalse();
+            Run released = cli("shards", "release", "--subscription", "pool", "--worker", worker.workerId(),
+                    "--url", url, "--force", "--json");
+            assertThat(released.json().get("buckets")).hasSize(2);
+            assertThat(released.json().get("applied").asBoolean()).isTrue();
             worker.stop(Duration.ofSeconds(5));
         }
 
@@ -106,6 +114,20 @@ class WaymarkCliTest {
         assertThat(letters.json()).hasSize(1);
         assertThat(letters.json().get(0).get("reason").asText()).isEqualTo("poison: no price");
         assertThat(letters.json().get(0).get("stream").asText()).isEqualTo("order-1");
+
+        long letterId = letters.json().get(0).get("id").asLong();
+        Run show = cli("dead-letters", "show", "--id", Long.toString(letterId), "--url", url, "--json");
+        assertThat(show.code()).isZero();
+        assertThat(show.json().get("reasonJson").asText()).contains("\"kind\": \"poison\"");
+        assertThat(cli("dead-letters", "show", "--id", "999999", "--url", url).err())
+                .contains("no dead letter with id 999999");
+
+        Run streams = cli("streams", "list", "--category", "order", "--url", url, "--json");
+        assertThat(streams.json()).extracting(n -> n.get("name").asText()).containsExactly("order-1", "order-2");
+        Run read = cli("streams", "read", "--stream", "order-1", "--url", url, "--json");
+        assertThat(read.json()).singleElement().satisfies(e -> assertThat(e.get("type").asText()).isEqualTo("Bad"));
+        assertThat(cli("streams", "read", "--stream", "order-9", "--url", url).err())
+                .contains("no stream named 'order-9'");
 
         Run preview = cli("dead-letters", "purge", "--subscription", "billing", "--url", url);
         assertThat(preview.out()).contains("would purge (preview; add --force) 1");

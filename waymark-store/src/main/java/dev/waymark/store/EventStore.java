@@ -154,6 +154,12 @@ public interface EventStore extends AutoCloseable {
 
     // ---- lifecycle -----------------------------------------------------------------------------
 
+    /**
+     * Streams by name, after {@code afterName} (exclusive; empty text to start), at most
+     * {@code limit}; only those of {@code category} when it is not null. Soft-deleted streams included.
+     */
+    List<StreamInfo> listStreams(String category, String afterName, int limit);
+
     /** A stream's state, live or soft-deleted; empty when it never existed. */
     Optional<StreamInfo> streamInfo(String stream);
 

@@ -143,6 +143,15 @@ class ReadTest {
     }
 
     @Test
+    void streams_are_listed_by_name_in_pages_optionally_by_category() {
+        assertThat(store.listStreams("cart", "", 10)).extracting(StreamInfo::name).containsExactly("cart-1", "cart-2");
+        assertThat(store.listStreams("cart", "cart-1", 10)).extracting(StreamInfo::name).containsExactly("cart-2");
+        assertThat(store.listStreams(null, "", 2)).extracting(StreamInfo::name).containsExactly("cart-1", "cart-2");
+        assertThat(store.listStreams("order", "", 10)).singleElement()
+                .satisfies(info -> assertThat(info.version()).isEqualTo(5));
+    }
+
+    @Test
     void global_positions_persist_as_text_and_order_by_transaction_then_sequence() {
         GlobalPosition p = new GlobalPosition(12, 7);
         assertThat(GlobalPosition.parse(p.toString())).isEqualTo(p);

@@ -174,6 +174,11 @@ public final class JdbcEventStore implements EventStore {
     }
 
     @Override
+    public List<StreamInfo> listStreams(String category, String afterName, int limit) {
+        return lifecycle.list(category, afterName, limit);
+    }
+
+    @Override
     public Optional<StreamInfo> streamInfo(String stream) {
         return lifecycle.info(stream);
     }

@@ -53,6 +53,37 @@ final class StreamLifecycle {
         }
     }
 
+    java.util.List<StreamInfo> list(String category, String afterName, int limit) {
+        if (limit < 1) {
+            throw new dev.waymark.store.InvalidInputException("limit must be >= 1, got " + limit);
+        }
+        String sql = "SELECT s.stream_name, s.category, COALESCE((SELECT e.stream_version FROM " + Schema.quote(schema)
+                + ".events e WHERE e.stream_id = s.stream_id ORDER BY e.stream_version DESC LIMIT 1), 0),"
+                + " s.created_at, s.deleted_at FROM " + Schema.quote(schema) + ".streams s WHERE s.stream_name > ?"
+                + (category == null ? "" : " AND s.category = ?") + " ORDER BY s.stream_name LIMIT ?";
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement statement = connection.prepareStatement(sql)) {
+            int i = 1;
+            statement.setString(i++, afterName == null ? "" : afterName);
+            if (category != null) {
+                statement.setString(i++, category);
+            }
+            statement.setInt(i, limit);
+            java.util.List<StreamInfo> out = new java.util.ArrayList<>();
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    OffsetDateTime deleted = rs.getObject(5, OffsetDateTime.class);
+                    out.add(new StreamInfo(rs.getString(1), rs.getString(2), rs.getLong(3),
+                            rs.getObject(4, OffsetDateTime.class).toInstant(),
+                            Optional.ofNullable(deleted).map(OffsetDateTime::toInstant)));
+                }
+            }
+            return out;
+        } catch (SQLException e) {
+            throw SqlErrors.translate(e, "list streams", schema);
+        }
+    }
+
     boolean setDeleted(String stream, boolean deleted) {
         StreamNames.requireValid(stream);
         try (Connection connection = dataSource.getConnection();

@@ -23,6 +23,21 @@ public interface ShardedSubscription extends AutoCloseable {
                 .snapshot();
     }
 
+    /**
+     * Releases every bucket of {@code workerId} in the pool {@code name} and removes its membership,
+     * so live workers take the buckets over at once (for a worker known to be dead). A worker that is
+     * in fact alive loses the buckets: its fenced checkpoint writes fail and it reclaims its share.
+     *
+     * @return the buckets that were released
+     */
+    static List<Integer> release(EventStore store, String name, String workerId) {
+        var leases = new dev.waymark.subscription.shard.internal.LeaseStore(store, name, 1, Duration.ofSeconds(1), null);
+        List<Integer> held = leases.snapshot().stream().filter(o -> o.owner().filter(workerId::equals).isPresent())
+                .map(ShardOwnership::bucket).toList();
+        leases.leave(workerId);
+        return held;
+    }
+
     /** A builder for a worker of the pool {@code name} over {@code target}. */
     static ShardedSubscriptionBuilder builder(EventStore store, String name, Target target) {
         return new ShardedSubscriptionBuilder(store, name, target);
