@@ -1,0 +1,48 @@
+package dev.waymark.store.micrometer;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.store.Horizon;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Micrometer gauges of the store's visibility horizon (DESIGN decision 1), tagged {@code schema}:
+ * {@code waymark.store.horizon.hidden_events} (committed events readers cannot see yet) and
+ * {@code waymark.store.horizon.oldest_writer} (seconds the oldest open writing transaction has been
+ * running). One query per {@code minInterval} at most, however often the registry is scraped.
+ */
+public final class StoreMetrics {
+
+    private final EventStore store;
+    private final Duration minInterval;
+    private final AtomicReference<Reading> last = new AtomicReference<>();
+
+    private record Reading(long at, Horizon horizon) {}
+
+    private StoreMetrics(EventStore store, Duration minInterval) {
+        this.store = store;
+        this.minInterval = minInterval;
+    }
+
+    /** Registers the gauges of {@code store}, reading the horizon at most once per {@code minInterval}. */
+    public static StoreMetrics bind(EventStore store, MeterRegistry registry, Duration minInterval) {
+        StoreMetrics metrics = new StoreMetrics(store, minInterval);
+        Gauge.builder("waymark.store.horizon.hidden_events", metrics, m -> m.horizon().hiddenEvents())
+                .tag("schema", store.schema()).strongReference(true).register(registry);
+        Gauge.builder("waymark.store.horizon.oldest_writer", metrics, m -> m.horizon().oldestWriter().toMillis() / 1000.0)
+                .tag("schema", store.schema()).baseUnit("seconds").strongReference(true).register(registry);
+        return metrics;
+    }
+
+    private Horizon horizon() {
+        Reading r = last.get();
+        long now = System.nanoTime();
+        if (r == null || now - r.at() >= minInterval.toNanos()) {
+            r = new Reading(now, store.horizon());
+            last.set(r);
+        }
+        return r.horizon();
+    }
+}

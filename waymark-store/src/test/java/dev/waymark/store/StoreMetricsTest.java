@@ -1,0 +1,50 @@
+package dev.waymark.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.waymark.store.micrometer.StoreMetrics;
+import dev.waymark.testkit.PostgresExtension;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The horizon gauges show events held back by an open writing transaction. */
+class StoreMetricsTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static EventStore store;
+
+    @BeforeAll
+    static void setUp() {
+        store = StoreFixture.migratedStore(POSTGRES);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    @Test
+    void an_open_writing_transaction_shows_as_hidden_events_and_writer_age() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        StoreMetrics.bind(store, registry, Duration.ZERO);
+        assertThat(registry.get("waymark.store.horizon.hidden_events").gauge().value()).isZero();
+        try (Connection writer = POSTGRES.dataSource().getConnection()) {
+            writer.setAutoCommit(false);
+            store.append(writer, "held-1", ExpectedVersion.any(), StoreFixture.events(1)); // holds an xid, uncommitted
+            store.append("later-1", ExpectedVersion.any(), StoreFixture.events(2)); // committed, but behind the horizon
+            assertThat(registry.get("waymark.store.horizon.hidden_events").gauge().value()).isEqualTo(2);
+            assertThat(registry.get("waymark.store.horizon.oldest_writer").gauge().value()).isGreaterThanOrEqualTo(0);
+            assertThat(store.readCategoryForward("later", GlobalPosition.START, 10)).isEmpty();
+            writer.commit();
+        }
+        assertThat(registry.get("waymark.store.horizon.hidden_events").gauge().value()).isZero();
+        assertThat(store.readCategoryForward("later", GlobalPosition.START, 10)).hasSize(2);
+    }
+}
