@@ -1,0 +1,17 @@
+package dev.waymark.workflow;
+
+/** The awaited awakeable was cancelled. */
+public class AwakeableCancelledException extends WorkflowException {
+
+    private static final long serialVersionUID = 1L;
+
+    /** With a message naming the problem. */
+    public AwakeableCancelledException(String message) {
+        super(message);
+    }
+
+    /** With a message and the cause. */
+    public AwakeableCancelledException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

@@ -1,0 +1,239 @@
+package dev.waymark.workflow;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.waymark.store.EventStore;
+import dev.waymark.workflow.internal.Ids;
+import dev.waymark.workflow.internal.Instances;
+import dev.waymark.workflow.internal.Runtime;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * Starts, signals, cancels and inspects workflows without running any: for processes that only
+ * drive workflows that workers run (a web front end, the CLI). {@link WorkflowEngine} is a client
+ * that also runs them. Thread-safe.
+ */
+public sealed class WorkflowClient permits WorkflowEngine {
+
+    /** Default limit of one input, step result or workflow result, in bytes of JSON. */
+    public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    final EventStore store;
+    final Runtime runtime;
+    final Instances instances;
+
+    WorkflowClient(EventStore store, Runtime runtime) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.runtime = runtime;
+        this.instances = runtime.instances();
+    }
+
+    /** A client on {@code store} with the default Jackson codec. */
+    public static WorkflowClient create(EventStore store) {
+        return create(store, WorkflowCodec.jackson());
+    }
+
+    /** A client on {@code store} with {@code codec}. */
+    public static WorkflowClient create(EventStore store, WorkflowCodec codec) {
+        Instances instances = new Instances(store.dataSource(), store.schema());
+        return new WorkflowClient(store, new Runtime(instances, Objects.requireNonNull(codec, "codec"), null,
+                new WorkflowListener() {}, DEFAULT_MAX_PAYLOAD_BYTES, store::signalAppended, (p, c, s) -> { },
+                null, Duration.ZERO));
+    }
+
+    /**
+     * Starts workflow {@code name} with {@code id} durably: the instance row and its input are
+     * committed before this returns, and a resume worker (or this engine) runs it. Idempotent:
+     * starting an existing id with an equal input returns a handle to it.
+     *
+     * @throws InvalidWorkflowInputException for an invalid name or id, or an input that cannot be
+     *     serialized or is too large; nothing is written
+     * @throws UnknownWorkflowException on an engine whose registry lacks {@code name}
+     * @throws WorkflowStartConflictException if the id exists with a different input
+     */
+    public <R> WorkflowHandle<R> start(String name, String id, Object input, Class<R> resultType) {
+        WorkflowNames.requireName(name);
+        WorkflowNames.requireId(id);
+        Objects.requireNonNull(resultType, "resultType");
+        checkRunnable(name);
+        String json = runtime.encode(input, "input of workflow " + name + "/" + id);
+        Instances.Started started = instances.start(name, id, json, Ids.entryId(name, id, 0, "__started__"), null,
+                startOwner(), leaseTtl());
+        if (!started.created()) {
+            if (!sameJson(started.existingInput(), json)) {
+                throw new WorkflowStartConflictException("workflow " + name + "/" + id + " already exists ("
+                        + started.status().sqlValue() + ") with a different input");
+            }
+        } else {
+            store.signalAppended();
+            afterStart(new Instances.Key(name, id), started, json);
+        }
+        return new WorkflowHandle<>(this, name, id, resultType);
+    }
+
+    /** A handle to an existing (or future) instance; no database access. */
+    public <R> WorkflowHandle<R> handle(String name, String id, Class<R> resultType) {
+        return new WorkflowHandle<>(this, WorkflowNames.requireName(name), WorkflowNames.requireId(id), resultType);
+    }
+
+    /**
+     * Cancels a workflow from any process. A running body stops at its next step or await (the step
+     * in flight may finish its action but is not journaled); live children are cancelled too. The
+     * first terminal marker wins: cancel racing completion ends with exactly one of them.
+     */
+    public CancelOutcome cancel(String name, String id) {
+        WorkflowNames.requireName(name);
+        WorkflowNames.requireId(id);
+        for (int tries = 0; tries < 10; tries++) {
+            Optional<Instances.Row> row = instances.find(name, id);
+            if (row.isEmpty()) {
+                return CancelOutcome.UNKNOWN;
+            }
+            WorkflowInfo info = row.get().info();
+            if (info.status().isTerminal()) {
+                return already(info.status());
+            }
+            Instances.Appended a = instances.append(name, id, info.generation(),
+                    dev.waymark.store.internal.UuidV7.next(Clock.systemUTC()), "WorkflowCancelled", "{}", null,
+                    WorkflowStatus.CANCELLED, null, null);
+            switch (a.kind()) {
+                case "appended" -> {
+                    store.signalAppended();
+                    for (Instances.Key child : instances.liveChildren(name, id)) {
+                        cancel(child.name(), child.id());
+                    }
+                    return CancelOutcome.CANCELLED;
+                }
+                case "refused" -> {
+                    return already(WorkflowStatus.fromSql(a.detail()));
+                }
+                case "missing" -> {
+                    return CancelOutcome.UNKNOWN;
+                }
+                default -> { } // rotated meanwhile: cancel the new generation
+            }
+        }
+        throw new WorkflowException("cancelling workflow " + name + "/" + id + " kept racing continue-as-new");
+    }
+
+    /**
+     * Completes an awakeable with {@code value}; the first settlement wins and wakes its workflow.
+     * Returns what happened instead of throwing for an unknown, settled or superseded id.
+     *
+     * @throws InvalidWorkflowInputException if the value cannot be serialized or is too large
+     */
+    public AwakeableOutcome completeAwakeable(UUID awakeable, Object value) {
+        Objects.requireNonNull(awakeable, "awakeable");
+        return settle(awakeable, "completed", runtime.encode(value, "value of awakeable " + awakeable), null);
+    }
+
+    /** Fails an awakeable: its await throws {@link AwakeableFailedException} with {@code reason}. */
+    public AwakeableOutcome failAwakeable(UUID awakeable, String reason) {
+        Objects.requireNonNull(awakeable, "awakeable");
+        if (reason == null || reason.isBlank()) {
+            throw new InvalidWorkflowInputException("failing awakeable " + awakeable + " needs a reason");
+        }
+        return settle(awakeable, "failed", null, reason);
+    }
+
+    /** Cancels an awakeable: its await throws {@link AwakeableCancelledException}. */
+    public AwakeableOutcome cancelAwakeable(UUID awakeable) {
+        Objects.requireNonNull(awakeable, "awakeable");
+        return settle(awakeable, "cancelled", null, null);
+    }
+
+    /** Revives a failed workflow with a fresh attempt budget; its journal is kept, so it resumes where it failed. */
+    public RetryOutcome retry(String name, String id) {
+        WorkflowNames.requireName(name);
+        WorkflowNames.requireId(id);
+        if (instances.retry(name, id)) {
+            store.signalAppended();
+            return RetryOutcome.RETRIED;
+        }
+        return instances.find(name, id).isPresent() ? RetryOutcome.NOT_FAILED : RetryOutcome.UNKNOWN;
+    }
+
+    /**
+     * A page of instances ordered by (name, id), after ({@code afterName}, {@code afterId}) when given.
+     *
+     * @param status only this status, or null for all
+     * @param name only this workflow name, or null for all
+     */
+    public List<WorkflowInfo> list(WorkflowStatus status, String name, String afterName, String afterId, int limit) {
+        if (limit < 1 || limit > 10_000) {
+            throw new InvalidWorkflowInputException("limit must be in [1, 10000], got " + limit);
+        }
+        if ((afterName == null) != (afterId == null)) {
+            throw new InvalidWorkflowInputException("afterName and afterId go together");
+        }
+        return instances.list(status, name, afterName == null ? null : new Instances.Key(afterName, afterId), limit);
+    }
+
+    /** An instance with its current generation's journal, awakeables and children. */
+    public Optional<WorkflowDetails> describe(String name, String id) {
+        return instances.find(name, id).map(row -> new WorkflowDetails(row.info(), row.input(), row.result(),
+                instances.journal(name, id, row.info().generation()), instances.awakeables(name, id),
+                instances.children(name, id)));
+    }
+
+    /** The event store the journals live in. */
+    public EventStore store() {
+        return store;
+    }
+
+    void checkRunnable(String name) {}
+
+    String startOwner() {
+        return null;
+    }
+
+    Duration leaseTtl() {
+        return Duration.ZERO;
+    }
+
+    void afterStart(Instances.Key key, Instances.Started started, String input) {}
+
+    void afterWake(Instances.Key key) {}
+
+    private AwakeableOutcome settle(UUID awakeable, String status, String payload, String failure) {
+        String r = instances.settleAwakeable(awakeable, status, payload, failure);
+        return switch (r) {
+            case "settled" -> {
+                store.signalAppended();
+                instances.awakeable(awakeable).ifPresent(s -> afterWake(new Instances.Key(s.name(), s.id())));
+                yield AwakeableOutcome.SETTLED;
+            }
+            case "already_completed" -> AwakeableOutcome.ALREADY_COMPLETED;
+            case "already_failed" -> AwakeableOutcome.ALREADY_FAILED;
+            case "already_cancelled" -> AwakeableOutcome.ALREADY_CANCELLED;
+            case "already_abandoned" -> AwakeableOutcome.SUPERSEDED;
+            default -> AwakeableOutcome.UNKNOWN;
+        };
+    }
+
+    private static CancelOutcome already(WorkflowStatus status) {
+        return switch (status) {
+            case COMPLETED -> CancelOutcome.ALREADY_COMPLETED;
+            case CANCELLED -> CancelOutcome.ALREADY_CANCELLED;
+            default -> CancelOutcome.ALREADY_FAILED;
+        };
+    }
+
+    private static boolean sameJson(String a, String b) {
+        try {
+            JsonNode x = JSON.readTree(a);
+            JsonNode y = JSON.readTree(b);
+            return x.equals(y);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,70 @@
+package dev.waymark.workflow;
+
+import java.time.Duration;
+
+/**
+ * What a workflow body uses to do durable work. Every method is keyed by a name that must be stable
+ * across code versions: replay matches journal entries by name, not by position. Names may not be
+ * empty, longer than {@value WorkflowNames#MAX_STEP_NAME} characters, or start with a reserved
+ * prefix ({@link WorkflowNames#RESERVED_STEP_PREFIXES}).
+ *
+ * <p>The context belongs to one run on one thread; do not share it.
+ */
+public interface WorkflowContext {
+
+    /** The workflow's registered name. */
+    String workflowName();
+
+    /** The workflow instance id. */
+    String workflowId();
+
+    /** The generation this run belongs to: 0, then one more after each {@link #continueAsNew}. */
+    int generation();
+
+    /**
+     * Runs {@code action} once and journals its result, or returns the journaled result without
+     * running it. The value returned is always what the journal holds (its codec round trip), even
+     * on the first run; when two writers race on the same step the first journaled result wins.
+     *
+     * @throws E what the action threw; nothing is journaled
+     * @throws StepDecodeException if the journaled value cannot be read as {@code type}
+     * @throws IllegalArgumentException if the name is invalid or was used in this run with another type
+     */
+    <T, E extends Exception> T step(String name, Class<T> type, StepAction<T, E> action) throws E;
+
+    /** A step with no result. */
+    default <E extends Exception> void step(String name, StepAction<Void, E> action) throws E {
+        step(name, Void.class, action);
+    }
+
+    /**
+     * Sleeps durably. The first run fixes the wake time (database clock + {@code duration}); replays
+     * and restarts never postpone it. The workflow suspends until the wake time, then any resume
+     * worker continues it.
+     */
+    void sleep(String name, Duration duration);
+
+    /** Creates (or, on replay, returns) an awakeable identified by {@code name} in this generation. */
+    <T> Awakeable<T> awakeable(String name, Class<T> type);
+
+    /**
+     * Spawns a child workflow durably (once per {@code stepName}) and returns its handle. Starting an
+     * existing child id attaches to it.
+     */
+    <I, T> ChildHandle<T> child(String stepName, String childName, String childId, I input, Class<T> type);
+
+    /**
+     * Ends this generation and starts the next with {@code seed} as its input. Never returns: the run
+     * unwinds and the outcome is {@link WorkflowOutcome.ContinuedAsNew}. Pending awakeables of this
+     * generation are abandoned.
+     */
+    void continueAsNew(Object seed);
+
+    /**
+     * A code-change gate. Returns {@code true} when the run reaches this point executing new code
+     * (no journal entry of this generation is still waiting to be replayed) and {@code false} when it
+     * is replaying history recorded by older code. The decision is journaled, so it never changes for
+     * an instance.
+     */
+    boolean patch(String id);
+}

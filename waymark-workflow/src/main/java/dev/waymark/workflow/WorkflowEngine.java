@@ -1,0 +1,290 @@
+package dev.waymark.workflow;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.workflow.internal.Advancer;
+import dev.waymark.workflow.internal.Instances;
+import dev.waymark.workflow.internal.LeaseKeeper;
+import dev.waymark.workflow.internal.Runtime;
+import dev.waymark.workflow.resume.ResumeOptions;
+import dev.waymark.workflow.resume.ResumeWorker;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs workflows in this process. A started workflow is leased to this engine and run at once on a
+ * virtual thread; a child spawned by a local run, a parent whose local child ended, and a workflow
+ * whose awakeable this engine settled are run here too. Everything else (crash recovery, sleeps that
+ * come due, wakes from other processes) is found by a {@link ResumeWorker}, which
+ * {@link #resumeWorker} creates and the application starts beside the engine.
+ *
+ * <p>Closing the engine stops taking work, lets running attempts finish for the shutdown timeout,
+ * then interrupts the rest; an interrupted attempt records nothing and its lease is released.
+ */
+public final class WorkflowEngine extends WorkflowClient implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(WorkflowEngine.class);
+
+    private final WorkflowRegistry registry;
+    private final LeaseKeeper keeper;
+    private final Advancer advancer;
+    private final Advancer.Policy policy;
+    private final boolean runOnStart;
+    private final Duration shutdownTimeout;
+    private final ExecutorService runs;
+    private final Map<Instances.Key, Instances.Key> localParents = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    private WorkflowEngine(EventStore store, Runtime runtime, WorkflowRegistry registry, LeaseKeeper keeper,
+            Advancer.Policy policy, boolean runOnStart, Duration shutdownTimeout) {
+        super(store, runtime);
+        this.registry = registry;
+        this.keeper = keeper;
+        this.advancer = new Advancer(runtime);
+        this.policy = policy;
+        this.runOnStart = runOnStart;
+        this.shutdownTimeout = shutdownTimeout;
+        this.runs = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-workflow-", 0).factory());
+    }
+
+    /** A builder over {@code store} running the workflows of {@code registry}. */
+    public static Builder builder(EventStore store, WorkflowRegistry registry) {
+        return new Builder(store, registry);
+    }
+
+    /** The registry this engine runs. */
+    public WorkflowRegistry registry() {
+        return registry;
+    }
+
+    /** The owner id this engine writes into the leases it holds. */
+    public String owner() {
+        return keeper.owner();
+    }
+
+    /** A resume worker over this engine's registry, store and codec; start it with {@link ResumeWorker#start()}. */
+    public ResumeWorker resumeWorker(ResumeOptions options) {
+        return new ResumeWorker(runtime, registry, store, options);
+    }
+
+    /**
+     * Runs one leased attempt of {@code name}/{@code id} in the calling thread if it is claimable now
+     * (running, or suspended with a due wake time, with no live lease and no crash backoff). Returns
+     * false if it was not claimable. Mostly for tests and tools; the resume worker does this in bulk.
+     */
+    public boolean runNow(String name, String id) {
+        Instances.Key key = new Instances.Key(WorkflowNames.requireName(name), WorkflowNames.requireId(id));
+        Optional<Instances.Claim> claim = instances.claim(key.name(), key.id(), keeper.owner(), keeper.ttl());
+        if (claim.isEmpty()) {
+            return false;
+        }
+        advanced(key, advancer.advance(key, claim.get().epoch(), keeper, policy, null));
+        return true;
+    }
+
+    @Override
+    void checkRunnable(String name) {
+        registry.require(name);
+    }
+
+    @Override
+    String startOwner() {
+        return runOnStart && !closed ? keeper.owner() : null;
+    }
+
+    @Override
+    Duration leaseTtl() {
+        return keeper.ttl();
+    }
+
+    @Override
+    void afterStart(Instances.Key key, Instances.Started started, String input) {
+        if (started.epoch() > 0) {
+            submit(key, started.epoch(), input);
+        }
+    }
+
+    @Override
+    void afterWake(Instances.Key key) {
+        tryRun(key);
+    }
+
+    void childSpawned(Instances.Key parent, Instances.Key child, Instances.Started started) {
+        if (started.epoch() > 0) {
+            localParents.put(child, parent);
+            submit(child, started.epoch(), null);
+        }
+    }
+
+    private void tryRun(Instances.Key key) {
+        if (closed || registry.find(key.name()).isEmpty()) {
+            return;
+        }
+        try {
+            instances.claim(key.name(), key.id(), keeper.owner(), keeper.ttl())
+                    .ifPresent(c -> submit(key, c.epoch(), null));
+        } catch (RuntimeException e) {
+            log.debug("waymark workflow: local claim of {}/{} failed; a resume worker will pick it up", key.name(),
+                    key.id(), e);
+        }
+    }
+
+    private void submit(Instances.Key key, long epoch, String freshInput) {
+        try {
+            runs.execute(() -> advanced(key, advancer.advance(key, epoch, keeper, policy, freshInput)));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing: the lease expires (or is released below) and a resume worker takes over
+            instances.release(key.name(), key.id(), keeper.owner(), epoch, false);
+        }
+    }
+
+    private void advanced(Instances.Key key, Advancer.Advance advance) {
+        switch (advance.result()) {
+            case COMPLETED, FAILED, CANCELLED -> {
+                Instances.Key parent = localParents.remove(key);
+                if (parent != null) {
+                    tryRun(parent);
+                }
+            }
+            default -> { }
+        }
+    }
+
+    /** Stops taking work, waits up to the shutdown timeout for running attempts, then interrupts them. */
+    @Override
+    public void close() {
+        closed = true;
+        runs.shutdown();
+        try {
+            if (!runs.awaitTermination(shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                runs.shutdownNow();
+                if (!runs.awaitTermination(10, TimeUnit.SECONDS)) {
+                    log.warn("waymark workflow: some runs did not stop; their leases expire by themselves");
+                }
+            }
+        } catch (InterruptedException e) {
+            runs.shutdownNow();
+            Thread.currentThread().interrupt();
+        } finally {
+            keeper.close();
+        }
+    }
+
+    /** Configures a {@link WorkflowEngine}; every option has a default and is validated. */
+    public static final class Builder {
+        private final EventStore store;
+        private final WorkflowRegistry registry;
+        private WorkflowCodec codec = WorkflowCodec.jackson();
+        private WorkflowListener listener = new WorkflowListener() {};
+        private Duration leaseTtl = Duration.ofSeconds(30);
+        private int maxAttempts = 5;
+        private Duration backoffBase = Duration.ofSeconds(2);
+        private Duration backoffCap = Duration.ofSeconds(64);
+        private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+        private boolean runOnStart = true;
+        private Duration shutdownTimeout = Duration.ofSeconds(10);
+        private String owner;
+
+        private Builder(EventStore store, WorkflowRegistry registry) {
+            this.store = java.util.Objects.requireNonNull(store, "store");
+            this.registry = java.util.Objects.requireNonNull(registry, "registry");
+        }
+
+        /** Serialization of inputs and results (default Jackson). */
+        public Builder codec(WorkflowCodec codec) {
+            this.codec = java.util.Objects.requireNonNull(codec, "codec");
+            return this;
+        }
+
+        /** Telemetry hooks (metrics, tracing). */
+        public Builder listener(WorkflowListener listener) {
+            this.listener = java.util.Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /** How long a lease of a local run lasts without renewal (default 30 s; renewed every third). */
+        public Builder leaseTtl(Duration ttl) {
+            this.leaseTtl = positive(ttl, "leaseTtl");
+            return this;
+        }
+
+        /** Crashes of a local run before the workflow is marked failed (default 5). */
+        public Builder maxAttempts(int maxAttempts) {
+            if (maxAttempts < 1) {
+                throw new InvalidWorkflowInputException("maxAttempts must be >= 1, got " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /** Backoff after the n-th crash: {@code base * 2^(n-1)}, at most {@code cap} (default 2 s, 64 s). */
+        public Builder crashBackoff(Duration base, Duration cap) {
+            this.backoffBase = positive(base, "crashBackoff base");
+            this.backoffCap = positive(cap, "crashBackoff cap");
+            if (cap.compareTo(base) < 0) {
+                throw new InvalidWorkflowInputException("crashBackoff cap " + cap + " is below its base " + base);
+            }
+            return this;
+        }
+
+        /** Largest input, step result or result in bytes of JSON (default 1 MiB). */
+        public Builder maxPayloadBytes(int bytes) {
+            if (bytes < 64) {
+                throw new InvalidWorkflowInputException("maxPayloadBytes must be >= 64, got " + bytes);
+            }
+            this.maxPayloadBytes = bytes;
+            return this;
+        }
+
+        /** Whether {@code start} runs the workflow here at once (default true) or leaves it to resume workers. */
+        public Builder runOnStart(boolean runOnStart) {
+            this.runOnStart = runOnStart;
+            return this;
+        }
+
+        /** How long {@code close} lets running attempts finish before interrupting them (default 10 s). */
+        public Builder shutdownTimeout(Duration timeout) {
+            if (timeout == null || timeout.isNegative()) {
+                throw new InvalidWorkflowInputException("shutdownTimeout must be >= 0, got " + timeout);
+            }
+            this.shutdownTimeout = timeout;
+            return this;
+        }
+
+        /** The lease owner id (default a random one per engine); must be unique per running process. */
+        public Builder owner(String owner) {
+            if (owner == null || owner.isBlank() || owner.length() > 200) {
+                throw new InvalidWorkflowInputException("owner must be 1..200 characters, got " + owner);
+            }
+            this.owner = owner;
+            return this;
+        }
+
+        /** Builds the engine; it runs started workflows at once. */
+        public WorkflowEngine build() {
+            String id = owner != null ? owner : "engine-" + UUID.randomUUID();
+            Instances instances = new Instances(store.dataSource(), store.schema());
+            WorkflowEngine[] self = new WorkflowEngine[1];
+            Runtime runtime = new Runtime(instances, codec, registry, listener, maxPayloadBytes, store::signalAppended,
+                    (parent, child, started) -> self[0].childSpawned(parent, child, started), id, leaseTtl);
+            LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
+            self[0] = new WorkflowEngine(store, runtime, registry, keeper,
+                    new Advancer.Policy(maxAttempts, backoffBase, backoffCap), runOnStart, shutdownTimeout);
+            return self[0];
+        }
+
+        private static Duration positive(Duration d, String what) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
+            }
+            return d;
+        }
+    }
+}

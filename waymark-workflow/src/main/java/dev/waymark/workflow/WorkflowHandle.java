@@ -1,0 +1,122 @@
+package dev.waymark.workflow;
+
+import dev.waymark.store.WakeSignal;
+import dev.waymark.workflow.internal.Instances;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A reference to one workflow instance: await its result, observe its status, cancel it. Cheap and
+ * stateless; any process can make one with {@link WorkflowClient#handle}.
+ *
+ * @param <R> the result type
+ */
+public final class WorkflowHandle<R> {
+
+    private static final Duration MAX_WAIT_SLICE = Duration.ofMillis(250);
+
+    private final WorkflowClient client;
+    private final String name;
+    private final String id;
+    private final Class<R> resultType;
+
+    WorkflowHandle(WorkflowClient client, String name, String id, Class<R> resultType) {
+        this.client = client;
+        this.name = name;
+        this.id = id;
+        this.resultType = Objects.requireNonNull(resultType, "resultType");
+    }
+
+    /** The workflow name. */
+    public String name() {
+        return name;
+    }
+
+    /** The workflow id. */
+    public String id() {
+        return id;
+    }
+
+    /**
+     * The instance as stored now.
+     *
+     * @throws WorkflowException if it does not exist
+     */
+    public WorkflowInfo info() {
+        return row().info();
+    }
+
+    /** The current status. */
+    public WorkflowStatus status() {
+        return info().status();
+    }
+
+    /**
+     * Waits until the workflow is terminal and returns how it ended. Woken by the store's wake signal
+     * (another process's completion arrives through its coalesced NOTIFY), re-checking at least every
+     * 250 ms.
+     *
+     * @throws TimeoutException if it is still running or suspended after {@code timeout}
+     */
+    public WorkflowOutcome<R> awaitOutcome(Duration timeout) throws TimeoutException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        WakeSignal wake = client.store.wakeSignal();
+        while (true) {
+            long seen = wake.generation();
+            Instances.Row row = row();
+            if (row.info().status().isTerminal()) {
+                return outcome(row);
+            }
+            long remaining = deadline - System.nanoTime();
+            if (remaining <= 0) {
+                throw new TimeoutException("workflow " + name + "/" + id + " is still "
+                        + row.info().status().sqlValue() + " after " + timeout
+                        + (row.info().waitingOn() == null ? "" : " (waiting on " + row.info().waitingOn() + ")"));
+            }
+            wake.awaitAfter(seen, Duration.ofNanos(Math.min(remaining, MAX_WAIT_SLICE.toNanos())));
+        }
+    }
+
+    /**
+     * Waits for the result.
+     *
+     * @throws WorkflowFailedException if the workflow failed (the message holds the reason)
+     * @throws WorkflowCancelledException if it was cancelled
+     * @throws TimeoutException if it did not end within {@code timeout}
+     */
+    public R await(Duration timeout) throws TimeoutException, InterruptedException {
+        return switch (awaitOutcome(timeout)) {
+            case WorkflowOutcome.Completed<R> c -> c.result();
+            case WorkflowOutcome.Failed<R> f -> throw new WorkflowFailedException(
+                    "workflow " + name + "/" + id + " failed: " + f.reason());
+            case WorkflowOutcome.Cancelled<R> c -> throw new WorkflowCancelledException(
+                    "workflow " + name + "/" + id + " was cancelled");
+            default -> throw new IllegalStateException("not terminal");
+        };
+    }
+
+    /** Cancels the workflow; see {@link WorkflowClient#cancel}. */
+    public CancelOutcome cancel() {
+        return client.cancel(name, id);
+    }
+
+    private Instances.Row row() {
+        return client.instances.find(name, id).orElseThrow(() -> new WorkflowException(
+                "workflow " + name + "/" + id + " does not exist"));
+    }
+
+    private WorkflowOutcome<R> outcome(Instances.Row row) {
+        return switch (row.info().status()) {
+            case COMPLETED -> new WorkflowOutcome.Completed<>(client.runtime.codec().decode(row.result(), resultType));
+            case CANCELLED -> new WorkflowOutcome.Cancelled<>();
+            case FAILED -> new WorkflowOutcome.Failed<>(String.valueOf(row.info().failure()));
+            default -> throw new IllegalStateException("not terminal");
+        };
+    }
+
+    @Override
+    public String toString() {
+        return "WorkflowHandle[" + name + "/" + id + "]";
+    }
+}

@@ -1,0 +1,22 @@
+package dev.waymark.workflow;
+
+import java.time.Duration;
+
+/**
+ * Telemetry hooks of the engine: metrics and tracing plug in here. Callbacks run on the workflow's
+ * thread and must be fast and must not throw (a throwing listener is logged and ignored).
+ */
+public interface WorkflowListener {
+
+    /** A run of {@code name}/{@code id} begins. */
+    default void runStarted(String name, String id) {}
+
+    /** A run ended with {@code outcome}, or with {@code error} (a crash) when outcome is null. */
+    default void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error, Duration elapsed) {}
+
+    /** A step's action ran and its result was journaled. */
+    default void stepExecuted(String name, String step, Duration elapsed) {}
+
+    /** A step returned its journaled result without running. */
+    default void stepReplayed(String name, String step) {}
+}

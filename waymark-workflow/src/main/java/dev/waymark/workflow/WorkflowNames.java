@@ -1,0 +1,80 @@
+package dev.waymark.workflow;
+
+import java.util.List;
+
+/** Validation rules for workflow names, ids and step names, shared by every entry point. */
+public final class WorkflowNames {
+
+    /** Longest workflow name. */
+    public static final int MAX_NAME = 100;
+    /** Longest workflow id. */
+    public static final int MAX_ID = 200;
+    /** Longest step, sleep, awakeable or patch name. */
+    public static final int MAX_STEP_NAME = 200;
+    /** Step-name prefixes Waymark uses for its own journal entries. */
+    public static final List<String> RESERVED_STEP_PREFIXES =
+            List.of("sleep:", "sleepat:", "awk:", "awkid:", "child:", "patch:", "__");
+
+    private WorkflowNames() {}
+
+    /** Returns {@code name} if it is a valid workflow name: letters, digits, '_' and '.', at most {@value #MAX_NAME}. */
+    public static String requireName(String name) {
+        if (name == null || name.isEmpty()) {
+            throw new InvalidWorkflowInputException("workflow name must not be empty");
+        }
+        if (name.length() > MAX_NAME) {
+            throw new InvalidWorkflowInputException(
+                    "workflow name is " + name.length() + " characters, the limit is " + MAX_NAME);
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (!(Character.isLetterOrDigit(c) && c < 128) && c != '_' && c != '.') {
+                throw new InvalidWorkflowInputException("workflow name '" + name
+                        + "' contains '" + c + "': use letters, digits, '_' and '.'");
+            }
+        }
+        return name;
+    }
+
+    /** Returns {@code id} if it is a valid workflow id: not blank, no '#', no control characters, at most {@value #MAX_ID}. */
+    public static String requireId(String id) {
+        if (id == null || id.isBlank()) {
+            throw new InvalidWorkflowInputException("workflow id must not be empty");
+        }
+        if (id.length() > MAX_ID) {
+            throw new InvalidWorkflowInputException(
+                    "workflow id is " + id.length() + " characters, the limit is " + MAX_ID);
+        }
+        for (int i = 0; i < id.length(); i++) {
+            char c = id.charAt(i);
+            if (c == '#' || Character.isISOControl(c)) {
+                throw new InvalidWorkflowInputException("workflow id '" + id.replaceAll("\\p{Cntrl}", "?")
+                        + "' contains a reserved character (" + (c == '#' ? "'#'" : "a control character") + ")");
+            }
+        }
+        return id;
+    }
+
+    /** Returns {@code name} if it is a valid user step name. */
+    public static String requireStepName(String name) {
+        requireAnyStepName(name);
+        for (String prefix : RESERVED_STEP_PREFIXES) {
+            if (name.startsWith(prefix)) {
+                throw new IllegalArgumentException(
+                        "step name '" + name + "' uses the reserved prefix '" + prefix + "'");
+            }
+        }
+        return name;
+    }
+
+    static String requireAnyStepName(String name) {
+        if (name == null || name.isEmpty()) {
+            throw new IllegalArgumentException("step name must not be empty");
+        }
+        if (name.length() > MAX_STEP_NAME) {
+            throw new IllegalArgumentException(
+                    "step name is " + name.length() + " characters, the limit is " + MAX_STEP_NAME);
+        }
+        return name;
+    }
+}

@@ -1,0 +1,67 @@
+package dev.waymark.workflow;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * The application's map from workflow names to definitions. Only code can be re-invoked, so a
+ * workflow whose name is not registered cannot run here; the resume worker counts it as
+ * {@code unknownName} and leaves it untouched. One registry holds workflows of different types.
+ */
+public final class WorkflowRegistry {
+
+    /**
+     * One registered workflow. The body comes from {@code factory} on every run, so a factory that
+     * throws fails that run (a crash attempt of that instance), not the registry or a resume pass.
+     */
+    public record Definition<I, R>(String name, Class<I> inputType, Class<R> resultType, Supplier<Workflow<I, R>> factory) {
+        /** Validates. */
+        public Definition {
+            WorkflowNames.requireName(name);
+            Objects.requireNonNull(inputType, "inputType");
+            Objects.requireNonNull(resultType, "resultType");
+            Objects.requireNonNull(factory, "factory");
+        }
+    }
+
+    private final Map<String, Definition<?, ?>> definitions = new LinkedHashMap<>();
+
+    /** Registers {@code body} under {@code name}; returns this registry. */
+    public <I, R> WorkflowRegistry register(String name, Class<I> inputType, Class<R> resultType, Workflow<I, R> body) {
+        Objects.requireNonNull(body, "body");
+        return register(new Definition<>(name, inputType, resultType, () -> body));
+    }
+
+    /** Registers a definition whose body is built by a factory on each run. */
+    public synchronized WorkflowRegistry register(Definition<?, ?> definition) {
+        if (definitions.putIfAbsent(definition.name(), definition) != null) {
+            throw new InvalidWorkflowInputException("workflow '" + definition.name() + "' is already registered");
+        }
+        return this;
+    }
+
+    /** The definition registered under {@code name}. */
+    public synchronized Optional<Definition<?, ?>> find(String name) {
+        return Optional.ofNullable(definitions.get(name));
+    }
+
+    /**
+     * The definition registered under {@code name}.
+     *
+     * @throws UnknownWorkflowException if there is none
+     */
+    public Definition<?, ?> require(String name) {
+        return find(name).orElseThrow(() -> new UnknownWorkflowException(
+                "workflow '" + name + "' is not registered (registered: " + names() + ")"));
+    }
+
+    /** The registered names. */
+    public synchronized Set<String> names() {
+        return Collections.unmodifiableSet(new java.util.TreeSet<>(definitions.keySet()));
+    }
+}

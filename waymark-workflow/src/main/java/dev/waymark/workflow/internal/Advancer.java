@@ -1,0 +1,178 @@
+package dev.waymark.workflow.internal;
+
+import dev.waymark.store.StoreException;
+import dev.waymark.workflow.WorkflowLeaseLostException;
+import dev.waymark.workflow.WorkflowOutcome;
+import dev.waymark.workflow.WorkflowStatus;
+import java.time.Duration;
+import java.util.OptionalInt;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One attempt at a leased instance, and what follows from how it ended: a crash costs an attempt
+ * with backoff, the last attempt marks the workflow failed (waking a parent), a store error or a
+ * lost lease costs nothing, and an interruption (shutdown) records nothing. The lease is released
+ * at the end in every case.
+ */
+public final class Advancer {
+
+    private static final Logger log = LoggerFactory.getLogger(Advancer.class);
+
+    /** How an attempt ended. */
+    public enum Result {
+        /** The workflow completed. */
+        COMPLETED,
+        /** It parked on a wake source. */
+        SUSPENDED,
+        /** It is terminally failed (this attempt used the last of its budget, or it was failed elsewhere). */
+        FAILED,
+        /** It is cancelled. */
+        CANCELLED,
+        /** The body threw; an attempt was recorded and it will be retried after backoff. */
+        CRASHED,
+        /** A store error; no attempt consumed. */
+        TRANSIENT,
+        /** Another worker took the lease over. */
+        LEASE_LOST,
+        /** The thread was interrupted (shutdown); nothing recorded. */
+        INTERRUPTED
+    }
+
+    /** The attempt's result, its outcome if the body ended normally, and the error if it did not. */
+    public record Advance(Result result, WorkflowOutcome<?> outcome, Throwable error, int attempts, boolean progressed) {}
+
+    /** Crash budget and backoff. */
+    public record Policy(int maxAttempts, Duration backoffBase, Duration backoffCap) {}
+
+    private final Runtime rt;
+    private final Runner runner;
+
+    /** An advancer over the shared runtime. */
+    public Advancer(Runtime rt) {
+        this.rt = rt;
+        this.runner = new Runner(rt);
+    }
+
+    /** Runs the instance leased by {@code keeper} at {@code epoch}; never throws. */
+    public Advance advance(Instances.Key key, long epoch, LeaseKeeper keeper, Policy policy, String freshInput) {
+        keeper.hold(key);
+        long started = System.nanoTime();
+        rt.safely(() -> rt.listener.runStarted(key.name(), key.id()));
+        Advance advance;
+        try {
+            advance = attempt(key, epoch, policy, freshInput);
+        } finally {
+            keeper.drop(key);
+        }
+        Advance done = advance;
+        rt.safely(() -> rt.listener.runFinished(key.name(), key.id(), done.outcome(), done.error(),
+                Duration.ofNanos(System.nanoTime() - started)));
+        try {
+            boolean clean = done.outcome() != null;
+            rt.instances.release(key.name(), key.id(), keeper.owner(), epoch, clean);
+        } catch (StoreException e) {
+            log.warn("waymark workflow: releasing {}/{} failed; the lease expires by itself", key.name(), key.id(), e);
+        }
+        return done;
+    }
+
+    private Advance attempt(Instances.Key key, long epoch, Policy policy, String freshInput) {
+        try {
+            Runner.Attempt a = runner.run(key.name(), key.id(), epoch, freshInput);
+            return new Advance(resultOf(a.outcome()), a.outcome(), null, 0, a.progressed());
+        } catch (WorkflowLeaseLostException e) {
+            return new Advance(Result.LEASE_LOST, null, e, 0, false);
+        } catch (StoreException e) {
+            if (interrupted(e)) {
+                return new Advance(Result.INTERRUPTED, null, e, 0, false);
+            }
+            log.warn("waymark workflow: store error while advancing {}/{}; retried on a later pass", key.name(),
+                    key.id(), e);
+            return new Advance(Result.TRANSIENT, null, e, 0, false);
+        } catch (Unwind u) {
+            throw new IllegalStateException("unwind escaped the runner", u);
+        } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
+            if (interrupted(e)) {
+                return new Advance(Result.INTERRUPTED, null, e, 0, false);
+            }
+            return crashed(key, epoch, policy, e);
+        }
+    }
+
+    private Advance crashed(Instances.Key key, long epoch, Policy policy, Throwable error) {
+        String rendered = render(error);
+        OptionalInt attempts;
+        try {
+            attempts = rt.instances.recordCrash(key.name(), key.id(), rendered, policy.backoffBase(), policy.backoffCap());
+        } catch (StoreException e) {
+            log.warn("waymark workflow: recording the crash of {}/{} failed", key.name(), key.id(), e);
+            return new Advance(Result.TRANSIENT, null, error, 0, false);
+        }
+        if (attempts.isEmpty()) {
+            return new Advance(Result.TRANSIENT, null, error, 0, false); // became terminal meanwhile
+        }
+        int n = attempts.getAsInt();
+        log.warn("waymark workflow: {}/{} crashed on attempt {}/{}: {}", key.name(), key.id(), n, policy.maxAttempts(),
+                rendered);
+        if (n < policy.maxAttempts()) {
+            return new Advance(Result.CRASHED, null, error, n, false);
+        }
+        markFailed(key, epoch, "crashed " + n + " times; last error: " + rendered);
+        return new Advance(Result.FAILED, null, error, n, false);
+    }
+
+    /** Journals WorkflowFailed (waking a parent in the same transaction) unless the instance is already terminal. */
+    public boolean markFailed(Instances.Key key, Long epoch, String reason) {
+        for (int tries = 0; tries < 5; tries++) {
+            Instances.Row row = rt.instances.find(key.name(), key.id()).orElse(null);
+            if (row == null || row.info().status().isTerminal()) {
+                return false;
+            }
+            int gen = row.info().generation();
+            String data = "{\"reason\":" + rt.codec.encode(reason) + "}";
+            Instances.Appended a = rt.instances.append(key.name(), key.id(), gen, dev.waymark.store.internal.UuidV7.next(java.time.Clock.systemUTC()), "WorkflowFailed",
+                    data, epoch, WorkflowStatus.FAILED, null, reason);
+            switch (a.kind()) {
+                case "appended" -> {
+                    rt.signal();
+                    log.warn("waymark workflow: marked {}/{} failed: {}", key.name(), key.id(), reason);
+                    return true;
+                }
+                case "stale" -> { } // rotated meanwhile: retry on the new generation
+                default -> {
+                    return false;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static Result resultOf(WorkflowOutcome<?> outcome) {
+        return switch (outcome) {
+            case WorkflowOutcome.Completed<?> c -> Result.COMPLETED;
+            case WorkflowOutcome.Suspended<?> s -> Result.SUSPENDED;
+            case WorkflowOutcome.Failed<?> f -> Result.FAILED;
+            case WorkflowOutcome.Cancelled<?> c -> Result.CANCELLED;
+            case WorkflowOutcome.ContinuedAsNew<?> c -> Result.SUSPENDED;
+        };
+    }
+
+    private static boolean interrupted(Throwable e) {
+        if (Thread.currentThread().isInterrupted()) {
+            return true;
+        }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException || t instanceof java.io.InterruptedIOException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static String render(Throwable e) {
+        String message = e.getClass().getName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+        return message.length() <= 2000 ? message : message.substring(0, 2000);
+    }
+
+}

@@ -1,0 +1,404 @@
+package dev.waymark.workflow.internal;
+
+import dev.waymark.workflow.AwakeableInfo;
+import dev.waymark.workflow.JournalEntry;
+import dev.waymark.workflow.WorkflowInfo;
+import dev.waymark.workflow.WorkflowStatus;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.UUID;
+import javax.sql.DataSource;
+
+/** Every statement of the workflow tables and functions (schema V3). */
+public final class Instances {
+
+    /** The outcome of {@code wf_append}: a kind and its detail. */
+    public record Appended(String kind, String detail) {}
+
+    /** The outcome of {@code wf_start}. */
+    public record Started(boolean created, WorkflowStatus status, String existingInput, long epoch) {}
+
+    /** An instance row with its payloads. */
+    public record Row(WorkflowInfo info, String input, String result) {}
+
+    /** A claimed lease: its epoch, and the expiry of the dead owner's lease it replaced (null if none). */
+    public record Claim(long epoch, Instant previousExpiry, Instant claimedAt) {}
+
+    /** A workflow to look at: name and id. */
+    public record Key(String name, String id) {}
+
+    /** An awakeable's settlement state. */
+    public record AwakeableState(String status, String payload, String failure, String name, String id, int generation) {}
+
+    private static final String COLUMNS = "name, id, generation, status, attempts, last_error, failure, waiting_on,"
+            + " wake_after, next_attempt_at, lease_owner, lease_epoch, lease_expires_at, parent_name, parent_id,"
+            + " created_at, updated_at, completed_at";
+
+    private final Sql sql;
+    private final String s;
+
+    /** Statements on {@code schema} through {@code dataSource}. */
+    public Instances(DataSource dataSource, String schema) {
+        this.sql = new Sql(dataSource, schema);
+        this.s = "\"" + schema + "\".";
+    }
+
+    /** {@code wf_start}: durable, idempotent start; leased to {@code owner} at epoch 1 when given. */
+    public Started start(String name, String id, String input, UUID eventId, Key parent, String owner, Duration ttl) {
+        return sql.query("start workflow " + name + "/" + id,
+                "SELECT " + s + "wf_start(?, ?, ?::jsonb, ?, ?, ?, ?, ?)", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                    ps.setString(3, input);
+                    ps.setObject(4, eventId);
+                    ps.setString(5, parent == null ? null : parent.name());
+                    ps.setString(6, parent == null ? null : parent.id());
+                    ps.setString(7, owner);
+                    ps.setLong(8, ttl.toMillis());
+                }, rs -> {
+                    rs.next();
+                    String[] r = (String[]) rs.getArray(1).getArray();
+                    return new Started("created".equals(r[0]), WorkflowStatus.fromSql(r[1]), r[2],
+                            r[3] == null ? 0 : Long.parseLong(r[3]));
+                });
+    }
+
+    /** {@code wf_append}: one journal entry, fenced on {@code epoch} when not null. */
+    public Appended append(String name, String id, int generation, UUID eventId, String type, String data,
+            Long epoch, WorkflowStatus terminal, String result, String failure) {
+        return sql.query("journal " + type + " of workflow " + name + "/" + id,
+                "SELECT " + s + "wf_append(?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb, ?)", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                    ps.setInt(3, generation);
+                    ps.setObject(4, eventId);
+                    ps.setString(5, type);
+                    ps.setString(6, data);
+                    if (epoch == null) {
+                        ps.setNull(7, Types.BIGINT);
+                    } else {
+                        ps.setLong(7, epoch);
+                    }
+                    ps.setString(8, terminal == null ? null : terminal.sqlValue());
+                    ps.setString(9, result);
+                    ps.setString(10, failure);
+                }, rs -> {
+                    rs.next();
+                    String[] r = (String[]) rs.getArray(1).getArray();
+                    return new Appended(r[0], r[1]);
+                });
+    }
+
+    /** {@code wf_suspend}: parks the run unless its wake source resolved. */
+    public String suspend(String name, String id, int generation, Long epoch, String waitingOn, Instant wakeAfter,
+            UUID awakeable, Key child) {
+        return sql.query("suspend workflow " + name + "/" + id,
+                "SELECT " + s + "wf_suspend(?, ?, ?, ?, ?, ?, ?, ?, ?)", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                    ps.setInt(3, generation);
+                    if (epoch == null) {
+                        ps.setNull(4, Types.BIGINT);
+                    } else {
+                        ps.setLong(4, epoch);
+                    }
+                    ps.setString(5, waitingOn);
+                    ps.setObject(6, wakeAfter == null ? null : java.sql.Timestamp.from(wakeAfter));
+                    ps.setObject(7, awakeable);
+                    ps.setString(8, child == null ? null : child.name());
+                    ps.setString(9, child == null ? null : child.id());
+                }, Instances::single);
+    }
+
+    /** {@code wf_rotate}: closes {@code generation} and opens the next with {@code seed}. */
+    public String rotate(String name, String id, int generation, Long epoch, String seed) {
+        return sql.query("continue workflow " + name + "/" + id + " as new",
+                "SELECT " + s + "wf_rotate(?, ?, ?, ?, ?::jsonb, ?, ?)", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                    ps.setInt(3, generation);
+                    if (epoch == null) {
+                        ps.setNull(4, Types.BIGINT);
+                    } else {
+                        ps.setLong(4, epoch);
+                    }
+                    ps.setString(5, seed);
+                    ps.setObject(6, Ids.entryId(name, id, generation, "__continued_as_new__"));
+                    ps.setObject(7, Ids.entryId(name, id, generation + 1, "__started__"));
+                }, Instances::single);
+    }
+
+    /** {@code wf_settle_awakeable}: the first settlement wins. */
+    public String settleAwakeable(UUID awakeable, String status, String payload, String failure) {
+        return sql.query("settle awakeable " + awakeable,
+                "SELECT " + s + "wf_settle_awakeable(?, ?, ?::jsonb, ?)", ps -> {
+                    ps.setObject(1, awakeable);
+                    ps.setString(2, status);
+                    ps.setString(3, payload);
+                    ps.setString(4, failure);
+                }, Instances::single);
+    }
+
+    /** Registers a pending awakeable. */
+    public void insertAwakeable(UUID awakeable, String name, String id, int generation, String label) {
+        sql.update("register awakeable " + label + " of " + name + "/" + id,
+                "INSERT INTO " + s + "workflow_awakeables (awakeable_id, name, id, generation, label) VALUES (?, ?, ?, ?, ?)"
+                        + " ON CONFLICT DO NOTHING", ps -> {
+                    ps.setObject(1, awakeable);
+                    ps.setString(2, name);
+                    ps.setString(3, id);
+                    ps.setInt(4, generation);
+                    ps.setString(5, label);
+                });
+    }
+
+    /** The settlement state of one awakeable. */
+    public Optional<AwakeableState> awakeable(UUID awakeable) {
+        return sql.query("read awakeable " + awakeable,
+                "SELECT status, payload::text, failure, name, id, generation FROM " + s
+                        + "workflow_awakeables WHERE awakeable_id = ?",
+                ps -> ps.setObject(1, awakeable),
+                rs -> rs.next()
+                        ? Optional.of(new AwakeableState(rs.getString(1), rs.getString(2), rs.getString(3),
+                                rs.getString(4), rs.getString(5), rs.getInt(6)))
+                        : Optional.empty());
+    }
+
+    /** The instance row with its input and result. */
+    public Optional<Row> find(String name, String id) {
+        return sql.query("read workflow " + name + "/" + id,
+                "SELECT " + COLUMNS + ", input::text AS input_json, result::text AS result_json FROM " + s
+                        + "workflows WHERE name = ? AND id = ?", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                }, rs -> rs.next()
+                        ? Optional.of(new Row(info(rs), rs.getString("input_json"), rs.getString("result_json")))
+                        : Optional.empty());
+    }
+
+    /** The journal of one generation, in order. */
+    public List<JournalEntry> journal(String name, String id, int generation) {
+        return sql.query("read the journal of " + name + "/" + id,
+                "SELECT e.stream_version, e.event_id, e.event_type, e.data ->> 'step', e.data::text, e.created_at"
+                        + " FROM " + s + "events e JOIN " + s + "streams st ON st.stream_id = e.stream_id"
+                        + " WHERE st.stream_name = ? ORDER BY e.stream_version", ps -> ps.setString(1,
+                        Ids.stream(name, id, generation)), rs -> {
+                    List<JournalEntry> out = new ArrayList<>();
+                    while (rs.next()) {
+                        out.add(new JournalEntry(generation, rs.getLong(1), rs.getObject(2, UUID.class),
+                                rs.getString(3), rs.getString(4), rs.getString(5), Sql.instant(rs, "created_at")));
+                    }
+                    return out;
+                });
+    }
+
+    /** The database clock plus {@code delay}. */
+    public Instant dbNowPlus(Duration delay) {
+        return sql.query("read the database clock", "SELECT now() + ? * interval '1 millisecond'",
+                ps -> ps.setLong(1, delay.toMillis()), rs -> {
+                    rs.next();
+                    return rs.getTimestamp(1).toInstant();
+                });
+    }
+
+    /**
+     * Claims the lease of a runnable instance (running, or suspended with a due wake time; no live
+     * lease; no crash backoff pending): a new epoch, and the expired lease it replaced if any.
+     */
+    public Optional<Claim> claim(String name, String id, String owner, Duration ttl) {
+        return sql.query("claim workflow " + name + "/" + id,
+                "WITH prev AS (SELECT name, id, lease_expires_at AS expired FROM " + s + "workflows"
+                        + " WHERE name = ? AND id = ? FOR UPDATE)"
+                        + " UPDATE " + s + "workflows w SET lease_owner = ?, lease_epoch = w.lease_epoch + 1,"
+                        + " lease_expires_at = now() + ? * interval '1 millisecond'"
+                        + " FROM prev WHERE w.name = prev.name AND w.id = prev.id"
+                        + " AND (w.status = 'running' OR (w.status = 'suspended' AND w.wake_after <= now()))"
+                        + " AND (w.lease_owner IS NULL OR w.lease_expires_at < now())"
+                        + " AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now())"
+                        + " RETURNING w.lease_epoch, prev.expired, now() AS claimed_at", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                    ps.setString(3, owner);
+                    ps.setLong(4, ttl.toMillis());
+                }, rs -> rs.next()
+                        ? Optional.of(new Claim(rs.getLong(1), Sql.instant(rs, "expired"), Sql.instant(rs, "claimed_at")))
+                        : Optional.empty());
+    }
+
+    /** Releases a lease held at {@code epoch}; a run that made progress also clears its crash record. */
+    public void release(String name, String id, String owner, long epoch, boolean progressed) {
+        sql.update("release workflow " + name + "/" + id,
+                "UPDATE " + s + "workflows SET lease_owner = NULL, lease_expires_at = NULL"
+                        + (progressed ? ", attempts = 0, last_error = NULL, next_attempt_at = NULL" : "")
+                        + " WHERE name = ? AND id = ? AND lease_owner = ? AND lease_epoch = ?", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                    ps.setString(3, owner);
+                    ps.setLong(4, epoch);
+                });
+    }
+
+    /** Extends the leases {@code owner} holds on the given instances; returns how many were extended. */
+    public int renew(String owner, List<Key> keys, Duration ttl) {
+        String[] names = keys.stream().map(Key::name).toArray(String[]::new);
+        String[] ids = keys.stream().map(Key::id).toArray(String[]::new);
+        return sql.update("renew workflow leases of " + owner,
+                "UPDATE " + s + "workflows w SET lease_expires_at = now() + ? * interval '1 millisecond'"
+                        + " FROM unnest(?::text[], ?::text[]) AS k(name, id)"
+                        + " WHERE w.name = k.name AND w.id = k.id AND w.lease_owner = ?", ps -> {
+                    ps.setLong(1, ttl.toMillis());
+                    ps.setArray(2, ps.getConnection().createArrayOf("text", names));
+                    ps.setArray(3, ps.getConnection().createArrayOf("text", ids));
+                    ps.setString(4, owner);
+                });
+    }
+
+    /**
+     * Records a crash: one more attempt, the error, and the next attempt time (database clock, backoff
+     * {@code base * 2^attempts} capped at {@code cap}). Empty if the instance became terminal.
+     */
+    public OptionalInt recordCrash(String name, String id, String error, Duration base, Duration cap) {
+        return sql.query("record a crash of workflow " + name + "/" + id,
+                "UPDATE " + s + "workflows SET attempts = attempts + 1, last_error = ?, updated_at = now(),"
+                        + " next_attempt_at = now() + LEAST(? * power(2, attempts), ?) * interval '1 millisecond'"
+                        + " WHERE name = ? AND id = ? AND status IN ('running', 'suspended') RETURNING attempts", ps -> {
+                    ps.setString(1, error);
+                    ps.setLong(2, base.toMillis());
+                    ps.setLong(3, cap.toMillis());
+                    ps.setString(4, name);
+                    ps.setString(5, id);
+                }, rs -> rs.next() ? OptionalInt.of(rs.getInt(1)) : OptionalInt.empty());
+    }
+
+    /** Runnable instances, oldest first: running, or suspended with a due wake time; not paced by a crash. */
+    public List<Key> discover(int limit) {
+        return sql.query("discover runnable workflows",
+                "SELECT name, id FROM " + s + "workflows"
+                        + " WHERE (status = 'running' OR (status = 'suspended' AND wake_after <= now()))"
+                        + " AND (next_attempt_at IS NULL OR next_attempt_at <= now())"
+                        + " ORDER BY updated_at, name, id LIMIT ?",
+                ps -> ps.setInt(1, limit), Instances::keys);
+    }
+
+    /** Live (non-terminal) children of an instance. */
+    public List<Key> liveChildren(String name, String id) {
+        return sql.query("read children of " + name + "/" + id,
+                "SELECT name, id FROM " + s + "workflows WHERE parent_name = ? AND parent_id = ?"
+                        + " AND status IN ('running', 'suspended') ORDER BY created_at", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                }, Instances::keys);
+    }
+
+    /** All children of an instance. */
+    public List<WorkflowInfo> children(String name, String id) {
+        return sql.query("read children of " + name + "/" + id,
+                "SELECT " + COLUMNS + " FROM " + s + "workflows WHERE parent_name = ? AND parent_id = ? ORDER BY created_at",
+                ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                }, Instances::infos);
+    }
+
+    /** Awakeables of an instance, newest generation first. */
+    public List<AwakeableInfo> awakeables(String name, String id) {
+        return sql.query("read awakeables of " + name + "/" + id,
+                "SELECT awakeable_id, generation, label, status, payload::text, failure, created_at, completed_at FROM "
+                        + s + "workflow_awakeables WHERE name = ? AND id = ? ORDER BY generation DESC, created_at", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                }, rs -> {
+                    List<AwakeableInfo> out = new ArrayList<>();
+                    while (rs.next()) {
+                        out.add(new AwakeableInfo(rs.getObject(1, UUID.class), rs.getInt(2), rs.getString(3),
+                                rs.getString(4), rs.getString(5), rs.getString(6), Sql.instant(rs, "created_at"),
+                                Sql.instant(rs, "completed_at")));
+                    }
+                    return out;
+                });
+    }
+
+    /** A keyset page of instances, ordered by (name, id), optionally filtered by status and name. */
+    public List<WorkflowInfo> list(WorkflowStatus status, String name, Key after, int limit) {
+        return sql.query("list workflows",
+                "SELECT " + COLUMNS + " FROM " + s + "workflows WHERE (?::text IS NULL OR status = ?)"
+                        + " AND (?::text IS NULL OR name = ?) AND (?::text IS NULL OR (name, id) > (?, ?))"
+                        + " ORDER BY name, id LIMIT ?", ps -> {
+                    String st = status == null ? null : status.sqlValue();
+                    ps.setString(1, st);
+                    ps.setString(2, st);
+                    ps.setString(3, name);
+                    ps.setString(4, name);
+                    ps.setString(5, after == null ? null : after.name());
+                    ps.setString(6, after == null ? null : after.name());
+                    ps.setString(7, after == null ? null : after.id());
+                    ps.setInt(8, limit);
+                }, Instances::infos);
+    }
+
+    /** Revives a failed instance: running again with a fresh attempt budget. False if it is not failed. */
+    public boolean retry(String name, String id) {
+        return sql.update("retry workflow " + name + "/" + id,
+                "UPDATE " + s + "workflows SET status = 'running', attempts = 0, last_error = NULL, failure = NULL,"
+                        + " next_attempt_at = NULL, completed_at = NULL, lease_owner = NULL, lease_expires_at = NULL,"
+                        + " updated_at = now() WHERE name = ? AND id = ? AND status = 'failed'", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                }) == 1;
+    }
+
+    /** Pending awakeables across all workflows. */
+    public long countPendingAwakeables() {
+        return count("SELECT count(*) FROM " + s + "workflow_awakeables WHERE status = 'pending'");
+    }
+
+    /** Instances a resume pass would pick up now. */
+    public long countRunnable() {
+        return count("SELECT count(*) FROM " + s + "workflows WHERE (status = 'running' OR (status = 'suspended'"
+                + " AND wake_after <= now())) AND (next_attempt_at IS NULL OR next_attempt_at <= now())");
+    }
+
+    private long count(String query) {
+        return sql.query("count workflows", query, ps -> {}, rs -> {
+            rs.next();
+            return rs.getLong(1);
+        });
+    }
+
+    private static String single(ResultSet rs) throws SQLException {
+        rs.next();
+        return rs.getString(1);
+    }
+
+    private static List<Key> keys(ResultSet rs) throws SQLException {
+        List<Key> out = new ArrayList<>();
+        while (rs.next()) {
+            out.add(new Key(rs.getString(1), rs.getString(2)));
+        }
+        return out;
+    }
+
+    private static List<WorkflowInfo> infos(ResultSet rs) throws SQLException {
+        List<WorkflowInfo> out = new ArrayList<>();
+        while (rs.next()) {
+            out.add(info(rs));
+        }
+        return out;
+    }
+
+    private static WorkflowInfo info(ResultSet rs) throws SQLException {
+        return new WorkflowInfo(rs.getString("name"), rs.getString("id"), rs.getInt("generation"),
+                WorkflowStatus.fromSql(rs.getString("status")), rs.getInt("attempts"), rs.getString("last_error"),
+                rs.getString("failure"), rs.getString("waiting_on"), Sql.instant(rs, "wake_after"),
+                Sql.instant(rs, "next_attempt_at"), rs.getString("lease_owner"), rs.getLong("lease_epoch"),
+                Sql.instant(rs, "lease_expires_at"), rs.getString("parent_name"), rs.getString("parent_id"),
+                Sql.instant(rs, "created_at"), Sql.instant(rs, "updated_at"), Sql.instant(rs, "completed_at"));
+    }
+}

@@ -1,0 +1,328 @@
+package dev.waymark.workflow.internal;
+
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.waymark.workflow.Awakeable;
+import dev.waymark.workflow.AwakeableCancelledException;
+import dev.waymark.workflow.AwakeableFailedException;
+import dev.waymark.workflow.ChildHandle;
+import dev.waymark.workflow.ChildWorkflowCancelledException;
+import dev.waymark.workflow.ChildWorkflowFailedException;
+import dev.waymark.workflow.StepAction;
+import dev.waymark.workflow.StepDecodeException;
+import dev.waymark.workflow.WorkflowContext;
+import dev.waymark.workflow.WorkflowException;
+import dev.waymark.workflow.WorkflowLeaseLostException;
+import dev.waymark.workflow.WorkflowNames;
+import dev.waymark.workflow.WorkflowStatus;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/** The context of one run of one generation: replays journaled entries by name, journals fresh ones. */
+final class RunContext implements WorkflowContext {
+
+    private static final ObjectMapper ENVELOPES = new ObjectMapper();
+
+    private final Runtime rt;
+    private final String name;
+    private final String id;
+    private final int generation;
+    private final Long epoch;
+    private final Map<String, String> journal;
+    private final Set<String> visited = new HashSet<>();
+    private final Map<String, Class<?>> types = new HashMap<>();
+    private boolean progressed;
+
+    RunContext(Runtime rt, String name, String id, int generation, Long epoch, Map<String, String> journal) {
+        this.rt = rt;
+        this.name = name;
+        this.id = id;
+        this.generation = generation;
+        this.epoch = epoch;
+        this.journal = journal;
+    }
+
+    boolean progressed() {
+        return progressed;
+    }
+
+    @Override
+    public String workflowName() {
+        return name;
+    }
+
+    @Override
+    public String workflowId() {
+        return id;
+    }
+
+    @Override
+    public int generation() {
+        return generation;
+    }
+
+    @Override
+    public <T, E extends Exception> T step(String step, Class<T> type, StepAction<T, E> action) throws E {
+        WorkflowNames.requireStepName(step);
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(action, "action");
+        return recorded(step, type, action);
+    }
+
+    @Override
+    public void sleep(String sleep, Duration duration) {
+        WorkflowNames.requireStepName(sleep);
+        if (duration == null || duration.isNegative()) {
+            throw new IllegalArgumentException("sleep '" + sleep + "' needs a duration >= 0, got " + duration);
+        }
+        String key = "sleep:" + sleep;
+        checkType(key, Void.class);
+        visited.add(key);
+        if (journal.containsKey(key)) {
+            replayed(key);
+            return;
+        }
+        Instant fireAt = Instant.parse(recorded("sleepat:" + sleep, String.class,
+                () -> rt.instances.dbNowPlus(duration).toString()));
+        awaitSource(key, "sleep '" + sleep + "' until " + fireAt, fireAt, null, null, () -> "null");
+    }
+
+    @Override
+    public <T> Awakeable<T> awakeable(String label, Class<T> type) {
+        WorkflowNames.requireStepName(label);
+        Objects.requireNonNull(type, "type");
+        UUID awakeable = UUID.fromString(recorded("awkid:" + label, String.class, () -> {
+            UUID fresh = UUID.randomUUID();
+            rt.instances.insertAwakeable(fresh, name, id, generation, label);
+            return fresh.toString();
+        }));
+        return new Awakeable<>() {
+            @Override
+            public UUID id() {
+                return awakeable;
+            }
+
+            @Override
+            public T await() {
+                String key = "awk:" + label;
+                String envelope = resolved(key, type, () -> awakeableEnvelope(awakeable),
+                        "awakeable '" + label + "' (" + awakeable + ")", awakeable, null);
+                return open(envelope, type, key,
+                        reason -> new AwakeableFailedException(label + " (" + awakeable + ")", reason),
+                        () -> new AwakeableCancelledException("awakeable " + label + " (" + awakeable
+                                + ") of workflow " + name + "/" + id + " was cancelled"));
+            }
+        };
+    }
+
+    @Override
+    public <I, T> ChildHandle<T> child(String stepName, String childName, String childId, I input, Class<T> type) {
+        WorkflowNames.requireStepName(stepName);
+        WorkflowNames.requireName(childName);
+        WorkflowNames.requireId(childId);
+        Objects.requireNonNull(type, "type");
+        if (childName.equals(name) && childId.equals(id)) {
+            throw new IllegalArgumentException("workflow " + name + "/" + id + " cannot be its own child");
+        }
+        if (rt.registry != null) {
+            rt.registry.require(childName);
+        }
+        String inputJson = rt.encode(input, "input of child " + childName + "/" + childId);
+        recorded("child:" + stepName, String.class, () -> {
+            spawn(childName, childId, inputJson);
+            return childName + "/" + childId;
+        });
+        Instances.Key child = new Instances.Key(childName, childId);
+        return new ChildHandle<>() {
+            @Override
+            public String name() {
+                return childName;
+            }
+
+            @Override
+            public String id() {
+                return childId;
+            }
+
+            @Override
+            public T await() {
+                String key = "child:" + stepName + ":result";
+                String envelope = resolved(key, type, () -> childEnvelope(child),
+                        "child " + childName + "/" + childId, null, child);
+                return open(envelope, type, key,
+                        reason -> new ChildWorkflowFailedException(childName, childId, reason),
+                        () -> new ChildWorkflowCancelledException("child workflow " + childName + "/" + childId
+                                + " was cancelled"));
+            }
+        };
+    }
+
+    @Override
+    public void continueAsNew(Object seed) {
+        throw new Unwind.Rotate(rt.encode(seed, "continue-as-new seed of " + name + "/" + id));
+    }
+
+    @Override
+    public boolean patch(String patchId) {
+        WorkflowNames.requireStepName(patchId);
+        String key = "patch:" + patchId;
+        boolean atFrontier = journal.keySet().stream().allMatch(k -> k.equals(key) || visited.contains(k));
+        return recorded(key, Boolean.class, () -> atFrontier);
+    }
+
+    private void spawn(String childName, String childId, String inputJson) {
+        Instances.Started started = rt.instances.start(childName, childId, inputJson,
+                Ids.entryId(childName, childId, 0, "__started__"), new Instances.Key(name, id), rt.owner, rt.leaseTtl);
+        if (started.created()) {
+            rt.signal();
+            rt.childSpawned.spawned(new Instances.Key(name, id), new Instances.Key(childName, childId), started);
+        }
+    }
+
+    private <T, E extends Exception> T recorded(String key, Class<T> type, StepAction<T, E> action) throws E {
+        checkType(key, type);
+        visited.add(key);
+        String stored = journal.get(key);
+        if (stored != null) {
+            replayed(key);
+            return decode(stored, type, key);
+        }
+        long started = System.nanoTime();
+        T value = action.run();
+        String json = rt.encode(value, "result of step '" + key + "' of " + name + "/" + id);
+        stored = journalStep(key, json);
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+        rt.safely(() -> rt.listener.stepExecuted(name, key, elapsed));
+        return decode(stored, type, key);
+    }
+
+    /** The journaled envelope of an await step, journaling it if its source resolved, else suspending. */
+    private String resolved(String key, Class<?> type, Supplier<String> source, String waitingOn, UUID awakeable,
+            Instances.Key child) {
+        checkType(key, type);
+        visited.add(key);
+        String stored = journal.get(key);
+        if (stored != null) {
+            replayed(key);
+            return stored;
+        }
+        String envelope = source.get();
+        if (envelope != null) {
+            return journalStep(key, envelope);
+        }
+        return awaitSource(key, waitingOn, null, awakeable, child, source);
+    }
+
+    private String awaitSource(String key, String waitingOn, Instant wakeAfter, UUID awakeable, Instances.Key child,
+            Supplier<String> value) {
+        String r = rt.instances.suspend(name, id, generation, epoch, waitingOn, wakeAfter, awakeable, child);
+        switch (r) {
+            case "suspended" -> throw new Unwind.Suspend(waitingOn);
+            case "resolved" -> {
+                return journalStep(key, Objects.requireNonNull(value.get(), "resolved source without a value"));
+            }
+            case "lease_lost" -> throw leaseLost();
+            case "completed", "cancelled", "failed" -> throw new Unwind.Terminal(WorkflowStatus.fromSql(r));
+            default -> throw new WorkflowException("cannot suspend workflow " + name + "/" + id + " generation "
+                    + generation + ": " + r);
+        }
+    }
+
+    private String journalStep(String key, String json) {
+        String data = "{\"step\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(key)) + "\",\"result\":"
+                + json + "}";
+        Instances.Appended a = rt.instances.append(name, id, generation, Ids.entryId(name, id, generation, key),
+                "StepRecorded", data, epoch, null, null, null);
+        String stored = switch (a.kind()) {
+            case "appended" -> {
+                progressed = true;
+                rt.signal();
+                yield json;
+            }
+            case "present" -> a.detail();
+            case "refused" -> throw new Unwind.Terminal(WorkflowStatus.fromSql(a.detail()));
+            case "lease_lost" -> throw leaseLost();
+            default -> throw new WorkflowException("cannot journal step '" + key + "' of workflow " + name + "/" + id
+                    + " generation " + generation + ": " + a.kind() + (a.detail() == null ? "" : " " + a.detail()));
+        };
+        journal.put(key, stored);
+        return stored;
+    }
+
+    private String awakeableEnvelope(UUID awakeable) {
+        Instances.AwakeableState s = rt.instances.awakeable(awakeable).orElseThrow(() -> new WorkflowException(
+                "awakeable " + awakeable + " of workflow " + name + "/" + id + " is missing"));
+        return switch (s.status()) {
+            case "pending" -> null;
+            case "completed" -> "{\"ok\":" + s.payload() + "}";
+            case "failed" -> "{\"failed\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(
+                    String.valueOf(s.failure()))) + "\"}";
+            default -> "{\"cancelled\":true}";
+        };
+    }
+
+    private String childEnvelope(Instances.Key child) {
+        Instances.Row row = rt.instances.find(child.name(), child.id()).orElseThrow(() -> new WorkflowException(
+                "child workflow " + child.name() + "/" + child.id() + " of " + name + "/" + id + " is missing"));
+        return switch (row.info().status()) {
+            case COMPLETED -> "{\"ok\":" + row.result() + "}";
+            case FAILED -> "{\"failed\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(
+                    String.valueOf(row.info().failure()))) + "\"}";
+            case CANCELLED -> "{\"cancelled\":true}";
+            default -> null;
+        };
+    }
+
+    private <T> T open(String envelope, Class<T> type, String key, Function<String, RuntimeException> failed,
+            Supplier<RuntimeException> cancelled) {
+        JsonNode node;
+        try {
+            node = ENVELOPES.readTree(envelope);
+        } catch (IOException e) {
+            throw new StepDecodeException("journal entry '" + key + "' of " + name + "/" + id + " is not JSON", e);
+        }
+        if (node.has("ok")) {
+            return decode(node.get("ok").toString(), type, key);
+        }
+        if (node.has("failed")) {
+            throw failed.apply(node.get("failed").asText());
+        }
+        throw cancelled.get();
+    }
+
+    private <T> T decode(String json, Class<T> type, String key) {
+        try {
+            return rt.codec.decode(json, type);
+        } catch (StepDecodeException e) {
+            throw new StepDecodeException("journal entry '" + key + "' of workflow " + name + "/" + id + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private void checkType(String key, Class<?> type) {
+        Class<?> previous = types.putIfAbsent(key, type);
+        if (previous != null && previous != type) {
+            throw new IllegalArgumentException("step '" + key + "' of workflow " + name + " is used with type "
+                    + previous.getName() + " and with type " + type.getName() + " in one run");
+        }
+    }
+
+    private void replayed(String key) {
+        rt.safely(() -> rt.listener.stepReplayed(name, key));
+    }
+
+    private WorkflowLeaseLostException leaseLost() {
+        return new WorkflowLeaseLostException("workflow " + name + "/" + id + ": lease epoch " + epoch
+                + " was taken over by another worker; this run stopped without journaling further");
+    }
+}

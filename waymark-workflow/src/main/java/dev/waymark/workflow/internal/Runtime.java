@@ -1,0 +1,86 @@
+package dev.waymark.workflow.internal;
+
+import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.WorkflowCodec;
+import dev.waymark.workflow.WorkflowListener;
+import dev.waymark.workflow.WorkflowRegistry;
+import java.nio.charset.StandardCharsets;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** What every run shares: statements, codec, registry, limits, hooks. */
+public final class Runtime {
+
+    private static final Logger log = LoggerFactory.getLogger(Runtime.class);
+
+    final Instances instances;
+    final WorkflowCodec codec;
+    final WorkflowRegistry registry;
+    final WorkflowListener listener;
+    final int maxPayloadBytes;
+    final Runnable appended;
+    /** Called after a run this runtime executes created a child. */
+    final Spawned childSpawned;
+    final String owner;
+    final java.time.Duration leaseTtl;
+
+    /** Told when a run created a child workflow (leased to this runtime's owner when it has one). */
+    @FunctionalInterface
+    public interface Spawned {
+        /** {@code parent} created {@code child}. */
+        void spawned(Instances.Key parent, Instances.Key child, Instances.Started started);
+    }
+
+    /** Shared run state. {@code registry} may be null for a client that never runs workflows. */
+    public Runtime(Instances instances, WorkflowCodec codec, WorkflowRegistry registry, WorkflowListener listener,
+            int maxPayloadBytes, Runnable appended, Spawned childSpawned,
+            String owner, java.time.Duration leaseTtl) {
+        this.instances = instances;
+        this.codec = codec;
+        this.registry = registry;
+        this.listener = listener;
+        this.maxPayloadBytes = maxPayloadBytes;
+        this.appended = appended;
+        this.childSpawned = childSpawned;
+        this.owner = owner;
+        this.leaseTtl = leaseTtl;
+    }
+
+    /** The statements. */
+    public Instances instances() {
+        return instances;
+    }
+
+    /** The codec. */
+    public WorkflowCodec codec() {
+        return codec;
+    }
+
+    /** Encodes {@code value} and checks the payload limit; {@code what} names it in errors. */
+    public String encode(Object value, String what) {
+        String json = codec.encode(value);
+        int bytes = json.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > maxPayloadBytes) {
+            throw new InvalidWorkflowInputException(what + " is " + bytes + " bytes of JSON, the limit is "
+                    + maxPayloadBytes + " (maxPayloadBytes)");
+        }
+        return json;
+    }
+
+    /** Tells the store that something was appended (wakes local waiters, coalesced NOTIFY). */
+    void signal() {
+        try {
+            appended.run();
+        } catch (RuntimeException e) {
+            log.debug("waymark workflow: append signal failed", e);
+        }
+    }
+
+    void safely(Runnable hook) {
+        try {
+            hook.run();
+        } catch (RuntimeException e) {
+            log.warn("waymark workflow: listener threw; ignored", e);
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package dev.waymark.workflow.internal;
+
+import dev.waymark.store.internal.SqlErrors;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import javax.sql.DataSource;
+
+/** Statement plumbing: one pooled connection per call, failures translated by SQLSTATE. */
+final class Sql {
+
+    @FunctionalInterface
+    interface Binder {
+        void bind(PreparedStatement ps) throws SQLException;
+    }
+
+    @FunctionalInterface
+    interface Reader<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
+    private final DataSource dataSource;
+    private final String schema;
+
+    Sql(DataSource dataSource, String schema) {
+        this.dataSource = dataSource;
+        this.schema = schema;
+    }
+
+    String schema() {
+        return schema;
+    }
+
+    /** Runs a query (autocommit: one statement, one transaction) and reads its result set. */
+    <T> T query(String action, String sql, Binder binder, Reader<T> reader) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            binder.bind(ps);
+            try (ResultSet rs = ps.executeQuery()) {
+                return reader.read(rs);
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate(e, action, schema);
+        }
+    }
+
+    /** Runs an update and returns the row count. */
+    int update(String action, String sql, Binder binder) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            binder.bind(ps);
+            return ps.executeUpdate();
+        } catch (SQLException e) {
+            throw SqlErrors.translate(e, action, schema);
+        }
+    }
+
+    static Instant instant(ResultSet rs, String column) throws SQLException {
+        Timestamp t = rs.getTimestamp(column);
+        return t == null ? null : t.toInstant();
+    }
+
+}

@@ -1,0 +1,34 @@
+package dev.waymark.workflow.resume;
+
+/** Something a resume worker reports through {@link ResumeListener#onEvent}. */
+public sealed interface ResumeEvent {
+
+    /** A discovered instance's name is not registered; it is left untouched. */
+    record UnknownName(String name, String id) implements ResumeEvent {}
+
+    /** A store error while advancing; retried on a later pass, no attempt consumed. */
+    record TransientError(String name, String id, Throwable error) implements ResumeEvent {}
+
+    /** The body threw on attempt {@code attempt} of {@code maxAttempts}. */
+    record Crashed(String name, String id, int attempt, int maxAttempts, Throwable error) implements ResumeEvent {}
+
+    /** The crash budget is spent; the workflow is marked failed (and its parent woken). */
+    record MarkedFailed(String name, String id, int attempts, Throwable error) implements ResumeEvent {}
+
+    /** The whole pass failed (for example the database was unreachable); the loop goes on. */
+    record PassFailed(Throwable error) implements ResumeEvent {}
+
+    /** A one-line rendering for logs. */
+    default String render() {
+        return switch (this) {
+            case UnknownName u -> "no registry entry for workflow " + u.name() + " (id " + u.id() + "); skipping";
+            case TransientError t -> "transient store error while advancing " + t.name() + "/" + t.id() + ": "
+                    + t.error();
+            case Crashed c -> "workflow " + c.name() + "/" + c.id() + " crashed on attempt " + c.attempt() + "/"
+                    + c.maxAttempts() + ": " + c.error();
+            case MarkedFailed m -> "marked workflow " + m.name() + "/" + m.id() + " failed after " + m.attempts()
+                    + " attempts: " + m.error();
+            case PassFailed p -> "resume pass failed: " + p.error();
+        };
+    }
+}

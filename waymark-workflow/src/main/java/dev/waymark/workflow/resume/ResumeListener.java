@@ -1,0 +1,42 @@
+package dev.waymark.workflow.resume;
+
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Hooks of a resume worker: log events and per-pass summaries. Called from worker threads
+ * (concurrently when concurrency is above 1); must be thread-safe and must not throw.
+ */
+public interface ResumeListener {
+
+    /** The default: events rendered to SLF4J (logger {@code dev.waymark.workflow.resume}), warnings for crashes and failures. */
+    ResumeListener LOGGING = new ResumeListener() {
+        private final Logger log = LoggerFactory.getLogger("dev.waymark.workflow.resume");
+
+        @Override
+        public void onEvent(ResumeEvent event) {
+            switch (event) {
+                case ResumeEvent.UnknownName u -> log.warn("waymark resume: {}", u.render());
+                case ResumeEvent.TransientError t -> log.warn("waymark resume: {}", t.render());
+                case ResumeEvent.Crashed c -> log.warn("waymark resume: {}", c.render());
+                case ResumeEvent.MarkedFailed m -> log.error("waymark resume: {}", m.render());
+                case ResumeEvent.PassFailed p -> log.warn("waymark resume: {}", p.render(), p.error());
+            }
+        }
+    };
+
+    /** Something happened worth logging. */
+    default void onEvent(ResumeEvent event) {}
+
+    /**
+     * A pass ended.
+     *
+     * @param pendingAwakeables awakeables still waiting, sampled this pass
+     * @param runnableBacklog instances runnable when the pass began
+     */
+    default void onPass(ResumeSummary summary, Duration elapsed, long pendingAwakeables, long runnableBacklog) {}
+
+    /** An instance whose previous owner's lease had expired was taken over {@code sinceExpiry} after the expiry. */
+    default void onRecovered(String name, String id, Duration sinceExpiry) {}
+}

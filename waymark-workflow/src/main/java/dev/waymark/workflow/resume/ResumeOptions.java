@@ -1,0 +1,99 @@
+package dev.waymark.workflow.resume;
+
+import dev.waymark.workflow.InvalidWorkflowInputException;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Options of a {@link ResumeWorker}. Immutable; {@link #defaults()} then {@code with...} methods,
+ * each validating its value and naming it in the error.
+ *
+ * @param pollInterval gap between passes of the fixed loop, and the fallback wait of the push loop (default 1 s)
+ * @param maxAttempts crashes before a workflow is marked failed (default 5)
+ * @param leaseTtl lease of a claimed instance; renewed every third of it while the attempt runs (default 60 s)
+ * @param batchLimit most instances looked at per pass, oldest first (default 100)
+ * @param concurrency instances advanced in parallel on virtual threads (default 4; size the connection pool for it)
+ * @param backoffBase first crash backoff; doubles per crash (default 2 s)
+ * @param backoffCap longest crash backoff (default 64 s)
+ * @param push whether the loop also wakes on the store's wake signal (default true)
+ * @param listener log events and per-pass summaries (default SLF4J)
+ */
+public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration leaseTtl, int batchLimit, int concurrency,
+        Duration backoffBase, Duration backoffCap, boolean push, ResumeListener listener) {
+
+    /** Validates every field. */
+    public ResumeOptions {
+        positive(pollInterval, "pollInterval");
+        positive(leaseTtl, "leaseTtl");
+        positive(backoffBase, "backoffBase");
+        positive(backoffCap, "backoffCap");
+        if (maxAttempts < 1) {
+            throw new InvalidWorkflowInputException("maxAttempts must be >= 1, got " + maxAttempts);
+        }
+        if (batchLimit < 1 || batchLimit > 10_000) {
+            throw new InvalidWorkflowInputException("batchLimit must be in [1, 10000], got " + batchLimit);
+        }
+        if (concurrency < 1 || concurrency > 1024) {
+            throw new InvalidWorkflowInputException("concurrency must be in [1, 1024], got " + concurrency);
+        }
+        if (backoffCap.compareTo(backoffBase) < 0) {
+            throw new InvalidWorkflowInputException("backoffCap " + backoffCap + " is below backoffBase " + backoffBase);
+        }
+        if (leaseTtl.toMillis() < 30) {
+            throw new InvalidWorkflowInputException("leaseTtl must be >= 30 ms, got " + leaseTtl);
+        }
+        Objects.requireNonNull(listener, "listener");
+    }
+
+    /** The defaults. */
+    public static ResumeOptions defaults() {
+        return new ResumeOptions(Duration.ofSeconds(1), 5, Duration.ofSeconds(60), 100, 4, Duration.ofSeconds(2),
+                Duration.ofSeconds(64), true, ResumeListener.LOGGING);
+    }
+
+    /** With another poll interval. */
+    public ResumeOptions withPollInterval(Duration v) {
+        return new ResumeOptions(v, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, listener);
+    }
+
+    /** With another crash budget. */
+    public ResumeOptions withMaxAttempts(int v) {
+        return new ResumeOptions(pollInterval, v, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, listener);
+    }
+
+    /** With another lease TTL. */
+    public ResumeOptions withLeaseTtl(Duration v) {
+        return new ResumeOptions(pollInterval, maxAttempts, v, batchLimit, concurrency, backoffBase, backoffCap, push, listener);
+    }
+
+    /** With another per-pass limit. */
+    public ResumeOptions withBatchLimit(int v) {
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, v, concurrency, backoffBase, backoffCap, push, listener);
+    }
+
+    /** With another concurrency. */
+    public ResumeOptions withConcurrency(int v) {
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, v, backoffBase, backoffCap, push, listener);
+    }
+
+    /** With another crash backoff. */
+    public ResumeOptions withBackoff(Duration base, Duration cap) {
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, base, cap, push, listener);
+    }
+
+    /** With the push-aware loop on or off. */
+    public ResumeOptions withPush(boolean v) {
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, v, listener);
+    }
+
+    /** With another listener. */
+    public ResumeOptions withListener(ResumeListener v) {
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, v);
+    }
+
+    private static void positive(Duration d, String what) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
+        }
+    }
+}

@@ -1,0 +1,30 @@
+package dev.waymark.workflow.resume;
+
+/**
+ * What one resume pass did.
+ *
+ * @param discovered runnable instances the pass looked at (at most the batch limit)
+ * @param resumed re-invocations performed (including crashed and transient ones; not lease skips)
+ * @param completed re-invocations that completed the workflow
+ * @param stillSuspended re-invocations that parked again (or moved to a new generation and parked)
+ * @param unknownName instances whose name is not registered here: skipped, never claimed or failed
+ * @param failed workflows marked failed this pass (crash budget spent), or found failed
+ * @param cancelled re-invocations that found the workflow cancelled
+ * @param crashed re-invocations whose body threw (an attempt recorded, retried after backoff)
+ * @param transientErrors store errors while advancing (no attempt consumed)
+ * @param leaseSkipped instances held by a live foreign lease, or whose lease was lost mid-run
+ */
+public record ResumeSummary(int discovered, int resumed, int completed, int stillSuspended, int unknownName,
+        int failed, int cancelled, int crashed, int transientErrors, int leaseSkipped) {
+
+    /** The empty summary. */
+    public static final ResumeSummary EMPTY = new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+    /** Field-wise sum. */
+    public ResumeSummary plus(ResumeSummary o) {
+        return new ResumeSummary(discovered + o.discovered, resumed + o.resumed, completed + o.completed,
+                stillSuspended + o.stillSuspended, unknownName + o.unknownName, failed + o.failed,
+                cancelled + o.cancelled, crashed + o.crashed, transientErrors + o.transientErrors,
+                leaseSkipped + o.leaseSkipped);
+    }
+}

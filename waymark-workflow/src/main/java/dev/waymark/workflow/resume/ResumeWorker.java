@@ -1,0 +1,259 @@
+package dev.waymark.workflow.resume;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.store.WakeSignal;
+import dev.waymark.workflow.WorkflowRegistry;
+import dev.waymark.workflow.internal.Advancer;
+import dev.waymark.workflow.internal.Instances;
+import dev.waymark.workflow.internal.LeaseKeeper;
+import dev.waymark.workflow.internal.Runtime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Notices workflows that have work to do and runs them: each pass asks the database for runnable
+ * instances (running ones, e.g. after a crash, and suspended ones whose sleep came due), claims each
+ * through an expiring, epoch-fenced lease, and re-invokes it through the registry; replay skips every
+ * journaled step. Many workers run side by side; a live lease skips only that instance.
+ *
+ * <p>Durable sleeps are fired by this worker: a sleeping instance becomes runnable at its wake time,
+ * and its replay journals the sleep as done. Awakeables and children wake their workflow themselves
+ * (their settlement flips it to running in the same transaction); this worker then runs it.
+ *
+ * <p>{@link #start()} runs the loop on its own thread; {@link #close()} stops it after the current
+ * pass (attempts in flight finish, then leases are released).
+ */
+public final class ResumeWorker implements AutoCloseable {
+
+    private final Runtime runtime;
+    private final Instances instances;
+    private final WorkflowRegistry registry;
+    private final EventStore store;
+    private final ResumeOptions options;
+    private final Advancer advancer;
+    private final Advancer.Policy policy;
+    private final LeaseKeeper keeper;
+    private final ExecutorService advances;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition stopped = lock.newCondition();
+    private volatile boolean running;
+    private Thread loop;
+
+    /** A worker over an engine's runtime; use {@code WorkflowEngine.resumeWorker(options)}. */
+    public ResumeWorker(Runtime runtime, WorkflowRegistry registry, EventStore store, ResumeOptions options) {
+        this.runtime = runtime;
+        this.instances = runtime.instances();
+        this.registry = registry;
+        this.store = store;
+        this.options = options;
+        this.advancer = new Advancer(runtime);
+        this.policy = new Advancer.Policy(options.maxAttempts(), options.backoffBase(), options.backoffCap());
+        this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
+        this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());
+    }
+
+    /** The options. */
+    public ResumeOptions options() {
+        return options;
+    }
+
+    /** The owner id this worker writes into the leases it takes. */
+    public String owner() {
+        return keeper.owner();
+    }
+
+    /**
+     * One discover-claim-advance pass, in the calling thread (advances fan out to virtual threads up
+     * to the concurrency). Never throws for a single workflow's failure; a failure of discovery
+     * itself propagates.
+     */
+    public ResumeSummary resumeOnce() {
+        long started = System.nanoTime();
+        long pendingAwakeables = instances.countPendingAwakeables();
+        List<Instances.Key> candidates = instances.discover(options.batchLimit());
+        ResumeSummary summary = new ResumeSummary(candidates.size(), 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        if (options.concurrency() == 1 || candidates.size() <= 1) {
+            for (Instances.Key key : candidates) {
+                summary = summary.plus(advanceOne(key));
+            }
+        } else {
+            summary = summary.plus(advanceAll(candidates));
+        }
+        ResumeSummary done = summary;
+        safely(() -> options.listener().onPass(done, Duration.ofNanos(System.nanoTime() - started), pendingAwakeables,
+                candidates.size()));
+        return done;
+    }
+
+    private ResumeSummary advanceAll(List<Instances.Key> candidates) {
+        java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(options.concurrency());
+        List<Future<ResumeSummary>> futures = new ArrayList<>();
+        for (Instances.Key key : candidates) {
+            futures.add(advances.submit(() -> {
+                permits.acquire();
+                try {
+                    return advanceOne(key);
+                } finally {
+                    permits.release();
+                }
+            }));
+        }
+        ResumeSummary sum = ResumeSummary.EMPTY;
+        for (Future<ResumeSummary> f : futures) {
+            try {
+                sum = sum.plus(f.get());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                futures.forEach(x -> x.cancel(true));
+                return sum;
+            } catch (ExecutionException e) {
+                sum = sum.plus(new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 1, 0));
+                safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e.getCause())));
+            }
+        }
+        return sum;
+    }
+
+    private ResumeSummary advanceOne(Instances.Key key) {
+        if (registry.find(key.name()).isEmpty()) {
+            safely(() -> options.listener().onEvent(new ResumeEvent.UnknownName(key.name(), key.id())));
+            return new ResumeSummary(0, 0, 0, 0, 1, 0, 0, 0, 0, 0);
+        }
+        Optional<Instances.Claim> claim;
+        try {
+            claim = instances.claim(key.name(), key.id(), keeper.owner(), keeper.ttl());
+        } catch (RuntimeException e) {
+            safely(() -> options.listener().onEvent(new ResumeEvent.TransientError(key.name(), key.id(), e)));
+            return new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 1, 0);
+        }
+        if (claim.isEmpty()) {
+            return new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 0, 1);
+        }
+        Instances.Claim c = claim.get();
+        if (c.previousExpiry() != null) {
+            Duration since = Duration.between(c.previousExpiry(), c.claimedAt());
+            safely(() -> options.listener().onRecovered(key.name(), key.id(), since));
+        }
+        Advancer.Advance a = advancer.advance(key, c.epoch(), keeper, policy, null);
+        return switch (a.result()) {
+            case COMPLETED -> new ResumeSummary(0, 1, 1, 0, 0, 0, 0, 0, 0, 0);
+            case SUSPENDED -> new ResumeSummary(0, 1, 0, 1, 0, 0, 0, 0, 0, 0);
+            case CANCELLED -> new ResumeSummary(0, 1, 0, 0, 0, 0, 1, 0, 0, 0);
+            case FAILED -> {
+                if (a.error() != null) {
+                    safely(() -> options.listener().onEvent(
+                            new ResumeEvent.MarkedFailed(key.name(), key.id(), a.attempts(), a.error())));
+                }
+                yield new ResumeSummary(0, 1, 0, 0, 0, 1, 0, a.error() != null ? 1 : 0, 0, 0);
+            }
+            case CRASHED -> {
+                safely(() -> options.listener().onEvent(new ResumeEvent.Crashed(key.name(), key.id(), a.attempts(),
+                        options.maxAttempts(), a.error())));
+                yield new ResumeSummary(0, 1, 0, 0, 0, 0, 0, 1, 0, 0);
+            }
+            case TRANSIENT -> {
+                safely(() -> options.listener().onEvent(new ResumeEvent.TransientError(key.name(), key.id(), a.error())));
+                yield new ResumeSummary(0, 1, 0, 0, 0, 0, 0, 0, 1, 0);
+            }
+            case LEASE_LOST -> new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 0, 1);
+            case INTERRUPTED -> ResumeSummary.EMPTY;
+        };
+    }
+
+    /**
+     * Starts the loop on a thread of its own: a pass, then a wait of the poll interval; with
+     * {@link ResumeOptions#push()} the wait ends early when the store signals an append (a wake, a
+     * completion, a start), so a woken workflow resumes within milliseconds.
+     */
+    public synchronized ResumeWorker start() {
+        if (loop != null) {
+            throw new IllegalStateException("resume worker " + owner() + " already started");
+        }
+        running = true;
+        WakeSignal wake = options.push() ? store.wakeSignal() : null;
+        loop = Thread.ofPlatform().name("waymark-resume-loop-" + owner()).daemon().start(() -> runLoop(wake));
+        return this;
+    }
+
+    private void runLoop(WakeSignal wake) {
+        while (running) {
+            long seen = wake == null ? 0 : wake.generation();
+            ResumeSummary summary = ResumeSummary.EMPTY;
+            try {
+                summary = resumeOnce();
+            } catch (RuntimeException e) {
+                safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e)));
+            }
+            if (!running) {
+                return;
+            }
+            if (summary.discovered() >= options.batchLimit() && summary.resumed() > 0) {
+                continue; // more work than one pass takes
+            }
+            try {
+                if (wake != null) {
+                    wake.awaitAfter(seen, options.pollInterval());
+                } else {
+                    waitStopped(options.pollInterval());
+                }
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private void waitStopped(Duration d) throws InterruptedException {
+        lock.lock();
+        try {
+            if (running) {
+                stopped.await(d.toNanos(), TimeUnit.NANOSECONDS);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Stops the loop after the current pass and releases this worker's leases. */
+    @Override
+    public void close() {
+        Thread t;
+        synchronized (this) {
+            running = false;
+            t = loop;
+        }
+        lock.lock();
+        try {
+            stopped.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (t != null) {
+            t.interrupt();
+            try {
+                t.join(TimeUnit.SECONDS.toMillis(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        advances.shutdown();
+        keeper.close();
+    }
+
+    private void safely(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(ResumeWorker.class).warn("waymark resume: listener threw; ignored", e);
+        }
+    }
+}
