@@ -146,6 +146,9 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     }
 
     private void advanced(Instances.Key key, Advancer.Advance advance) {
+        if (advance.wokenMeanwhile()) {
+            tryRun(key);
+        }
         switch (advance.result()) {
             case COMPLETED, FAILED, CANCELLED -> {
                 Instances.Key parent = localParents.remove(key);

@@ -40,7 +40,16 @@ public final class Advancer {
     }
 
     /** The attempt's result, its outcome if the body ended normally, and the error if it did not. */
-    public record Advance(Result result, WorkflowOutcome<?> outcome, Throwable error, int attempts, boolean progressed) {}
+    public record Advance(Result result, WorkflowOutcome<?> outcome, Throwable error, int attempts, boolean progressed,
+            boolean wokenMeanwhile) {
+        Advance(Result result, WorkflowOutcome<?> outcome, Throwable error, int attempts, boolean progressed) {
+            this(result, outcome, error, attempts, progressed, false);
+        }
+
+        Advance woken() {
+            return new Advance(result, outcome, error, attempts, progressed, true);
+        }
+    }
 
     /** Crash budget and backoff. */
     public record Policy(int maxAttempts, Duration backoffBase, Duration backoffCap) {}
@@ -68,11 +77,18 @@ public final class Advancer {
         Advance done = advance;
         rt.safely(() -> rt.listener.runFinished(key.name(), key.id(), done.outcome(), done.error(),
                 Duration.ofNanos(System.nanoTime() - started)));
+        boolean interrupted = Thread.interrupted(); // release even when shutting down
         try {
-            boolean clean = done.outcome() != null;
-            rt.instances.release(key.name(), key.id(), keeper.owner(), epoch, clean);
+            String status = rt.instances.release(key.name(), key.id(), keeper.owner(), epoch, done.outcome() != null);
+            if (done.result() == Result.SUSPENDED && "running".equals(status)) {
+                return done.woken(); // a wake landed after the suspend write, before the release
+            }
         } catch (StoreException e) {
             log.warn("waymark workflow: releasing {}/{} failed; the lease expires by itself", key.name(), key.id(), e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         return done;
     }

@@ -232,17 +232,20 @@ public final class Instances {
                         : Optional.empty());
     }
 
-    /** Releases a lease held at {@code epoch}; a run that made progress also clears its crash record. */
-    public void release(String name, String id, String owner, long epoch, boolean progressed) {
-        sql.update("release workflow " + name + "/" + id,
+    /**
+     * Releases a lease held at {@code epoch}; a run that made progress also clears its crash record.
+     * Returns the instance's status after the release, or null if the lease was no longer held.
+     */
+    public String release(String name, String id, String owner, long epoch, boolean progressed) {
+        return sql.query("release workflow " + name + "/" + id,
                 "UPDATE " + s + "workflows SET lease_owner = NULL, lease_expires_at = NULL"
                         + (progressed ? ", attempts = 0, last_error = NULL, next_attempt_at = NULL" : "")
-                        + " WHERE name = ? AND id = ? AND lease_owner = ? AND lease_epoch = ?", ps -> {
+                        + " WHERE name = ? AND id = ? AND lease_owner = ? AND lease_epoch = ? RETURNING status", ps -> {
                     ps.setString(1, name);
                     ps.setString(2, id);
                     ps.setString(3, owner);
                     ps.setLong(4, epoch);
-                });
+                }, rs -> rs.next() ? rs.getString(1) : null);
     }
 
     /** Extends the leases {@code owner} holds on the given instances; returns how many were extended. */

@@ -1,0 +1,195 @@
+package dev.waymark.workflow;
+
+import static dev.waymark.workflow.WorkflowTesting.count;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.testkit.PostgresExtension;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Cancellation, continue-as-new, patches, retry and inspection. */
+class LifecycleTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
+    private static final java.util.Map<String, UUID> awakeables = new java.util.concurrent.ConcurrentHashMap<>();
+    private static volatile boolean newCode;
+
+    record Counter(int round, long total) {}
+
+    private static EventStore store;
+    private static WorkflowEngine engine;
+
+    @BeforeAll
+    static void setUp() {
+        store = WorkflowTesting.migratedStore(POSTGRES);
+        WorkflowRegistry registry = new WorkflowRegistry()
+                .register("looper", Counter.class, Long.class, (ctx, c) -> {
+                    long add = ctx.step("add", Long.class, () -> {
+                        effects.hit(ctx.workflowId() + ":add:" + c.round());
+                        return (long) c.round();
+                    });
+                    if (c.round() == 1000) {
+                        return c.total() + add;
+                    }
+                    ctx.continueAsNew(new Counter(c.round() + 1, c.total() + add));
+                    return -1L;
+                })
+                .register("waiter", String.class, String.class, (ctx, in) -> {
+                    ctx.step("one", Integer.class, () -> effects.hit(ctx.workflowId() + ":one"));
+                    Awakeable<String> a = ctx.awakeable("go", String.class);
+                    ctx.step("publish", () -> {
+                        awakeables.put(ctx.workflowId(), a.id());
+                        return null;
+                    });
+                    a.await();
+                    ctx.step("two", Integer.class, () -> effects.hit(ctx.workflowId() + ":two"));
+                    return "done";
+                })
+                .register("rotatingWaiter", Integer.class, String.class, (ctx, round) -> {
+                    Awakeable<String> a = ctx.awakeable("go", String.class);
+                    ctx.step("publish", () -> {
+                        awakeables.put(ctx.workflowId() + "#" + round, a.id());
+                        return null;
+                    });
+                    if (round == 0) {
+                        ctx.continueAsNew(1);
+                    }
+                    return a.await();
+                })
+                .register("patched", String.class, String.class, (ctx, in) -> {
+                    ctx.step("a", Integer.class, () -> 1);
+                    boolean patched = newCode && ctx.patch("v2-shipping");
+                    Awakeable<String> gate = ctx.awakeable("gate", String.class);
+                    ctx.step("publish", () -> {
+                        awakeables.put(ctx.workflowId(), gate.id());
+                        return null;
+                    });
+                    gate.await();
+                    return patched ? "new branch" : "old branch";
+                })
+                .register("flaky", String.class, String.class, (ctx, in) -> {
+                    ctx.step("before", Integer.class, () -> effects.hit(ctx.workflowId() + ":before"));
+                    if (effects.hit(ctx.workflowId() + ":attempt") <= 2) {
+                        throw new IllegalStateException("not yet");
+                    }
+                    return "finally";
+                });
+        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        engine.close();
+        store.close();
+    }
+
+    @Test
+    void a_thousand_generations_run_with_a_bounded_journal_per_generation() throws Exception {
+        WorkflowHandle<Long> h = engine.start("looper", "loop", new Counter(0, 0), Long.class);
+        assertThat(h.await(WAIT)).isEqualTo(500_500L);
+        assertThat(h.info().generation()).isEqualTo(1000);
+        for (int round = 0; round <= 1000; round++) {
+            assertThat(effects.count("loop:add:" + round)).isEqualTo(1);
+        }
+        // each generation holds its start, its one step and its closing marker: never more
+        assertThat(count(POSTGRES, "SELECT max(n) FROM (SELECT count(*) AS n FROM waymark.events e JOIN waymark.streams s"
+                + " ON s.stream_id = e.stream_id WHERE s.stream_name LIKE '$wf-looper-loop%' GROUP BY s.stream_id) x"))
+                .isEqualTo(3);
+        assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.streams WHERE stream_name LIKE '$wf-looper-loop%'"))
+                .isEqualTo(1001);
+        assertThat(engine.describe("looper", "loop").orElseThrow().journal()).extracting(JournalEntry::type)
+                .containsExactly("WorkflowStarted", "StepRecorded", "WorkflowCompleted");
+    }
+
+    @Test
+    void continue_as_new_abandons_the_awakeables_of_the_closed_generation() throws Exception {
+        WorkflowHandle<String> h = engine.start("rotatingWaiter", "rw", 0, String.class);
+        await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.SUSPENDED);
+        UUID old = awakeables.get("rw#0");
+        UUID current = awakeables.get("rw#1");
+        assertThat(old).isNotEqualTo(current);
+        assertThat(engine.completeAwakeable(old, "stale")).isEqualTo(AwakeableOutcome.SUPERSEDED);
+        assertThat(engine.completeAwakeable(current, "fresh")).isEqualTo(AwakeableOutcome.SETTLED);
+        assertThat(h.await(WAIT)).isEqualTo("fresh");
+    }
+
+    @Test
+    void cancel_stops_a_suspended_workflow_and_reports_terminal_states() throws Exception {
+        WorkflowHandle<String> h = engine.start("waiter", "w-1", "x", String.class);
+        await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.SUSPENDED);
+        assertThat(engine.cancel("waiter", "w-1")).isEqualTo(CancelOutcome.CANCELLED);
+        assertThat(engine.cancel("waiter", "w-1")).isEqualTo(CancelOutcome.ALREADY_CANCELLED);
+        assertThat(engine.cancel("waiter", "missing")).isEqualTo(CancelOutcome.UNKNOWN);
+        assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.workflows WHERE id = 'missing'")).isZero();
+        // a late completion finds nobody waiting; the body never runs its second step
+        assertThat(engine.completeAwakeable(awakeables.get("w-1"), "late")).isEqualTo(AwakeableOutcome.SUPERSEDED);
+        assertThat(engine.runNow("waiter", "w-1")).isFalse();
+        assertThat(effects.count("w-1:two")).isZero();
+        assertThat(h.awaitOutcome(WAIT)).isInstanceOf(WorkflowOutcome.Cancelled.class);
+
+        WorkflowHandle<String> done = engine.start("waiter", "w-2", "x", String.class);
+        await().atMost(WAIT).until(() -> awakeables.containsKey("w-2"));
+        engine.completeAwakeable(awakeables.get("w-2"), "go");
+        assertThat(done.await(WAIT)).isEqualTo("done");
+        assertThat(engine.cancel("waiter", "w-2")).isEqualTo(CancelOutcome.ALREADY_COMPLETED);
+    }
+
+    @Test
+    void a_patch_is_false_for_in_flight_instances_and_true_for_new_ones() throws Exception {
+        newCode = false;
+        WorkflowHandle<String> old = engine.start("patched", "old", "x", String.class);
+        await().atMost(WAIT).until(() -> old.status() == WorkflowStatus.SUSPENDED);
+        newCode = true; // deploy: the patch call appears before steps the old instance already journaled
+        WorkflowHandle<String> fresh = engine.start("patched", "fresh", "x", String.class);
+        await().atMost(WAIT).until(() -> fresh.status() == WorkflowStatus.SUSPENDED);
+        engine.completeAwakeable(awakeables.get("old"), "go");
+        engine.completeAwakeable(awakeables.get("fresh"), "go");
+        assertThat(old.await(WAIT)).isEqualTo("old branch");
+        assertThat(fresh.await(WAIT)).isEqualTo("new branch");
+        assertThat(engine.describe("patched", "old").orElseThrow().journal())
+                .filteredOn(e -> "patch:v2-shipping".equals(e.step())).singleElement()
+                .satisfies(e -> assertThat(e.data()).contains("false"));
+    }
+
+    @Test
+    void a_failed_workflow_can_be_retried_and_resumes_where_it_failed() throws Exception {
+        WorkflowHandle<String> h = engine.start("flaky", "f-1", "x", String.class);
+        await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.FAILED);
+        assertThat(h.info().failure()).contains("not yet");
+        assertThat(engine.retry("flaky", "f-1")).isEqualTo(RetryOutcome.RETRIED);
+        assertThat(engine.retry("flaky", "f-1")).isIn(RetryOutcome.NOT_FAILED, RetryOutcome.RETRIED);
+        await().atMost(WAIT).until(() -> engine.runNow("flaky", "f-1") || h.status() == WorkflowStatus.FAILED);
+        if (h.status() == WorkflowStatus.FAILED) {
+            engine.retry("flaky", "f-1");
+            await().atMost(WAIT).until(() -> engine.runNow("flaky", "f-1"));
+        }
+        assertThat(h.await(WAIT)).isEqualTo("finally");
+        assertThat(effects.count("f-1:before")).isEqualTo(1);
+        assertThat(engine.retry("flaky", "nope")).isEqualTo(RetryOutcome.UNKNOWN);
+    }
+
+    @Test
+    void instances_are_listed_in_stable_pages_with_filters() {
+        for (int i = 0; i < 5; i++) {
+            engine.start("waiter", "page-" + i, "x", String.class);
+        }
+        List<WorkflowInfo> first = engine.list(null, "waiter", null, null, 2);
+        assertThat(first).hasSize(2);
+        WorkflowInfo last = first.get(1);
+        List<WorkflowInfo> second = engine.list(null, "waiter", last.name(), last.id(), 100);
+        assertThat(second).extracting(WorkflowInfo::id).doesNotContainAnyElementsOf(
+                first.stream().map(WorkflowInfo::id).toList());
+        assertThat(engine.list(WorkflowStatus.COMPLETED, "nothing", null, null, 10)).isEmpty();
+    }
+}

@@ -1,0 +1,171 @@
+package dev.waymark.workflow;
+
+import static dev.waymark.workflow.WorkflowTesting.count;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.testkit.PostgresExtension;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import dev.waymark.workflow.resume.ResumeOptions;
+import dev.waymark.workflow.resume.ResumeWorker;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class StepReplayTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
+
+    record Order(String id, int amount) {}
+
+    private static EventStore store;
+    private static WorkflowEngine engine;
+    private static ResumeWorker worker;
+
+    @BeforeAll
+    static void setUp() {
+        store = WorkflowTesting.migratedStore(POSTGRES);
+        WorkflowRegistry registry = new WorkflowRegistry()
+                .register("threeSteps", Order.class, String.class, (ctx, order) -> {
+                    int a = ctx.step("reserve", Integer.class, () -> effects.hit(ctx.workflowId() + ":reserve"));
+                    int b = ctx.step("charge", Integer.class, () -> effects.hit(ctx.workflowId() + ":charge"));
+                    if (order.id().startsWith("crash") && effects.hit(ctx.workflowId() + ":attempt") == 1) {
+                        throw new IllegalStateException("crash between steps");
+                    }
+                    int c = ctx.step("ship", Integer.class, () -> effects.hit(ctx.workflowId() + ":ship"));
+                    return order.id() + ":" + a + b + c;
+                })
+                .register("repeat", String.class, String.class, (ctx, in) -> {
+                    int first = ctx.step("same", Integer.class, () -> effects.hit(ctx.workflowId() + ":same"));
+                    int second = ctx.step("same", Integer.class, () -> effects.hit(ctx.workflowId() + ":same"));
+                    return first + "," + second;
+                })
+                .register("checked", String.class, String.class, (ctx, in) -> {
+                    try {
+                        ctx.step("io", String.class, () -> {
+                            throw new IOException("disk full");
+                        });
+                        return "no exception";
+                    } catch (IOException e) {
+                        return "caught " + e.getMessage();
+                    }
+                })
+                .register("roundTrip", String.class, Double.class, (ctx, in) ->
+                        ctx.step("approx", Double.class, () -> 2.0d))
+                .register("typeClash", String.class, String.class, (ctx, in) -> {
+                    ctx.step("x", Integer.class, () -> 1);
+                    return ctx.step("x", String.class, () -> "one");
+                })
+                .register("unserializable", String.class, String.class, (ctx, in) -> {
+                    ctx.step("bad", Object.class, Object::new);
+                    return "unreachable";
+                })
+                .register("reserved", String.class, String.class, (ctx, in) ->
+                        ctx.step("sleep:sneaky", String.class, () -> "x"));
+        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        worker.close();
+        engine.close();
+        store.close();
+    }
+
+    @Test
+    void journals_each_step_once_and_completes() throws Exception {
+        WorkflowHandle<String> h = engine.start("threeSteps", "o-1", new Order("o-1", 5), String.class);
+        assertThat(h.await(WAIT)).isEqualTo("o-1:111");
+        List<JournalEntry> journal = engine.describe("threeSteps", "o-1").orElseThrow().journal();
+        assertThat(journal).extracting(JournalEntry::type)
+                .containsExactly("WorkflowStarted", "StepRecorded", "StepRecorded", "StepRecorded", "WorkflowCompleted");
+        assertThat(journal).extracting(JournalEntry::step).containsExactly(null, "reserve", "charge", "ship", null);
+        assertThat(h.status()).isEqualTo(WorkflowStatus.COMPLETED);
+    }
+
+    @Test
+    void a_crash_between_steps_reruns_only_the_tail() throws Exception {
+        WorkflowHandle<String> h = engine.start("threeSteps", "crash-1", new Order("crash-1", 5), String.class);
+        assertThat(h.await(WAIT)).isEqualTo("crash-1:111");
+        assertThat(effects.count("crash-1:attempt")).isEqualTo(2);
+        assertThat(effects.count("crash-1:reserve")).isEqualTo(1);
+        assertThat(effects.count("crash-1:charge")).isEqualTo(1);
+        assertThat(effects.count("crash-1:ship")).isEqualTo(1);
+        assertThat(h.info().attempts()).isZero();
+    }
+
+    @Test
+    void a_repeated_step_name_returns_the_first_result() throws Exception {
+        assertThat(engine.start("repeat", "r-1", "x", String.class).await(WAIT)).isEqualTo("1,1");
+        assertThat(effects.count("r-1:same")).isEqualTo(1);
+    }
+
+    @Test
+    void a_checked_exception_of_a_step_reaches_the_body_and_nothing_is_journaled() throws Exception {
+        assertThat(engine.start("checked", "c-1", "x", String.class).await(WAIT)).isEqualTo("caught disk full");
+        assertThat(engine.describe("checked", "c-1").orElseThrow().journal())
+                .extracting(JournalEntry::step).doesNotContain("io");
+    }
+
+    @Test
+    void a_step_returns_the_journaled_round_trip() throws Exception {
+        assertThat(engine.start("roundTrip", "rt-1", "x", Double.class).await(WAIT)).isEqualTo(2.0d);
+    }
+
+    @Test
+    void starting_the_same_id_is_idempotent_and_a_different_input_is_refused() throws Exception {
+        WorkflowHandle<String> first = engine.start("threeSteps", "idem-1", new Order("idem-1", 1), String.class);
+        WorkflowHandle<String> again = engine.start("threeSteps", "idem-1", new Order("idem-1", 1), String.class);
+        assertThat(again.await(WAIT)).isEqualTo(first.await(WAIT));
+        assertThatThrownBy(() -> engine.start("threeSteps", "idem-1", new Order("idem-1", 2), String.class))
+                .isInstanceOf(WorkflowStartConflictException.class)
+                .hasMessageContaining("threeSteps/idem-1 already exists (completed) with a different input");
+        assertThat(effects.count("idem-1:reserve")).isEqualTo(1);
+    }
+
+    @Test
+    void bad_input_is_refused_with_a_clear_error_and_nothing_written() {
+        long before = count(POSTGRES, "SELECT count(*) FROM waymark.workflows");
+        long events = count(POSTGRES, "SELECT count(*) FROM waymark.events");
+        assertThatThrownBy(() -> engine.start("nope", "1", "x", String.class))
+                .isInstanceOf(UnknownWorkflowException.class).hasMessageContaining("workflow 'nope' is not registered");
+        assertThatThrownBy(() -> engine.start("threeSteps", "u-1", new Object(), String.class))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessageContaining("cannot serialize java.lang.Object");
+        assertThatThrownBy(() -> engine.start("threeSteps", "big-1", "x".repeat(2 << 20), String.class))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessageContaining("input of workflow threeSteps/big-1 is").hasMessageContaining("the limit is 1048576");
+        assertThatThrownBy(() -> engine.start("three-steps", "1", "x", String.class))
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("contains '-'");
+        assertThatThrownBy(() -> engine.start("threeSteps", "a#1", "x", String.class))
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("reserved character ('#')");
+        assertThatThrownBy(() -> engine.start("threeSteps", "", "x", String.class))
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("id must not be empty");
+        assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.workflows")).isEqualTo(before);
+        assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.events")).isEqualTo(events);
+    }
+
+    @Test
+    void bad_steps_crash_the_run_with_a_clear_error_and_fail_after_the_budget() throws Exception {
+        WorkflowHandle<String> clash = engine.start("typeClash", "t-1", "x", String.class);
+        assertThatThrownBy(() -> clash.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
+                .hasMessageContaining("step 'x' of workflow typeClash is used with type java.lang.Integer and with type java.lang.String");
+        WorkflowHandle<String> bad = engine.start("unserializable", "s-1", "x", String.class);
+        assertThatThrownBy(() -> bad.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
+                .hasMessageContaining("crashed 3 times").hasMessageContaining("cannot serialize java.lang.Object");
+        WorkflowHandle<String> reserved = engine.start("reserved", "res-1", "x", String.class);
+        assertThatThrownBy(() -> reserved.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
+                .hasMessageContaining("step name 'sleep:sneaky' uses the reserved prefix 'sleep:'");
+        assertThat(engine.describe("unserializable", "s-1").orElseThrow().journal())
+                .extracting(JournalEntry::type).containsExactly("WorkflowStarted", "WorkflowFailed");
+    }
+}

@@ -1,0 +1,69 @@
+package dev.waymark.workflow;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.resume.ResumeOptions;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Shared fixtures of the workflow tests. */
+final class WorkflowTesting {
+
+    /** How often each named side effect ran. */
+    static final class Effects {
+        private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
+
+        int hit(String key) {
+            return counts.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+        }
+
+        int count(String key) {
+            AtomicInteger n = counts.get(key);
+            return n == null ? 0 : n.get();
+        }
+    }
+
+    private WorkflowTesting() {}
+
+    static EventStore migratedStore(PostgresExtension postgres) {
+        EventStore store = EventStore.builder(postgres.dataSource()).build();
+        store.migrate();
+        return store;
+    }
+
+    static WorkflowEngine.Builder fastEngine(EventStore store, WorkflowRegistry registry) {
+        return WorkflowEngine.builder(store, registry)
+                .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5))
+                .leaseTtl(Duration.ofSeconds(5));
+    }
+
+    static ResumeOptions fastResume() {
+        return ResumeOptions.defaults().withPollInterval(Duration.ofMillis(50)).withLeaseTtl(Duration.ofSeconds(5))
+                .withBackoff(Duration.ofMillis(1), Duration.ofMillis(5));
+    }
+
+    static long count(PostgresExtension postgres, String sql) {
+        try (Connection c = postgres.dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static void execute(PostgresExtension postgres, String sql) {
+        try (Connection c = postgres.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
