@@ -1,0 +1,240 @@
+package dev.waymark.workflow.resume;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.WorkflowClient;
+import dev.waymark.workflow.WorkflowEngine;
+import dev.waymark.workflow.WorkflowHandle;
+import dev.waymark.workflow.WorkflowInfo;
+import dev.waymark.workflow.WorkflowRegistry;
+import dev.waymark.workflow.WorkflowStatus;
+import dev.waymark.workflow.micrometer.WorkflowMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The resume pass, counter by counter, on crafted instances; options; the push and fixed loops. */
+class ResumeWorkerTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+    private static final Map<String, UUID> awakeables = new ConcurrentHashMap<>();
+
+    private static EventStore store;
+    private static WorkflowEngine engine;
+    private static WorkflowClient client;
+
+    @BeforeAll
+    static void setUp() {
+        store = EventStore.builder(POSTGRES.dataSource()).build();
+        store.migrate();
+        WorkflowRegistry registry = new WorkflowRegistry()
+                .register("quick", String.class, String.class, (ctx, in) -> {
+                    runs.computeIfAbsent(ctx.workflowId(), k -> new AtomicInteger()).incrementAndGet();
+                    return ctx.step("only", String.class, () -> "ok " + in);
+                })
+                .register("waits", String.class, String.class, (ctx, in) -> {
+                    var a = ctx.awakeable("go", String.class);
+                    ctx.step("publish", () -> {
+                        awakeables.put(ctx.workflowId(), a.id());
+                        return null;
+                    });
+                    return a.await();
+                })
+                .register("boom", String.class, String.class, (ctx, in) -> {
+                    throw new IllegalStateException("boom " + ctx.workflowId());
+                })
+                .register(new WorkflowRegistry.Definition<>("brokenFactory", String.class, String.class, () -> {
+                    throw new IllegalStateException("cannot build the workflow");
+                }));
+        // start() leaves the run to resume workers, so each pass sees crafted instances as they are
+        engine = WorkflowEngine.builder(store, registry).runOnStart(false).build();
+        client = WorkflowClient.create(store);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        engine.close();
+        store.close();
+    }
+
+    @BeforeEach
+    void clean() throws Exception {
+        sql("DELETE FROM waymark.workflows");
+        sql("DELETE FROM waymark.workflow_awakeables");
+    }
+
+    private static void sql(String statement) throws Exception {
+        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute(statement);
+        }
+    }
+
+    private static ResumeOptions options() {
+        return ResumeOptions.defaults().withConcurrency(1).withMaxAttempts(2)
+                .withBackoff(Duration.ofMillis(1), Duration.ofMillis(1)).withLeaseTtl(Duration.ofSeconds(5));
+    }
+
+    private static WorkflowInfo info(String name, String id) {
+        return engine.handle(name, id, String.class).info();
+    }
+
+    @Test
+    void counts_completed_suspended_and_unknown() {
+        engine.start("quick", "q1", "a", String.class);
+        engine.start("waits", "w1", "b", String.class);
+        client.start("ghost", "g1", "c", String.class); // a client does not know the registry
+        try (ResumeWorker worker = engine.resumeWorker(options())) {
+            ResumeSummary s = worker.resumeOnce();
+            assertThat(s).isEqualTo(new ResumeSummary(3, 2, 1, 1, 1, 0, 0, 0, 0, 0));
+            // parked and unknown instances: the parked one is hidden, the unknown one stays untouched
+            ResumeSummary again = worker.resumeOnce();
+            assertThat(again).isEqualTo(new ResumeSummary(1, 0, 0, 0, 1, 0, 0, 0, 0, 0));
+        }
+        assertThat(info("ghost", "g1").status()).isEqualTo(WorkflowStatus.RUNNING);
+        assertThat(info("ghost", "g1").attempts()).isZero();
+        assertThat(info("ghost", "g1").leaseOwner()).isNull();
+        assertThat(info("waits", "w1").status()).isEqualTo(WorkflowStatus.SUSPENDED);
+    }
+
+    @Test
+    void a_crash_below_the_budget_is_paced_and_the_last_one_fails_the_workflow() {
+        engine.start("boom", "b1", "x", String.class);
+        try (ResumeWorker worker = engine.resumeWorker(options())) {
+            assertThat(worker.resumeOnce()).isEqualTo(new ResumeSummary(1, 1, 0, 0, 0, 0, 0, 1, 0, 0));
+            WorkflowInfo once = info("boom", "b1");
+            assertThat(once.status()).isEqualTo(WorkflowStatus.RUNNING);
+            assertThat(once.attempts()).isEqualTo(1);
+            assertThat(once.lastError()).contains("boom b1");
+            assertThat(once.nextAttemptAt()).isNotNull();
+            await().atMost(WAIT).until(() -> worker.resumeOnce().failed() == 1);
+        }
+        WorkflowInfo failed = info("boom", "b1");
+        assertThat(failed.status()).isEqualTo(WorkflowStatus.FAILED);
+        assertThat(failed.failure()).isEqualTo("crashed 2 times; last error: java.lang.IllegalStateException: boom b1");
+    }
+
+    @Test
+    void a_live_foreign_lease_skips_only_that_instance_and_an_expired_one_is_taken_over() throws Exception {
+        engine.start("quick", "held", "x", String.class);
+        engine.start("quick", "free", "x", String.class);
+        engine.start("quick", "orphan", "x", String.class);
+        sql("UPDATE waymark.workflows SET lease_owner = 'someone-else', lease_epoch = 3,"
+                + " lease_expires_at = now() + interval '1 hour' WHERE id = 'held'");
+        sql("UPDATE waymark.workflows SET lease_owner = 'dead-worker', lease_epoch = 7,"
+                + " lease_expires_at = now() - interval '2 seconds' WHERE id = 'orphan'");
+        List<Duration> recovered = new CopyOnWriteArrayList<>();
+        ResumeListener listener = new ResumeListener() {
+            @Override
+            public void onRecovered(String name, String id, Duration sinceExpiry) {
+                recovered.add(sinceExpiry);
+            }
+        };
+        try (ResumeWorker worker = engine.resumeWorker(options().withListener(listener))) {
+            assertThat(worker.resumeOnce()).isEqualTo(new ResumeSummary(3, 2, 2, 0, 0, 0, 0, 0, 0, 1));
+        }
+        assertThat(runs.get("held")).isNull();
+        assertThat(info("quick", "held").leaseOwner()).isEqualTo("someone-else");
+        assertThat(info("quick", "orphan").status()).isEqualTo(WorkflowStatus.COMPLETED);
+        assertThat(info("quick", "orphan").leaseEpoch()).isEqualTo(8);
+        assertThat(recovered).singleElement().satisfies(d -> assertThat(d).isGreaterThanOrEqualTo(Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void a_definition_that_cannot_be_built_fails_that_workflow_not_the_pass() {
+        engine.start("brokenFactory", "bf", "x", String.class);
+        engine.start("quick", "fine", "x", String.class);
+        try (ResumeWorker worker = engine.resumeWorker(options())) {
+            ResumeSummary s = worker.resumeOnce();
+            assertThat(s.completed()).isEqualTo(1);
+            assertThat(s.crashed()).isEqualTo(1);
+        }
+        assertThat(info("brokenFactory", "bf").lastError()).contains("cannot build the workflow");
+    }
+
+    @Test
+    void metrics_count_passes_and_sample_the_gauges() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        WorkflowMetrics metrics = new WorkflowMetrics(registry);
+        engine.start("quick", "m1", "x", String.class);
+        engine.start("waits", "m2", "x", String.class);
+        try (ResumeWorker worker = engine.resumeWorker(options().withListener(metrics))) {
+            worker.resumeOnce();
+            worker.resumeOnce(); // samples the awakeable the first pass created
+        }
+        assertThat(registry.get("waymark.workflow.resume.resumed").counter().count()).isEqualTo(2);
+        assertThat(registry.get("waymark.workflow.resume.completed").counter().count()).isEqualTo(1);
+        assertThat(registry.get("waymark.workflow.awakeables.pending").gauge().value()).isEqualTo(1);
+        assertThat(registry.get("waymark.workflow.resume.pass").timer().count()).isEqualTo(2);
+    }
+
+    @Test
+    void invalid_options_are_refused_with_the_field_named() {
+        assertThatThrownBy(() -> ResumeOptions.defaults().withConcurrency(0))
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("concurrency must be in [1, 1024], got 0");
+        assertThatThrownBy(() -> ResumeOptions.defaults().withMaxAttempts(0))
+                .hasMessage("maxAttempts must be >= 1, got 0");
+        assertThatThrownBy(() -> ResumeOptions.defaults().withLeaseTtl(Duration.ZERO))
+                .hasMessage("leaseTtl must be > 0, got PT0S");
+        assertThatThrownBy(() -> ResumeOptions.defaults().withPollInterval(Duration.ofSeconds(-1)))
+                .hasMessage("pollInterval must be > 0, got PT-1S");
+        assertThatThrownBy(() -> ResumeOptions.defaults().withBatchLimit(0))
+                .hasMessage("batchLimit must be in [1, 10000], got 0");
+        assertThatThrownBy(() -> ResumeOptions.defaults().withBackoff(Duration.ofSeconds(5), Duration.ofSeconds(1)))
+                .hasMessage("backoffCap PT1S is below backoffBase PT5S");
+    }
+
+    @Test
+    void the_push_loop_resumes_within_milliseconds_and_the_fixed_loop_within_the_poll_interval() throws Exception {
+        Duration poll = Duration.ofMillis(1000);
+        List<Long> push = measureWake(options().withPush(true).withPollInterval(poll), "push");
+        List<Long> fixed = measureWake(options().withPush(false).withPollInterval(poll), "fixed");
+        long pushMedian = push.stream().sorted().toList().get(push.size() / 2);
+        long fixedMedian = fixed.stream().sorted().toList().get(fixed.size() / 2);
+        System.out.println("awakeable completion to workflow completion (ms): push " + push + " median " + pushMedian
+                + "; fixed poll " + poll.toMillis() + " ms " + fixed + " median " + fixedMedian);
+        assertThat(pushMedian).isLessThan(250);
+        assertThat(fixedMedian).isGreaterThan(pushMedian);
+        assertThat(fixed).allSatisfy(ms -> assertThat(ms).isLessThan(poll.toMillis() + 1000));
+    }
+
+    /** Completes an awakeable through another store handle (so the wake travels by NOTIFY) and times the resume. */
+    private List<Long> measureWake(ResumeOptions options, String label) throws Exception {
+        List<Long> out = new ArrayList<>();
+        try (EventStore other = EventStore.builder(POSTGRES.dataSource()).build();
+                ResumeWorker worker = engine.resumeWorker(options).start()) {
+            WorkflowClient remote = WorkflowClient.create(other);
+            for (int i = 0; i < 5; i++) {
+                String id = label + "-" + i;
+                WorkflowHandle<String> h = engine.start("waits", id, "x", String.class);
+                await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.SUSPENDED);
+                long t0 = System.nanoTime();
+                remote.completeAwakeable(awakeables.get(id), "go");
+                assertThat(h.await(WAIT)).isEqualTo("go");
+                out.add((System.nanoTime() - t0) / 1_000_000);
+            }
+        }
+        return out;
+    }
+}
