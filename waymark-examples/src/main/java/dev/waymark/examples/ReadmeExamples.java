@@ -17,6 +17,10 @@ import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
+import dev.waymark.workflow.Awakeable;
+import dev.waymark.workflow.WorkflowEngine;
+import dev.waymark.workflow.WorkflowRegistry;
+import dev.waymark.workflow.resume.ResumeOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -108,5 +112,39 @@ public final class ReadmeExamples {
                 .build()      // validates everything; nothing starts
                 .start();
         return app;
+    }
+
+    /** An example workflow input. */
+    public record Order(String id, int totalCents) {}
+
+    /** An example step result. */
+    public record Charge(String chargeId) {}
+
+    /** The workflow example: an order fulfilment with a charge, a cool-off, an approval and a child. */
+    public WorkflowEngine workflows(EventStore store) {
+        WorkflowRegistry workflows = new WorkflowRegistry()
+                .register("fulfil", Order.class, String.class, (ctx, order) -> {
+                    Charge c = ctx.step("charge", Charge.class, () -> new Charge("ch-" + order.id()));
+                    ctx.sleep("cool-off", Duration.ofMillis(200));             // durable: survives restarts
+                    Awakeable<String> approval = ctx.awakeable("approval", String.class);
+                    ctx.step("ask", () -> requestApproval(order.id(), approval.id()));
+                    String approver = approval.await();                        // suspends until completed
+                    String parcel = ctx.child("ship", "shipping", order.id(), order, String.class).await();
+                    return c.chargeId() + " approved by " + approver + ", " + parcel;
+                })
+                .register("shipping", Order.class, String.class, (ctx, order) ->
+                        ctx.step("label", String.class, () -> "parcel-" + order.id()));
+        WorkflowEngine engine = WorkflowEngine.builder(store, workflows).build();
+        engine.resumeWorker(ResumeOptions.defaults()).start();       // recovery, sleeps, wakes from elsewhere
+        engine.start("fulfil", "order-42", new Order("42", 1999), String.class);
+        return engine;
+    }
+
+    /** The awakeable ids the workflow example handed out, by order id. */
+    public final java.util.Map<String, java.util.UUID> approvals = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private Void requestApproval(String order, java.util.UUID awakeable) {
+        approvals.put(order, awakeable);   // e.g. e-mail a link; the approver calls completeAwakeable
+        return null;
     }
 }

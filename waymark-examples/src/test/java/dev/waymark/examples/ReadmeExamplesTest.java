@@ -51,6 +51,13 @@ class ReadmeExamplesTest {
             await().atMost(Duration.ofSeconds(15)).until(() -> examples.seen.stream()
                     .filter(s -> s.endsWith("bytes")).count() == 3);
             assertThat(app.stop()).isTrue();
+
+            try (var engine = examples.workflows(store)) {
+                await().atMost(Duration.ofSeconds(15)).until(() -> examples.approvals.containsKey("42"));
+                engine.completeAwakeable(examples.approvals.get("42"), "alice");
+                assertThat(engine.handle("fulfil", "order-42", String.class).await(Duration.ofSeconds(15)))
+                        .isEqualTo("ch-42 approved by alice, parcel-42");
+            }
         }
     }
 }

@@ -40,6 +40,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private final Duration shutdownTimeout;
     private final ExecutorService runs;
     private final Map<Instances.Key, Instances.Key> localParents = new ConcurrentHashMap<>();
+    private final java.util.List<ResumeWorker> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
     private WorkflowEngine(EventStore store, Runtime runtime, WorkflowRegistry registry, LeaseKeeper keeper,
@@ -69,9 +70,14 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         return keeper.owner();
     }
 
-    /** A resume worker over this engine's registry, store and codec; start it with {@link ResumeWorker#start()}. */
+    /**
+     * A resume worker over this engine's registry, store and codec; start it with
+     * {@link ResumeWorker#start()}. Closing the engine closes it too.
+     */
     public ResumeWorker resumeWorker(ResumeOptions options) {
-        return new ResumeWorker(runtime, registry, store, options);
+        ResumeWorker worker = new ResumeWorker(runtime, registry, store, options);
+        workers.add(worker);
+        return worker;
     }
 
     /**
@@ -160,10 +166,15 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         }
     }
 
-    /** Stops taking work, waits up to the shutdown timeout for running attempts, then interrupts them. */
+    /**
+     * Closes the resume workers made by {@link #resumeWorker}, stops taking work, waits up to the
+     * shutdown timeout for running attempts, then interrupts them (an interrupted attempt records
+     * nothing; its lease is released).
+     */
     @Override
     public void close() {
         closed = true;
+        workers.forEach(ResumeWorker::close);
         runs.shutdown();
         try {
             if (!runs.awaitTermination(shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS)) {

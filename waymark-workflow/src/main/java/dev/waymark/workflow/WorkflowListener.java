@@ -1,6 +1,7 @@
 package dev.waymark.workflow;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * Telemetry hooks of the engine: metrics and tracing plug in here. Callbacks run on the workflow's
@@ -19,4 +20,31 @@ public interface WorkflowListener {
 
     /** A step returned its journaled result without running. */
     default void stepReplayed(String name, String step) {}
+
+    /** A listener that calls each of {@code listeners} in order (for example metrics and tracing). */
+    static WorkflowListener of(WorkflowListener... listeners) {
+        List<WorkflowListener> all = List.of(listeners);
+        return new WorkflowListener() {
+            @Override
+            public void runStarted(String name, String id) {
+                all.forEach(l -> l.runStarted(name, id));
+            }
+
+            @Override
+            public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
+                    Duration elapsed) {
+                all.forEach(l -> l.runFinished(name, id, outcome, error, elapsed));
+            }
+
+            @Override
+            public void stepExecuted(String name, String step, Duration elapsed) {
+                all.forEach(l -> l.stepExecuted(name, step, elapsed));
+            }
+
+            @Override
+            public void stepReplayed(String name, String step) {
+                all.forEach(l -> l.stepReplayed(name, step));
+            }
+        };
+    }
 }

@@ -100,6 +100,8 @@ class StepReplayTest {
         assertThat(effects.count("crash-1:reserve")).isEqualTo(1);
         assertThat(effects.count("crash-1:charge")).isEqualTo(1);
         assertThat(effects.count("crash-1:ship")).isEqualTo(1);
+        // the release after the successful attempt (just after the completion commits) clears the crash record
+        org.awaitility.Awaitility.await().atMost(WAIT).until(() -> h.info().leaseOwner() == null);
         assertThat(h.info().attempts()).isZero();
     }
 
