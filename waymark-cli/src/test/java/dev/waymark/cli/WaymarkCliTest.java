@@ -61,12 +61,12 @@ class WaymarkCliTest {
 
         Run before = cli("migrate", "status", "--url", url, "--json");
         assertThat(before.code()).isZero();
-        assertThat(before.json().get("pending").asInt()).isEqualTo(2);
+        assertThat(before.json().get("pending").asInt()).isEqualTo(3);
 
         Run apply = cli("migrate", "apply", "--url", url, "--json");
         assertThat(apply.code()).isZero();
-        assertThat(apply.json().get("applied").asInt()).isEqualTo(2);
-        assertThat(apply.json().get("version").asText()).isEqualTo("2");
+        assertThat(apply.json().get("applied").asInt()).isEqualTo(3);
+        assertThat(apply.json().get("version").asText()).isEqualTo("3");
         assertThat(cli("migrate", "apply", "--url", url).out()).contains("applied 0 migration(s)");
     }
 
