@@ -117,6 +117,19 @@ final class WorkflowsCommand {
         }
     }
 
+    /** Parses an awakeable id. */
+    static final class UuidConverter implements ITypeConverter<UUID> {
+        @Override
+        public UUID convert(String value) {
+            try {
+                return UUID.fromString(value);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException("'" + value + "' is not an awakeable id (a UUID, as printed by "
+                        + "workflows show)");
+            }
+        }
+    }
+
     /** Parses a JSON document. */
     static final class JsonConverter implements ITypeConverter<JsonNode> {
         @Override
@@ -173,9 +186,9 @@ final class WorkflowsCommand {
             String fromId = afterId;
             List<Row> rows = parent.withClient(client -> client.list(status, name, fromName, fromId, limit)).stream()
                     .map(WorkflowsCommand::row).toList();
-            StringBuilder text = new StringBuilder(String.format("%-40s %-10s %4s %8s  %-24s %s%n", "WORKFLOW",
+            StringBuilder text = new StringBuilder(String.format("%-40s %-10s %4s %8s  %-27s %s%n", "WORKFLOW",
                     "STATUS", "GEN", "ATTEMPTS", "UPDATED", "WAITING ON / FAILURE"));
-            rows.forEach(r -> text.append(String.format("%-40s %-10s %4d %8d  %-24s %s%n", r.name() + "/" + r.id(),
+            rows.forEach(r -> text.append(String.format("%-40s %-10s %4d %8d  %-27s %s%n", r.name() + "/" + r.id(),
                     r.status(), r.generation(), r.attempts(), r.updatedAt(),
                     r.failure() != null ? r.failure() : dash(r.waitingOn()))));
             if (rows.size() == limit) {
@@ -236,8 +249,8 @@ final class WorkflowsCommand {
             line(text, "input", compact(tree(d.input())));
             line(text, "result", compact(tree(d.result())));
             text.append(String.format("%njournal (generation %d)%n", info.generation()));
-            text.append(String.format("  %7s  %-24s %-20s %-24s %s%n", "VERSION", "TYPE", "STEP", "RECORDED", "DATA"));
-            journal.forEach(e -> text.append(String.format("  %7d  %-24s %-20s %-24s %s%n", e.version(), e.type(),
+            text.append(String.format("  %7s  %-24s %-20s %-27s %s%n", "VERSION", "TYPE", "STEP", "RECORDED", "DATA"));
+            journal.forEach(e -> text.append(String.format("  %7d  %-24s %-20s %-27s %s%n", e.version(), e.type(),
                     dash(e.step()), e.recordedAt(), compact(e.data()))));
             text.append(String.format("%nawakeables%n"));
             text.append(String.format("  %-36s %4s  %-20s %-10s %s%n", "ID", "GEN", "LABEL", "STATUS", "VALUE / FAILURE"));
@@ -309,18 +322,19 @@ final class WorkflowsCommand {
             });
             @SuppressWarnings("unchecked")
             List<Map<String, String>> live = (List<Map<String, String>>) value.get("liveChildren");
-            String children = live.isEmpty() ? "" : " and its live children " + String.join(", ", live.stream()
+            String children = String.join(", ", live.stream()
                     .map(c -> c.get("name") + "/" + c.get("id") + " (" + c.get("status") + ")").toList());
             String text;
             if (force) {
                 text = value.get("outcome").equals(CancelOutcome.CANCELLED.name())
-                        ? target + ": cancelled" + children + " (CANCELLED)\n"
+                        ? target + ": cancelled (CANCELLED)" + (live.isEmpty() ? ""
+                                : "; asked its live children to cancel: " + children) + "\n"
                         : target + ": nothing changed (" + value.get("outcome") + ")\n";
             } else if (WorkflowStatus.fromSql((String) value.get("status")).isTerminal()) {
                 text = target + " is " + value.get("status") + ": cancel would change nothing\n";
             } else {
                 text = target + ": would cancel (preview; add --force) the " + value.get("status") + " workflow"
-                        + children + "\n";
+                        + (live.isEmpty() ? "" : " and its live children " + children) + "\n";
             }
             cli.print(spec.commandLine().getOut(), value, text);
             return 0;
@@ -405,7 +419,8 @@ final class WorkflowsCommand {
         @Spec
         CommandSpec spec;
 
-        @Parameters(index = "0", paramLabel = "UUID", description = "the awakeable id (see workflows show)")
+        @Parameters(index = "0", paramLabel = "UUID", converter = UuidConverter.class,
+                description = "the awakeable id (see workflows show)")
         UUID awakeable;
 
         @Option(names = "--force", description = "really settle it (irreversible: the first settlement wins)")

@@ -292,6 +292,7 @@ class WaymarkCliTest {
         assertThat(cancel.code()).isZero();
         assertThat(cancel.json().get("outcome").asText()).isEqualTo("CANCELLED");
         assertThat(cancel.json().get("applied").asBoolean()).isTrue();
+        assertThat(cancel.json().get("liveChildren")).hasSize(1);
         assertThat(show("parent", "p-1").get("workflow").get("status").asText()).isEqualTo("cancelled");
         assertThat(show("approval", "p-1.child").get("workflow").get("status").asText()).isEqualTo("cancelled");
 
@@ -366,7 +367,7 @@ class WaymarkCliTest {
 
         Run badUuid = cli("workflows", "complete-awakeable", "not-a-uuid", "--value", "1", "--url", url);
         assertThat(badUuid.code()).isEqualTo(2);
-        assertThat(badUuid.err()).contains("not-a-uuid");
+        assertThat(badUuid.err()).contains("'not-a-uuid' is not an awakeable id");
         Run badJson = cli("workflows", "complete-awakeable", a1, "--value", "{oops", "--force", "--url", url);
         assertThat(badJson.code()).isEqualTo(2);
         assertThat(badJson.err()).contains("not valid JSON");
