@@ -23,9 +23,9 @@ import picocli.CommandLine.ScopeType;
  * migrated. Errors are one line on stderr; {@code --verbose} adds the stack trace.
  */
 @Command(name = "waymark", mixinStandardHelpOptions = true, version = "waymark 0.1.0-SNAPSHOT",
-        description = "Operate a Waymark event store: migrations, subscriptions, shards, dead letters.",
+        description = "Operate a Waymark event store: migrations, subscriptions, shards, workflows, dead letters.",
         subcommands = {MigrateCommand.class, StreamsCommand.class, SubscriptionsCommand.class, ShardsCommand.class,
-                DeadLettersCommand.class})
+                WorkflowsCommand.class, DeadLettersCommand.class})
 public final class WaymarkCli {
 
     /** Exit code: the operation failed. */

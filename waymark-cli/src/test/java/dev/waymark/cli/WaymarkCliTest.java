@@ -13,9 +13,14 @@ import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.AwakeableFailedException;
+import dev.waymark.workflow.WorkflowEngine;
+import dev.waymark.workflow.WorkflowRegistry;
+import dev.waymark.workflow.WorkflowStatus;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
+import java.util.UUID;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -61,12 +66,12 @@ class WaymarkCliTest {
 
         Run before = cli("migrate", "status", "--url", url, "--json");
         assertThat(before.code()).isZero();
-        assertThat(before.json().get("pending").asInt()).isEqualTo(2);
+        assertThat(before.json().get("pending").asInt()).isEqualTo(3);
 
         Run apply = cli("migrate", "apply", "--url", url, "--json");
         assertThat(apply.code()).isZero();
-        assertThat(apply.json().get("applied").asInt()).isEqualTo(2);
-        assertThat(apply.json().get("version").asText()).isEqualTo("2");
+        assertThat(apply.json().get("applied").asInt()).isEqualTo(3);
+        assertThat(apply.json().get("version").asText()).isEqualTo("3");
         assertThat(cli("migrate", "apply", "--url", url).out()).contains("applied 0 migration(s)");
     }
 
@@ -151,6 +156,236 @@ class WaymarkCliTest {
 
     @Test
     @Order(3)
+    void workflows_list_show_cancel_retry_and_settle_awakeables() throws Exception {
+        var pool = POSTGRES.newDataSource(4);
+        try (EventStore store = EventStore.builder(pool).build()) {
+            store.migrate();
+            WorkflowRegistry registry = new WorkflowRegistry()
+                    .register("greet", String.class, String.class, (ctx, who) ->
+                            ctx.step("greet", String.class, () -> "hello " + who))
+                    .register("approval", String.class, String.class, (ctx, in) -> {
+                        try {
+                            return "approved by " + ctx.awakeable("decision", String.class).await();
+                        } catch (AwakeableFailedException e) {
+                            return "rejected: " + e.reason();
+                        }
+                    })
+                    .register("doomed", String.class, String.class, (ctx, in) -> {
+                        throw new IllegalStateException("warehouse " + in + " is on fire");
+                    })
+                    .register("napper", String.class, String.class, (ctx, in) -> {
+                        ctx.sleep("nap", Duration.ofHours(1));
+                        return "rested";
+                    })
+                    .register("parent", String.class, String.class, (ctx, in) ->
+                            ctx.child("approve", "approval", ctx.workflowId() + ".child", in, String.class).await());
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).maxAttempts(1)
+                    .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).build()) {
+                assertThat(engine.start("greet", "g-1", "ada", String.class).await(WAIT)).isEqualTo("hello ada");
+                for (String[] k : new String[][] {{"approval", "a-1"}, {"approval", "a-2"}, {"napper", "n-1"},
+                        {"parent", "p-1"}}) {
+                    engine.start(k[0], k[1], "x", String.class);
+                }
+                engine.start("doomed", "d-1", "north", String.class);
+                Awaitility.await().atMost(WAIT).until(() -> status(engine, "approval", "a-1") == SUSPENDED
+                        && status(engine, "approval", "a-2") == SUSPENDED && status(engine, "napper", "n-1") == SUSPENDED
+                        && status(engine, "approval", "p-1.child") == SUSPENDED
+                        && status(engine, "parent", "p-1") == SUSPENDED
+                        && status(engine, "doomed", "d-1") == WorkflowStatus.FAILED);
+
+                listsAndShows();
+                cancels();
+                retries();
+                settlesAwakeables();
+
+                // the awakeable settled by the CLI woke a-1; any engine now runs it to its end
+                assertThat(engine.runNow("approval", "a-1")).isTrue();
+                assertThat(engine.handle("approval", "a-1", String.class).await(WAIT)).isEqualTo("approved by alice");
+                assertThat(engine.runNow("approval", "a-2")).isTrue();
+                assertThat(engine.handle("approval", "a-2", String.class).await(WAIT)).isEqualTo("rejected: no budget");
+            }
+        }
+    }
+
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final WorkflowStatus SUSPENDED = WorkflowStatus.SUSPENDED;
+
+    private static WorkflowStatus status(WorkflowEngine engine, String name, String id) {
+        return engine.describe(name, id).map(d -> d.info().status()).orElse(null);
+    }
+
+    private static JsonNode show(String name, String id) throws Exception {
+        Run show = cli("workflows", "show", name, id, "--url", url, "--json");
+        assertThat(show.code()).as(show.err()).isZero();
+        return show.json();
+    }
+
+    private static String awakeableOf(String name, String id) throws Exception {
+        return show(name, id).get("awakeables").get(0).get("id").asText();
+    }
+
+    private void listsAndShows() throws Exception {
+        Run all = cli("workflows", "list", "--url", url, "--json");
+        assertThat(all.code()).isZero();
+        assertThat(all.json()).extracting(n -> n.get("name").asText() + "/" + n.get("id").asText())
+                .containsExactly("approval/a-1", "approval/a-2", "approval/p-1.child", "doomed/d-1", "greet/g-1",
+                        "napper/n-1", "parent/p-1");
+        Run failed = cli("workflows", "list", "--status", "failed", "--url", url, "--json");
+        assertThat(failed.json()).singleElement().satisfies(w -> {
+            assertThat(w.get("id").asText()).isEqualTo("d-1");
+            assertThat(w.get("status").asText()).isEqualTo("failed");
+            assertThat(w.get("attempts").asInt()).isOne();
+            assertThat(w.get("failure").asText()).contains("warehouse north is on fire");
+        });
+        Run page = cli("workflows", "list", "--name", "approval", "--after", "approval/a-2", "--url", url, "--json");
+        assertThat(page.json()).extracting(n -> n.get("id").asText()).containsExactly("p-1.child");
+        Run text = cli("workflows", "list", "--limit", "2", "--url", url);
+        assertThat(text.out()).contains("WORKFLOW").contains("approval/a-1").contains("suspended")
+                .contains("(more: --after approval/a-2)").doesNotContain("greet/g-1");
+
+        JsonNode a1 = show("approval", "a-1");
+        assertThat(a1.get("workflow").get("status").asText()).isEqualTo("suspended");
+        assertThat(a1.get("input").asText()).isEqualTo("x");
+        assertThat(a1.get("journal")).extracting(e -> e.get("type").asText()).contains("WorkflowStarted");
+        assertThat(a1.get("awakeables")).singleElement().satisfies(a -> {
+            assertThat(a.get("label").asText()).isEqualTo("decision");
+            assertThat(a.get("status").asText()).isEqualTo("pending");
+            assertThat(a1.get("workflow").get("waitingOn").asText()).contains(a.get("id").asText());
+        });
+        JsonNode g1 = show("greet", "g-1");
+        assertThat(g1.get("result").asText()).isEqualTo("hello ada");
+        assertThat(g1.get("journal")).extracting(e -> e.get("step").asText()).contains("greet");
+        JsonNode n1 = show("napper", "n-1");
+        assertThat(n1.get("workflow").get("wakeAfter").asText()).isNotEmpty();
+        JsonNode p1 = show("parent", "p-1");
+        assertThat(p1.get("children")).singleElement().satisfies(c -> {
+            assertThat(c.get("name").asText() + "/" + c.get("id").asText()).isEqualTo("approval/p-1.child");
+            assertThat(c.get("status").asText()).isEqualTo("suspended");
+        });
+        assertThat(show("approval", "p-1.child").get("workflow").get("parentId").asText()).isEqualTo("p-1");
+        Run napText = cli("workflows", "show", "napper", "n-1", "--url", url);
+        assertThat(napText.out()).contains("status        suspended").contains("wake after    20")
+                .contains("journal (generation 0)").contains("awakeables").contains("children");
+
+        Run unknown = cli("workflows", "show", "greet", "nope", "--url", url);
+        assertThat(unknown.code()).isEqualTo(WaymarkCli.FAILED);
+        assertThat(unknown.err().strip()).isEqualTo("waymark: no workflow 'greet/nope'");
+        Run badStatus = cli("workflows", "list", "--status", "sleeping", "--url", url);
+        assertThat(badStatus.code()).isEqualTo(2);
+        assertThat(badStatus.err()).contains("'sleeping' is not a workflow status");
+        assertThat(cli("workflows", "list", "--after", "a-1", "--url", url).code()).isEqualTo(2);
+        assertThat(cli("workflows", "show", "greet", "--url", url).code()).isEqualTo(2);
+    }
+
+    private void cancels() throws Exception {
+        Run preview = cli("workflows", "cancel", "parent", "p-1", "--url", url);
+        assertThat(preview.code()).isZero();
+        assertThat(preview.out()).contains("would cancel (preview; add --force)")
+                .contains("approval/p-1.child (suspended)");
+        Run previewJson = cli("workflows", "cancel", "parent", "p-1", "--url", url, "--json");
+        assertThat(previewJson.json().get("applied").asBoolean()).isFalse();
+        assertThat(previewJson.json().get("liveChildren")).singleElement()
+                .satisfies(c -> assertThat(c.get("id").asText()).isEqualTo("p-1.child"));
+        assertThat(show("parent", "p-1").get("workflow").get("status").asText()).isEqualTo("suspended");
+
+        Run cancel = cli("workflows", "cancel", "parent", "p-1", "--force", "--url", url, "--json");
+        assertThat(cancel.code()).isZero();
+        assertThat(cancel.json().get("outcome").asText()).isEqualTo("CANCELLED");
+        assertThat(cancel.json().get("applied").asBoolean()).isTrue();
+        assertThat(cancel.json().get("liveChildren")).hasSize(1);
+        assertThat(show("parent", "p-1").get("workflow").get("status").asText()).isEqualTo("cancelled");
+        assertThat(show("approval", "p-1.child").get("workflow").get("status").asText()).isEqualTo("cancelled");
+
+        Run again = cli("workflows", "cancel", "parent", "p-1", "--force", "--url", url);
+        assertThat(again.code()).isZero();
+        assertThat(again.out()).contains("nothing changed (ALREADY_CANCELLED)");
+        assertThat(cli("workflows", "cancel", "greet", "g-1", "--url", url).out())
+                .contains("greet/g-1 is completed: cancel would change nothing");
+        Run unknown = cli("workflows", "cancel", "greet", "nope", "--force", "--url", url);
+        assertThat(unknown.code()).isEqualTo(WaymarkCli.FAILED);
+        assertThat(unknown.err().strip()).isEqualTo("waymark: no workflow 'greet/nope'");
+        Run badName = cli("workflows", "cancel", "no-such-name!", "x", "--url", url);
+        assertThat(badName.code()).isEqualTo(WaymarkCli.FAILED);
+        assertThat(badName.err().lines().count()).isOne();
+    }
+
+    private void retries() throws Exception {
+        Run preview = cli("workflows", "retry", "doomed", "d-1", "--url", url);
+        assertThat(preview.code()).isZero();
+        assertThat(preview.out()).contains("would retry (preview; add --force)").contains("warehouse north is on fire");
+        assertThat(show("doomed", "d-1").get("workflow").get("status").asText()).isEqualTo("failed");
+
+        Run retry = cli("workflows", "retry", "doomed", "d-1", "--force", "--url", url, "--json");
+        assertThat(retry.code()).isZero();
+        assertThat(retry.json().get("outcome").asText()).isEqualTo("RETRIED");
+        // the CLI's client runs nothing: the revived workflow waits for an engine or resume worker
+        assertThat(show("doomed", "d-1").get("workflow").get("status").asText()).isEqualTo("running");
+
+        Run notFailed = cli("workflows", "retry", "doomed", "d-1", "--force", "--url", url, "--json");
+        assertThat(notFailed.code()).isZero();
+        assertThat(notFailed.json().get("outcome").asText()).isEqualTo("NOT_FAILED");
+        assertThat(cli("workflows", "retry", "greet", "g-1", "--url", url).out())
+                .contains("greet/g-1 is completed, not failed: retry would change nothing (NOT_FAILED)");
+        Run unknown = cli("workflows", "retry", "doomed", "nope", "--force", "--url", url);
+        assertThat(unknown.code()).isEqualTo(WaymarkCli.FAILED);
+        assertThat(unknown.err().strip()).isEqualTo("waymark: no workflow 'doomed/nope'");
+    }
+
+    private void settlesAwakeables() throws Exception {
+        String a1 = awakeableOf("approval", "a-1");
+        Run preview = cli("workflows", "complete-awakeable", a1, "--value", "\"alice\"", "--url", url);
+        assertThat(preview.code()).as(preview.err()).isZero();
+        assertThat(preview.out()).contains("awakeable " + a1 + " of approval/a-1: would complete (preview; add --force)")
+                .contains("with value \"alice\"");
+        assertThat(show("approval", "a-1").get("awakeables").get(0).get("status").asText()).isEqualTo("pending");
+
+        Run complete = cli("workflows", "complete-awakeable", a1, "--value", "\"alice\"", "--force", "--url", url,
+                "--json");
+        assertThat(complete.code()).isZero();
+        assertThat(complete.json().get("outcome").asText()).isEqualTo("SETTLED");
+        assertThat(complete.json().get("workflow").asText()).isEqualTo("approval/a-1");
+        assertThat(complete.json().get("value").asText()).isEqualTo("alice");
+        JsonNode a1Shown = show("approval", "a-1");
+        assertThat(a1Shown.get("workflow").get("status").asText()).isEqualTo("running");
+        assertThat(a1Shown.get("awakeables").get(0).get("status").asText()).isEqualTo("completed");
+        assertThat(a1Shown.get("awakeables").get(0).get("value").asText()).isEqualTo("alice");
+
+        Run twice = cli("workflows", "complete-awakeable", a1, "--value", "{\"by\":\"bob\"}", "--force", "--url", url);
+        assertThat(twice.code()).isZero();
+        assertThat(twice.out()).contains("nothing changed (ALREADY_COMPLETED)");
+        assertThat(cli("workflows", "fail-awakeable", a1, "--reason", "late", "--url", url).out())
+                .contains("is completed: fail would change nothing");
+
+        String a2 = awakeableOf("approval", "a-2");
+        Run failPreview = cli("workflows", "fail-awakeable", a2, "--reason", "no budget", "--url", url, "--json");
+        assertThat(failPreview.json().get("applied").asBoolean()).isFalse();
+        assertThat(failPreview.json().get("status").asText()).isEqualTo("pending");
+        Run fail = cli("workflows", "fail-awakeable", a2, "--reason", "no budget", "--force", "--url", url);
+        assertThat(fail.code()).isZero();
+        assertThat(fail.out()).contains("failed with reason no budget; its workflow is woken (SETTLED)");
+        assertThat(show("approval", "a-2").get("awakeables").get(0).get("failure").asText()).isEqualTo("no budget");
+
+        Run badUuid = cli("workflows", "complete-awakeable", "not-a-uuid", "--value", "1", "--url", url);
+        assertThat(badUuid.code()).isEqualTo(2);
+        assertThat(badUuid.err()).contains("'not-a-uuid' is not an awakeable id");
+        Run badJson = cli("workflows", "complete-awakeable", a1, "--value", "{oops", "--force", "--url", url);
+        assertThat(badJson.code()).isEqualTo(2);
+        assertThat(badJson.err()).contains("not valid JSON");
+        Run bareWord = cli("workflows", "complete-awakeable", a1, "--value", "alice", "--url", url);
+        assertThat(bareWord.code()).isEqualTo(2);
+        assertThat(bareWord.err()).contains("quote a string as '\"text\"'");
+        assertThat(cli("workflows", "complete-awakeable", a1, "--url", url).code()).isEqualTo(2);
+        Run blank = cli("workflows", "fail-awakeable", a2, "--reason", " ", "--url", url);
+        assertThat(blank.code()).isEqualTo(2);
+        assertThat(blank.err()).contains("--reason must not be blank");
+        String stranger = UUID.randomUUID().toString();
+        Run unknown = cli("workflows", "complete-awakeable", stranger, "--value", "1", "--force", "--url", url);
+        assertThat(unknown.code()).isEqualTo(WaymarkCli.FAILED);
+        assertThat(unknown.err().strip()).isEqualTo("waymark: no awakeable " + stranger);
+    }
+
+    @Test
+    @Order(4)
     void errors_are_one_line_with_exit_codes_scripts_can_rely_on() {
         Run noUrl = cli("subscriptions", "status");
         assertThat(noUrl.code()).isEqualTo(WaymarkCli.FAILED);
@@ -176,6 +411,11 @@ class WaymarkCliTest {
         Run usage = cli("dead-letters", "list");
         assertThat(usage.code()).isEqualTo(2);
         assertThat(usage.err()).contains("--subscription");
+
+        Run noWorkflowSchema = cli("workflows", "list", "--url", url, "--schema", "missing");
+        assertThat(noWorkflowSchema.code()).isEqualTo(WaymarkCli.NO_SCHEMA);
+        assertThat(cli("workflows", "list", "--url", "jdbc:postgresql://127.0.0.1:1/nowhere").code())
+                .isEqualTo(WaymarkCli.UNREACHABLE);
 
         Run verbose = cli("subscriptions", "status", "--url", url, "--schema", "missing", "--verbose");
         assertThat(verbose.err()).contains("\tat ");
