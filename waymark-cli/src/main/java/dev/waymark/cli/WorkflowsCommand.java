@@ -11,7 +11,6 @@ import dev.waymark.workflow.WorkflowClient;
 import dev.waymark.workflow.WorkflowDetails;
 import dev.waymark.workflow.WorkflowInfo;
 import dev.waymark.workflow.WorkflowStatus;
-import dev.waymark.workflow.internal.Instances;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -442,12 +441,10 @@ final class WorkflowsCommand {
             validate();
             WaymarkCli cli = parent.root;
             Map<String, Object> value = parent.withClient(client -> {
-                // the client has no public look-up of an awakeable by id; this read is the one the client uses
-                Instances.AwakeableState state = new Instances(client.store().dataSource(), client.store().schema())
-                        .awakeable(awakeable).orElseThrow(this::unknownAwakeable);
+                AwakeableInfo state = client.awakeable(awakeable).orElseThrow(this::unknownAwakeable);
                 Map<String, Object> r = new LinkedHashMap<>();
                 r.put("awakeable", awakeable.toString());
-                r.put("workflow", state.name() + "/" + state.id());
+                r.put("workflow", state.workflowName() + "/" + state.workflowId());
                 r.put("generation", state.generation());
                 r.put("status", state.status());
                 r.putAll(with());

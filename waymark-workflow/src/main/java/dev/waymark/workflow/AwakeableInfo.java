@@ -3,6 +3,9 @@ package dev.waymark.workflow;
 import java.time.Instant;
 import java.util.UUID;
 
-/** One awakeable of a workflow: pending, completed, failed, cancelled or abandoned. */
-public record AwakeableInfo(UUID id, int generation, String label, String status, String payload, String failure,
+/**
+ * One awakeable: its owner workflow and generation, and its state (pending, completed, failed,
+ * cancelled, or abandoned by continue-as-new or the workflow's end).
+ */
+public record AwakeableInfo(UUID id, String workflowName, String workflowId, int generation, String label, String status, String payload, String failure,
         Instant createdAt, Instant completedAt) {}

@@ -184,6 +184,11 @@ public sealed class WorkflowClient permits WorkflowEngine {
                 instances.children(name, id)));
     }
 
+    /** One awakeable by id: its owner workflow and its state. */
+    public Optional<AwakeableInfo> awakeable(UUID awakeable) {
+        return instances.awakeableInfo(Objects.requireNonNull(awakeable, "awakeable"));
+    }
+
     /** The event store the journals live in. */
     public EventStore store() {
         return store;

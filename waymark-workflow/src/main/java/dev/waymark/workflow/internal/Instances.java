@@ -41,6 +41,9 @@ public final class Instances {
             + " wake_after, next_attempt_at, lease_owner, lease_epoch, lease_expires_at, parent_name, parent_id,"
             + " created_at, updated_at, completed_at";
 
+    private static final String AWAKEABLE_COLUMNS = "awakeable_id, name, id, generation, label, status,"
+            + " payload::text, failure, created_at, completed_at";
+
     private final Sql sql;
     private final String s;
 
@@ -313,19 +316,28 @@ public final class Instances {
     /** Awakeables of an instance, newest generation first. */
     public List<AwakeableInfo> awakeables(String name, String id) {
         return sql.query("read awakeables of " + name + "/" + id,
-                "SELECT awakeable_id, generation, label, status, payload::text, failure, created_at, completed_at FROM "
-                        + s + "workflow_awakeables WHERE name = ? AND id = ? ORDER BY generation DESC, created_at", ps -> {
+                "SELECT " + AWAKEABLE_COLUMNS + " FROM " + s + "workflow_awakeables WHERE name = ? AND id = ?"
+                        + " ORDER BY generation DESC, created_at", ps -> {
                     ps.setString(1, name);
                     ps.setString(2, id);
-                }, rs -> {
-                    List<AwakeableInfo> out = new ArrayList<>();
-                    while (rs.next()) {
-                        out.add(new AwakeableInfo(rs.getObject(1, UUID.class), rs.getInt(2), rs.getString(3),
-                                rs.getString(4), rs.getString(5), rs.getString(6), Sql.instant(rs, "created_at"),
-                                Sql.instant(rs, "completed_at")));
-                    }
-                    return out;
-                });
+                }, Instances::awakeableInfos);
+    }
+
+    /** One awakeable by id. */
+    public Optional<AwakeableInfo> awakeableInfo(UUID awakeable) {
+        return sql.query("read awakeable " + awakeable,
+                "SELECT " + AWAKEABLE_COLUMNS + " FROM " + s + "workflow_awakeables WHERE awakeable_id = ?",
+                ps -> ps.setObject(1, awakeable), rs -> awakeableInfos(rs).stream().findFirst());
+    }
+
+    private static List<AwakeableInfo> awakeableInfos(ResultSet rs) throws SQLException {
+        List<AwakeableInfo> out = new ArrayList<>();
+        while (rs.next()) {
+            out.add(new AwakeableInfo(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getInt(4),
+                    rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8), Sql.instant(rs, "created_at"),
+                    Sql.instant(rs, "completed_at")));
+        }
+        return out;
     }
 
     /** A keyset page of instances, ordered by (name, id), optionally filtered by status and name. */
