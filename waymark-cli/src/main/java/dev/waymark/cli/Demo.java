@@ -11,6 +11,7 @@ import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StreamAppend;
 import dev.waymark.store.WakeSignal;
 import dev.waymark.store.WrongExpectedVersionException;
+import dev.waymark.cli.demo.DemoScenario;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -52,7 +53,14 @@ public final class Demo {
             } else {
                 out.println("[1] using the database at " + url);
             }
-            int failures = run(url);
+            int failures;
+            try {
+                failures = run(url);
+            } catch (Exception e) {
+                System.err.println("waymark demo: " + e.getMessage());
+                e.printStackTrace();
+                failures = 1;
+            }
             out.println(failures == 0 ? "demo finished: every check held" : "demo FAILED: " + failures + " check(s)");
             System.exit(failures == 0 ? 0 : 1);
         } finally {
@@ -70,7 +78,7 @@ public final class Demo {
         }
     }
 
-    private static int run(String url) throws InterruptedException {
+    private static int run(String url) throws Exception {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         config.setMaximumPoolSize(8);
@@ -78,6 +86,9 @@ public final class Demo {
         int failures = 0;
         try (HikariDataSource dataSource = new HikariDataSource(config);
                 EventStore store = EventStore.builder(dataSource).schema("waymark_demo").build()) {
+            try (var c = dataSource.getConnection(); var st = c.createStatement()) {
+                st.execute("DROP SCHEMA IF EXISTS waymark_demo CASCADE"); // the demo's own schema: start clean
+            }
             int applied = store.migrations().migrate();
             out.println("[2] schema \"waymark_demo\" migrated (" + applied + " migration(s) applied, version "
                     + store.migrations().currentVersion() + ")");
@@ -85,25 +96,25 @@ public final class Demo {
             String run = Long.toString(System.currentTimeMillis(), 36);
             List<String> orders = new ArrayList<>();
             for (int i = 1; i <= 5; i++) {
-                String stream = "order-" + run + "-" + i;
+                String stream = "cart-" + run + "-" + i;
                 orders.add(stream);
                 AppendResult r = store.append(stream, ExpectedVersion.noStream(), List.of(
-                        EventData.of("OrderPlaced", Map.of("order", stream, "total", 10 * i)),
-                        EventData.of("OrderPaid", Map.of("order", stream))));
+                        EventData.of("CartOpened", Map.of("cart", stream, "total", 10 * i)),
+                        EventData.of("CartPaid", Map.of("cart", stream))));
                 out.printf("[3] appended 2 events to %s -> version %d at %s%n", stream, r.streamVersion(),
                         r.lastPosition());
             }
 
             List<AppendResult> multi = store.appendMultiStream(List.of(
                     StreamAppend.of(orders.get(0), ExpectedVersion.exactly(2),
-                            List.of(EventData.of("OrderShipped", Map.of("order", orders.get(0))))),
-                    StreamAppend.of("shipment-" + run, ExpectedVersion.noStream(),
-                            List.of(EventData.of("ShipmentCreated", Map.of("order", orders.get(0)))))));
+                            List.of(EventData.of("CartCheckedOut", Map.of("cart", orders.get(0))))),
+                    StreamAppend.of("receipt-" + run, ExpectedVersion.noStream(),
+                            List.of(EventData.of("ReceiptIssued", Map.of("cart", orders.get(0)))))));
             out.println("[4] atomic two-stream append: " + multi.stream()
                     .map(r -> r.streamName() + "@v" + r.streamVersion()).toList());
 
             try {
-                store.append(orders.get(1), ExpectedVersion.exactly(7), EventData.of("OrderPaid", Map.of()));
+                store.append(orders.get(1), ExpectedVersion.exactly(7), EventData.of("CartPaid", Map.of()));
                 out.println("    CHECK FAILED: a stale expected version was accepted");
                 failures++;
             } catch (WrongExpectedVersionException e) {
@@ -113,12 +124,12 @@ public final class Demo {
             List<RecordedEvent> stream = store.readStreamForward(orders.get(0), 0, 100);
             out.println("[6] " + orders.get(0) + " reads back: " + stream.stream()
                     .map(e -> e.streamVersion() + ":" + e.type()).toList());
-            failures += check(stream.size() == 3, "the first order has 3 events");
+            failures += check(stream.size() == 3, "the first cart has 3 events");
 
-            long inCategory = store.categoryForward("order", GlobalPosition.START, 100)
+            long inCategory = store.categoryForward("cart", GlobalPosition.START, 100)
                     .filter(e -> e.streamName().contains(run)).count();
-            out.println("[7] category 'order' holds " + inCategory + " events of this run");
-            failures += check(inCategory == 11, "the order category has 11 events of this run");
+            out.println("[7] category 'cart' holds " + inCategory + " events of this run");
+            failures += check(inCategory == 11, "the cart category has 11 events of this run");
 
             List<RecordedEvent> all = store.allForward(GlobalPosition.START, 100).toList();
             boolean ordered = true;
@@ -130,11 +141,13 @@ public final class Demo {
 
             WakeSignal signal = store.wakeSignal();
             long seen = signal.generation();
-            store.append(orders.get(2), ExpectedVersion.streamExists(), EventData.of("OrderNoted", Map.of()));
+            store.append(orders.get(2), ExpectedVersion.streamExists(), EventData.of("CartNoted", Map.of()));
             long woke = signal.awaitAfter(seen, Duration.ofSeconds(5));
             out.println("[9] a reader waiting on the wake signal woke after the append (generation " + seen + " -> "
                     + woke + ")");
             failures += check(woke > seen, "the wake signal fired");
+
+            failures += new DemoScenario(out, url, store, "-").run();
         }
         return failures;
     }
