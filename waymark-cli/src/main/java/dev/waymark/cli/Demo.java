@@ -78,7 +78,11 @@ public final class Demo {
         }
     }
 
-    private static int run(String url) throws Exception {
+    /**
+     * Runs the store tour and the system scenario against the database at {@code url} (its schema
+     * {@code waymark_demo} is dropped and re-created); returns the number of failed checks.
+     */
+    static int run(String url) throws Exception {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         config.setMaximumPoolSize(8);
