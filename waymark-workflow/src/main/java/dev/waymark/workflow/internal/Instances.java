@@ -283,14 +283,31 @@ public final class Instances {
                 }, rs -> rs.next() ? OptionalInt.of(rs.getInt(1)) : OptionalInt.empty());
     }
 
-    /** Runnable instances, oldest first: running, or suspended with a due wake time; not paced by a crash. */
-    public List<Key> discover(int limit) {
+    /**
+     * Runnable instances of the given workflow names, oldest first: running, or suspended with a due
+     * wake time; not paced by a crash. Instances of other names never take a place in the batch.
+     */
+    public List<Key> discover(java.util.Collection<String> names, int limit) {
         return sql.query("discover runnable workflows",
                 "SELECT name, id FROM " + s + "workflows"
                         + " WHERE (status = 'running' OR (status = 'suspended' AND wake_after <= now()))"
-                        + " AND (next_attempt_at IS NULL OR next_attempt_at <= now())"
-                        + " ORDER BY updated_at, name, id LIMIT ?",
-                ps -> ps.setInt(1, limit), Instances::keys);
+                        + " AND (next_attempt_at IS NULL OR next_attempt_at <= now()) AND name = ANY (?)"
+                        + " ORDER BY updated_at, name, id LIMIT ?", ps -> {
+                    ps.setArray(1, ps.getConnection().createArrayOf("text", names.toArray(String[]::new)));
+                    ps.setInt(2, limit);
+                }, Instances::keys);
+    }
+
+    /** Runnable instances whose name is not among {@code names} (a deploy dropped their code), oldest first. */
+    public List<Key> discoverUnknown(java.util.Collection<String> names, int limit) {
+        return sql.query("find runnable workflows of unregistered names",
+                "SELECT name, id FROM " + s + "workflows"
+                        + " WHERE (status = 'running' OR (status = 'suspended' AND wake_after <= now()))"
+                        + " AND (next_attempt_at IS NULL OR next_attempt_at <= now()) AND NOT (name = ANY (?))"
+                        + " ORDER BY updated_at, name, id LIMIT ?", ps -> {
+                    ps.setArray(1, ps.getConnection().createArrayOf("text", names.toArray(String[]::new)));
+                    ps.setInt(2, limit);
+                }, Instances::keys);
     }
 
     /** Live (non-terminal) children of an instance. */

@@ -3,11 +3,12 @@ package dev.waymark.workflow.resume;
 /**
  * What one resume pass did.
  *
- * @param discovered runnable instances the pass looked at (at most the batch limit)
+ * @param discovered runnable instances of registered names the pass looked at (at most the batch limit)
  * @param resumed re-invocations performed (including crashed and transient ones; not lease skips)
  * @param completed re-invocations that completed the workflow
  * @param stillSuspended re-invocations that parked again (or moved to a new generation and parked)
- * @param unknownName instances whose name is not registered here: skipped, never claimed or failed
+ * @param unknownName runnable instances whose name is not registered here (up to the batch limit): reported,
+ *     never claimed or failed, and never taking a place in the batch
  * @param failed workflows marked failed this pass (crash budget spent), or found failed
  * @param cancelled re-invocations that found the workflow cancelled
  * @param crashed re-invocations whose body threw (an attempt recorded, retried after backoff)

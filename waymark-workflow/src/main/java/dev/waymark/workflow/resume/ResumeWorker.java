@@ -80,8 +80,14 @@ public final class ResumeWorker implements AutoCloseable {
     public ResumeSummary resumeOnce() {
         long started = System.nanoTime();
         long pendingAwakeables = instances.countPendingAwakeables();
-        List<Instances.Key> candidates = instances.discover(options.batchLimit());
-        ResumeSummary summary = new ResumeSummary(candidates.size(), 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        java.util.Set<String> names = registry.names();
+        List<Instances.Key> candidates = instances.discover(names, options.batchLimit());
+        // runnable instances nobody here can run: counted and reported, never claimed, never in the batch
+        List<Instances.Key> unknown = instances.discoverUnknown(names, options.batchLimit());
+        for (Instances.Key key : unknown) {
+            safely(() -> options.listener().onEvent(new ResumeEvent.UnknownName(key.name(), key.id())));
+        }
+        ResumeSummary summary = new ResumeSummary(candidates.size(), 0, 0, 0, unknown.size(), 0, 0, 0, 0, 0);
         if (options.concurrency() == 1 || candidates.size() <= 1) {
             for (Instances.Key key : candidates) {
                 summary = summary.plus(advanceOne(key));
