@@ -85,6 +85,11 @@ final class BenchDatabase implements AutoCloseable {
         return new HikariDataSource(config);
     }
 
+    /** The database's name; a sibling's is this name, '_' and its suffix. */
+    String name() {
+        return name;
+    }
+
     String url() {
         return url;
     }

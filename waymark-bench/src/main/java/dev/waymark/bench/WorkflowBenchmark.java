@@ -7,6 +7,8 @@ import dev.dbos.transact.config.DBOSConfig;
 import dev.dbos.transact.workflow.Workflow;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.WorkflowEngine;
+import dev.waymark.workflow.WorkflowListener;
+import dev.waymark.workflow.WorkflowOutcome;
 import dev.waymark.workflow.WorkflowRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -18,7 +20,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -34,7 +39,7 @@ public final class WorkflowBenchmark {
     private static final int STEPS = 10;
     private static final int POOL = 16;
     private static final int[] CONCURRENCY = {1, 16};
-    private static final String[] SYSTEMS = {"raw", "waymark", "dbos"};
+    private static final String[] SYSTEMS = {"raw", "waymark", "waymark-hook", "dbos"};
     private static final Duration AWAIT = Duration.ofMinutes(1);
     /** Unique workflow ids over the whole run. */
     private static final AtomicLong IDS = new AtomicLong();
@@ -84,7 +89,22 @@ public final class WorkflowBenchmark {
             store.migrate();
             createBaselineTable(rawPool);
             DbosTenSteps dbosBody = new DbosTenSteps();
-            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).build();
+            Map<String, CompletableFuture<WorkflowOutcome<?>>> finished = new ConcurrentHashMap<>();
+            WorkflowListener hook = new WorkflowListener() {
+                @Override
+                public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
+                        Duration elapsed) {
+                    CompletableFuture<WorkflowOutcome<?>> f = finished.remove(id);
+                    if (f != null) {
+                        if (outcome != null) {
+                            f.complete(outcome);
+                        } else {
+                            f.completeExceptionally(error);
+                        }
+                    }
+                }
+            };
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).listener(hook).build();
                     DBOS dbos = new DBOS(DBOSConfig.defaults("waymark-bench").withDataSource(dbosPool))) {
                 dbosBody.dbos = dbos;
                 TenSteps dbosProxy = dbos.registerProxy(TenSteps.class, dbosBody);
@@ -93,6 +113,7 @@ public final class WorkflowBenchmark {
                 Map<String, Throughput.Op> ops = Map.of(
                         "raw", rawInsert(rawPool),
                         "waymark", waymark(engine),
+                        "waymark-hook", waymarkHook(engine, finished),
                         "dbos", dbos(dbos, dbosProxy));
                 System.out.printf("workflow benchmark: %s; %d cores; DBOS Transact %s; pools of %d;"
                         + " %d round(s) of %d s per cell after a warm-up round, median%n%n", db.server(),
@@ -113,6 +134,19 @@ public final class WorkflowBenchmark {
                     System.out.println(round < 0 ? "warm-up done" : "round " + (round + 1) + " done");
                 }
                 print(cells);
+                Map<String, String> databases = Map.of("raw", db.name(), "waymark", db.name(), "waymark-hook", db.name(),
+                        "dbos", db.name() + "_dbos");
+                System.out.println();
+                System.out.println("| transactions per operation (pg_stat_database, one 2 s pass) | in flight 1 | in flight 16 |");
+                System.out.println("|---|---:|---:|");
+                for (String system : SYSTEMS) {
+                    StringBuilder row = new StringBuilder("| " + system + " |");
+                    for (int concurrency : CONCURRENCY) {
+                        row.append(String.format(" %.1f |", transactionsPerOp(rawPool, databases.get(system),
+                                concurrency, ops.get(system))));
+                    }
+                    System.out.println(row);
+                }
             }
         }
     }
@@ -133,27 +167,58 @@ public final class WorkflowBenchmark {
         }
     }
 
+    private static final Map<String, String> LABELS = Map.of(
+            "raw", "raw single-row INSERT commits (ops/s)",
+            "waymark", "Waymark, `start` + `handle.await`",
+            "waymark-hook", "Waymark, `start` + wait for `runFinished` (diagnostic)",
+            "dbos", "DBOS Transact, `startWorkflow` + `getResult`");
+
     private static void print(Map<String, Cell> cells) {
         System.out.println();
-        System.out.println("| in flight | raw commits/s | Waymark steps/s | Waymark / raw | DBOS steps/s | DBOS / raw"
-                + " | Waymark / DBOS | Waymark p50 / p99 ms | DBOS p50 / p99 ms |");
-        System.out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        System.out.println("| in flight | 10 no-op steps per workflow | steps/s | / raw commits | / DBOS | p50 ms | p99 ms |");
+        System.out.println("|---:|---|---:|---:|---:|---:|---:|");
         for (int concurrency : CONCURRENCY) {
-            Cell raw = cells.get("raw/" + concurrency);
-            Cell waymark = cells.get("waymark/" + concurrency);
-            Cell dbos = cells.get("dbos/" + concurrency);
-            double r = Throughput.median(raw.rates);
-            double w = Throughput.median(waymark.rates);
-            double d = Throughput.median(dbos.rates);
-            System.out.printf("| %d | %,.0f | %,.0f | %.2f | %,.0f | %.2f | %.2f | %.1f / %.1f | %.1f / %.1f |%n",
-                    concurrency, r, w, w / r, d, d / r, w / d,
-                    Throughput.median(waymark.p50s), Throughput.median(waymark.p99s),
-                    Throughput.median(dbos.p50s), Throughput.median(dbos.p99s));
+            double raw = Throughput.median(cells.get("raw/" + concurrency).rates);
+            double dbos = Throughput.median(cells.get("dbos/" + concurrency).rates);
+            for (String system : SYSTEMS) {
+                Cell cell = cells.get(system + "/" + concurrency);
+                double rate = Throughput.median(cell.rates);
+                System.out.printf("| %d | %s | %,.0f | %.2f | %.2f | %.1f | %.1f |%n", concurrency, LABELS.get(system),
+                        rate, rate / raw, rate / dbos, Throughput.median(cell.p50s), Throughput.median(cell.p99s));
+            }
         }
         System.out.println();
         System.out.println("per round (ops/s for raw, steps/s otherwise):");
-        cells.forEach((key, cell) -> System.out.printf("  %-12s %s%n", key,
+        cells.forEach((key, cell) -> System.out.printf("  %-15s %s%n", key,
                 cell.rates.stream().map(v -> String.format("%,.0f", v)).toList()));
+    }
+
+    /**
+     * Runs {@code op} for 2 s and returns the transactions that database {@code database} committed
+     * or rolled back per operation (pg_stat_database; every autocommit statement is one).
+     */
+    private static double transactionsPerOp(HikariDataSource pool, String database, int concurrency,
+            Throughput.Op op) throws Exception {
+        long before = transactions(pool, database);
+        Queue<Long> latencies = new ConcurrentLinkedQueue<>();
+        Throughput.measure(concurrency, Duration.ofSeconds(2), timed(op, latencies));
+        Thread.sleep(11_000); // an idle backend flushes its statistics within 10 s (PGSTAT_IDLE_INTERVAL)
+        // our own two reads of the statistics count too (in the first database): noise at this scale
+        return (double) (transactions(pool, database) - before) / latencies.size();
+    }
+
+    private static long transactions(HikariDataSource pool, String database) throws SQLException {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement();
+                PreparedStatement p = c.prepareStatement("SELECT xact_commit + xact_rollback FROM pg_stat_database"
+                        + " WHERE datname = ?")) {
+            s.execute("SELECT pg_stat_clear_snapshot()");
+            p.setString(1, database);
+            try (java.sql.ResultSet rs = p.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
     }
 
     /** Records each operation's wall time, start to result, in nanoseconds. */
@@ -192,6 +257,25 @@ public final class WorkflowBenchmark {
         return (thread, i) -> {
             int sum = engine.start("tenSteps", "wf-" + IDS.incrementAndGet(), 1, Integer.class).await(AWAIT);
             return checked(sum);
+        };
+    }
+
+    /**
+     * A diagnostic variant: starts a Waymark workflow and waits for the engine's
+     * {@link WorkflowListener#runFinished} callback of that run instead of {@code handle.await}, so
+     * the client issues no status queries of its own.
+     */
+    private static Throughput.Op waymarkHook(WorkflowEngine engine,
+            Map<String, CompletableFuture<WorkflowOutcome<?>>> finished) {
+        return (thread, i) -> {
+            String id = "wf-" + IDS.incrementAndGet();
+            CompletableFuture<WorkflowOutcome<?>> done = new CompletableFuture<>();
+            finished.put(id, done);
+            engine.start("tenSteps", id, 1, Integer.class);
+            if (!(done.get(AWAIT.toSeconds(), TimeUnit.SECONDS) instanceof WorkflowOutcome.Completed<?> c)) {
+                throw new IllegalStateException("workflow " + id + " did not complete");
+            }
+            return checked((Integer) c.result());
         };
     }
 
