@@ -32,7 +32,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * single-row autocommit INSERTs, each at 1 and 16 in flight (that many client threads, each
  * starting a workflow and awaiting its result, then the next). Every pool has the same size.
  * Cells are interleaved round by round in a rotating order after an unrecorded warm-up round; each
- * reported value is the median over the rounds.
+ * reported value is the median over the rounds. A diagnostic Waymark row waits for the engine's
+ * {@code runFinished} listener callback instead of {@code handle.await} (as DBOS's handle waits on
+ * an in-process future), and a last pass counts the transactions each system makes per operation.
  */
 public final class WorkflowBenchmark {
 
@@ -41,6 +43,8 @@ public final class WorkflowBenchmark {
     private static final int[] CONCURRENCY = {1, 16};
     private static final String[] SYSTEMS = {"raw", "waymark", "waymark-hook", "dbos"};
     private static final Duration AWAIT = Duration.ofMinutes(1);
+    /** An idle backend flushes its statistics within 10 s (PGSTAT_IDLE_INTERVAL of PostgreSQL 15). */
+    private static final Duration STATS_FLUSH = Duration.ofSeconds(12);
     /** Unique workflow ids over the whole run. */
     private static final AtomicLong IDS = new AtomicLong();
 
@@ -136,6 +140,7 @@ public final class WorkflowBenchmark {
                 print(cells);
                 Map<String, String> databases = Map.of("raw", db.name(), "waymark", db.name(), "waymark-hook", db.name(),
                         "dbos", db.name() + "_dbos");
+                Thread.sleep(STATS_FLUSH.toMillis()); // let the measured rounds' statistics land first
                 System.out.println();
                 System.out.println("| transactions per operation (pg_stat_database, one 2 s pass) | in flight 1 | in flight 16 |");
                 System.out.println("|---|---:|---:|");
@@ -202,7 +207,7 @@ public final class WorkflowBenchmark {
         long before = transactions(pool, database);
         Queue<Long> latencies = new ConcurrentLinkedQueue<>();
         Throughput.measure(concurrency, Duration.ofSeconds(2), timed(op, latencies));
-        Thread.sleep(11_000); // an idle backend flushes its statistics within 10 s (PGSTAT_IDLE_INTERVAL)
+        Thread.sleep(STATS_FLUSH.toMillis());
         // our own two reads of the statistics count too (in the first database): noise at this scale
         return (double) (transactions(pool, database) - before) / latencies.size();
     }
