@@ -23,6 +23,7 @@ final class BenchDatabase implements AutoCloseable {
     private final String name;
     private final String url;
     private final String server;
+    private final java.util.List<String> siblings = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private BenchDatabase(EmbeddedPostgres embedded, String adminUrl, String name, String url, String server) {
         this.embedded = embedded;
@@ -58,12 +59,35 @@ final class BenchDatabase implements AutoCloseable {
     }
 
     HikariDataSource pool(int size) {
+        return pool(url, size);
+    }
+
+    /**
+     * Creates a further empty database on the same server, named after this one with {@code suffix}
+     * (a lower-case identifier), dropped on close; returns its JDBC URL.
+     */
+    String createSibling(String suffix) throws SQLException {
+        String sibling = name + "_" + suffix;
+        try (Connection c = DriverManager.getConnection(adminUrl); Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE " + sibling);
+        }
+        siblings.add(sibling);
+        return url.replaceFirst("/" + name + "(?=\\?|$)", "/" + sibling);
+    }
+
+    /** A pool of {@code size} connections to the database at {@code jdbcUrl}. */
+    HikariDataSource pool(String jdbcUrl, int size) {
         HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(url);
+        config.setJdbcUrl(jdbcUrl);
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(size);
         config.setPoolName("bench-" + POOLS.incrementAndGet());
         return new HikariDataSource(config);
+    }
+
+    /** The database's name; a sibling's is this name, '_' and its suffix. */
+    String name() {
+        return name;
     }
 
     String url() {
@@ -77,6 +101,9 @@ final class BenchDatabase implements AutoCloseable {
     @Override
     public void close() throws SQLException, IOException {
         try (Connection c = DriverManager.getConnection(adminUrl); Statement s = c.createStatement()) {
+            for (String sibling : siblings) {
+                s.execute("DROP DATABASE IF EXISTS " + sibling + " WITH (FORCE)");
+            }
             s.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
         } finally {
             if (embedded != null) {

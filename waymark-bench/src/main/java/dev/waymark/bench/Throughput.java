@@ -18,6 +18,17 @@ final class Throughput {
 
     private Throughput() {}
 
+    /** The median of the values (the upper one of an even count). */
+    static double median(List<Double> values) {
+        double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        return sorted[sorted.length / 2];
+    }
+
+    /** The {@code p}-quantile (0..1) of sorted values, nearest rank. */
+    static long percentile(long[] sorted, double p) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.floor(p * sorted.length))];
+    }
+
     static double measure(int threads, Duration duration, Op op) throws InterruptedException {
         LongAdder events = new LongAdder();
         AtomicBoolean stop = new AtomicBoolean();
