@@ -159,9 +159,13 @@ BEGIN
     ARRAY[p_event_id], ARRAY[p_type], ARRAY[p_data], ARRAY[NULL::jsonb],
     ARRAY[NULL::uuid], ARRAY[NULL::uuid], now());
   IF p_terminal IS NOT NULL THEN
+    -- a terminal instance holds no lease: the writer's release is folded into this statement
     UPDATE "${flyway:defaultSchema}".workflows
        SET status = p_terminal, result = p_result, failure = p_failure, waiting_on = NULL,
-           wake_after = NULL, next_attempt_at = NULL, updated_at = now(), completed_at = now()
+           wake_after = NULL, next_attempt_at = NULL, updated_at = now(), completed_at = now(),
+           lease_owner = NULL, lease_expires_at = NULL,
+           attempts = CASE WHEN p_terminal = 'completed' THEN 0 ELSE attempts END,
+           last_error = CASE WHEN p_terminal = 'completed' THEN NULL ELSE last_error END
      WHERE name = p_name AND id = p_id;
     UPDATE "${flyway:defaultSchema}".workflow_awakeables
        SET status = 'abandoned', completed_at = now()

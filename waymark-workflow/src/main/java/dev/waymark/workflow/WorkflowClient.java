@@ -208,6 +208,13 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     void afterWake(Instances.Key key) {}
 
+    /** An in-process future of the workflow's terminal outcome when this client runs it, else null. */
+    java.util.concurrent.CompletableFuture<WorkflowOutcome<?>> watch(Instances.Key key) {
+        return null;
+    }
+
+    void unwatch(Instances.Key key, java.util.concurrent.CompletableFuture<WorkflowOutcome<?>> watcher) {}
+
     private AwakeableOutcome settle(UUID awakeable, String status, String payload, String failure) {
         String r = instances.settleAwakeable(awakeable, status, payload, failure);
         return switch (r) {

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -40,6 +41,8 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private final Duration shutdownTimeout;
     private final ExecutorService runs;
     private final Map<Instances.Key, Instances.Key> localParents = new ConcurrentHashMap<>();
+    private final Map<Instances.Key, java.util.List<CompletableFuture<WorkflowOutcome<?>>>> watchers =
+            new ConcurrentHashMap<>();
     private final java.util.List<ResumeWorker> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
@@ -75,7 +78,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      * {@link ResumeWorker#start()}. Closing the engine closes it too.
      */
     public ResumeWorker resumeWorker(ResumeOptions options) {
-        ResumeWorker worker = new ResumeWorker(runtime, registry, store, options);
+        ResumeWorker worker = new ResumeWorker(runtime, registry, store, options, this::advanced);
         workers.add(worker);
         return worker;
     }
@@ -122,6 +125,21 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         tryRun(key);
     }
 
+    @Override
+    CompletableFuture<WorkflowOutcome<?>> watch(Instances.Key key) {
+        CompletableFuture<WorkflowOutcome<?>> watcher = new CompletableFuture<>();
+        watchers.computeIfAbsent(key, k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(watcher);
+        return watcher;
+    }
+
+    @Override
+    void unwatch(Instances.Key key, CompletableFuture<WorkflowOutcome<?>> watcher) {
+        watchers.computeIfPresent(key, (k, list) -> {
+            list.remove(watcher);
+            return list.isEmpty() ? null : list;
+        });
+    }
+
     void childSpawned(Instances.Key parent, Instances.Key child, Instances.Started started) {
         if (started.epoch() > 0) {
             localParents.put(child, parent);
@@ -154,6 +172,12 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private void advanced(Instances.Key key, Advancer.Advance advance) {
         if (advance.wokenMeanwhile()) {
             tryRun(key);
+        }
+        if (advance.outcome() != null && advance.outcome().isTerminal()) {
+            java.util.List<CompletableFuture<WorkflowOutcome<?>>> waiting = watchers.remove(key);
+            if (waiting != null) {
+                waiting.forEach(w -> w.complete(advance.outcome()));
+            }
         }
         switch (advance.result()) {
             case COMPLETED, FAILED, CANCELLED -> {

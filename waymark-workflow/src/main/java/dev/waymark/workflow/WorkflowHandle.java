@@ -4,6 +4,9 @@ import dev.waymark.store.WakeSignal;
 import dev.waymark.workflow.internal.Instances;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -53,29 +56,61 @@ public final class WorkflowHandle<R> {
     }
 
     /**
-     * Waits until the workflow is terminal and returns how it ended. Woken by the store's wake signal
-     * (another process's completion arrives through its coalesced NOTIFY), re-checking at least every
-     * 250 ms.
+     * Waits until the workflow is terminal and returns how it ended. On an engine, a run that ends in
+     * this process completes the wait in-process; otherwise the wait is woken by the store's wake
+     * signal (another process's completion arrives through its coalesced NOTIFY). Either way the
+     * stored state is re-checked at least every 250 ms.
      *
      * @throws TimeoutException if it is still running or suspended after {@code timeout}
      */
     public WorkflowOutcome<R> awaitOutcome(Duration timeout) throws TimeoutException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
-        WakeSignal wake = client.store.wakeSignal();
-        while (true) {
-            long seen = wake.generation();
-            Instances.Row row = row();
-            if (row.info().status().isTerminal()) {
-                return outcome(row);
+        Instances.Key key = new Instances.Key(name, id);
+        CompletableFuture<WorkflowOutcome<?>> local = client.watch(key); // completed in-process by the engine
+        WakeSignal wake = local == null ? client.store.wakeSignal() : null;
+        try {
+            while (true) {
+                long seen = wake == null ? 0 : wake.generation();
+                Instances.Row row = row();
+                if (row.info().status().isTerminal()) {
+                    return outcome(row);
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    throw new TimeoutException("workflow " + name + "/" + id + " is still "
+                            + row.info().status().sqlValue() + " after " + timeout
+                            + (row.info().waitingOn() == null ? "" : " (waiting on " + row.info().waitingOn() + ")"));
+                }
+                long slice = Math.min(remaining, MAX_WAIT_SLICE.toNanos());
+                if (wake != null) {
+                    wake.awaitAfter(seen, Duration.ofNanos(slice));
+                    continue;
+                }
+                try {
+                    WorkflowOutcome<R> adopted = adopt(local.get(slice, TimeUnit.NANOSECONDS));
+                    if (adopted != null) {
+                        return adopted;
+                    }
+                    local = client.watch(key); // completed with something we re-read from the row
+                } catch (TimeoutException | ExecutionException e) {
+                    // not finished here (it may finish in another process): look at the row again
+                }
             }
-            long remaining = deadline - System.nanoTime();
-            if (remaining <= 0) {
-                throw new TimeoutException("workflow " + name + "/" + id + " is still "
-                        + row.info().status().sqlValue() + " after " + timeout
-                        + (row.info().waitingOn() == null ? "" : " (waiting on " + row.info().waitingOn() + ")"));
+        } finally {
+            if (local != null) {
+                client.unwatch(key, local);
             }
-            wake.awaitAfter(seen, Duration.ofNanos(Math.min(remaining, MAX_WAIT_SLICE.toNanos())));
         }
+    }
+
+    private WorkflowOutcome<R> adopt(WorkflowOutcome<?> o) {
+        return switch (o) {
+            case WorkflowOutcome.Completed<?> c when c.result() == null || resultType.isInstance(c.result()) ->
+                new WorkflowOutcome.Completed<>(resultType.cast(c.result()));
+            case WorkflowOutcome.Cancelled<?> c -> new WorkflowOutcome.Cancelled<>();
+            case WorkflowOutcome.Failed<?> f -> new WorkflowOutcome.Failed<>(f.reason());
+            default -> null;
+        };
     }
 
     /**

@@ -41,13 +41,13 @@ public final class Advancer {
 
     /** The attempt's result, its outcome if the body ended normally, and the error if it did not. */
     public record Advance(Result result, WorkflowOutcome<?> outcome, Throwable error, int attempts, boolean progressed,
-            boolean wokenMeanwhile) {
+            boolean wokenMeanwhile, boolean released) {
         Advance(Result result, WorkflowOutcome<?> outcome, Throwable error, int attempts, boolean progressed) {
-            this(result, outcome, error, attempts, progressed, false);
+            this(result, outcome, error, attempts, progressed, false, false);
         }
 
         Advance woken() {
-            return new Advance(result, outcome, error, attempts, progressed, true);
+            return new Advance(result, outcome, error, attempts, progressed, true, released);
         }
     }
 
@@ -77,6 +77,9 @@ public final class Advancer {
         Advance done = advance;
         rt.safely(() -> rt.listener.runFinished(key.name(), key.id(), done.outcome(), done.error(),
                 Duration.ofNanos(System.nanoTime() - started)));
+        if (done.released()) {
+            return done; // the completion marker cleared the lease in its own transaction
+        }
         boolean interrupted = Thread.interrupted(); // release even when shutting down
         try {
             String status = rt.instances.release(key.name(), key.id(), keeper.owner(), epoch, done.outcome() != null);
@@ -96,7 +99,7 @@ public final class Advancer {
     private Advance attempt(Instances.Key key, long epoch, Policy policy, String freshInput) {
         try {
             Runner.Attempt a = runner.run(key.name(), key.id(), epoch, freshInput);
-            return new Advance(resultOf(a.outcome()), a.outcome(), null, 0, a.progressed());
+            return new Advance(resultOf(a.outcome()), a.outcome(), null, 0, a.progressed(), false, a.released());
         } catch (WorkflowLeaseLostException e) {
             return new Advance(Result.LEASE_LOST, null, e, 0, false);
         } catch (StoreException e) {

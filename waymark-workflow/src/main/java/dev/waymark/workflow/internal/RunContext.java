@@ -245,8 +245,7 @@ final class RunContext implements WorkflowContext {
                 "StepRecorded", data, epoch, null, null, null);
         String stored = switch (a.kind()) {
             case "appended" -> {
-                progressed = true;
-                rt.signal();
+                progressed = true; // no wake signal: a plain step creates no work for anyone else
                 yield json;
             }
             case "present" -> a.detail();

@@ -22,8 +22,15 @@ import java.util.Map;
  */
 public final class Runner {
 
-    /** How a run ended and whether it journaled anything new. */
-    public record Attempt(WorkflowOutcome<?> outcome, boolean progressed) {}
+    /**
+     * How a run ended, whether it journaled anything new, and whether it journaled the terminal
+     * marker itself (which also released its lease).
+     */
+    public record Attempt(WorkflowOutcome<?> outcome, boolean progressed, boolean released) {
+        Attempt(WorkflowOutcome<?> outcome, boolean progressed) {
+            this(outcome, progressed, false);
+        }
+    }
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -58,7 +65,7 @@ public final class Runner {
             Attempt a = runGeneration(def, name, id, generation, epoch, input, journal);
             progressed |= a.progressed();
             if (!(a.outcome() instanceof WorkflowOutcome.ContinuedAsNew)) {
-                return new Attempt(a.outcome(), progressed);
+                return new Attempt(a.outcome(), progressed, a.released());
             }
             input = null;
         }
@@ -96,7 +103,8 @@ public final class Runner {
             return switch (a.kind()) {
                 case "appended" -> {
                     rt.signal();
-                    yield new Attempt(new WorkflowOutcome.Completed<>(rt.codec.decode(json, def.resultType())), true);
+                    yield new Attempt(new WorkflowOutcome.Completed<>(rt.codec.decode(json, def.resultType())), true,
+                            true);
                 }
                 case "present" -> new Attempt(new WorkflowOutcome.Completed<>(
                         rt.codec.decode(a.detail(), def.resultType())), ctx.progressed());
@@ -107,7 +115,6 @@ public final class Runner {
                         + ": " + a.kind() + " " + a.detail());
             };
         } catch (Unwind.Suspend s) {
-            rt.signal();
             return new Attempt(new WorkflowOutcome.Suspended<>(s.getMessage()), ctx.progressed());
         } catch (Unwind.Terminal t) {
             return new Attempt(terminalNow(def, name, id), ctx.progressed());

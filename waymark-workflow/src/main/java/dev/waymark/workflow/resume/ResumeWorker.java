@@ -44,13 +44,19 @@ public final class ResumeWorker implements AutoCloseable {
     private final Advancer.Policy policy;
     private final LeaseKeeper keeper;
     private final ExecutorService advances;
+    private final java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition stopped = lock.newCondition();
     private volatile boolean running;
     private Thread loop;
 
-    /** A worker over an engine's runtime; use {@code WorkflowEngine.resumeWorker(options)}. */
-    public ResumeWorker(Runtime runtime, WorkflowRegistry registry, EventStore store, ResumeOptions options) {
+    /**
+     * A worker over an engine's runtime; use {@code WorkflowEngine.resumeWorker(options)}.
+     * {@code advanced} hears how each attempt ended (the engine completes in-process waits with it).
+     */
+    public ResumeWorker(Runtime runtime, WorkflowRegistry registry, EventStore store, ResumeOptions options,
+            java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced) {
+        this.advanced = advanced;
         this.runtime = runtime;
         this.instances = runtime.instances();
         this.registry = registry;
@@ -151,6 +157,11 @@ public final class ResumeWorker implements AutoCloseable {
             safely(() -> options.listener().onRecovered(key.name(), key.id(), since));
         }
         Advancer.Advance a = advancer.advance(key, c.epoch(), keeper, policy, null);
+        try {
+            advanced.accept(key, a);
+        } catch (RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(ResumeWorker.class).warn("waymark resume: advance hook failed", e);
+        }
         return switch (a.result()) {
             case COMPLETED -> new ResumeSummary(0, 1, 1, 0, 0, 0, 0, 0, 0, 0);
             case SUSPENDED -> new ResumeSummary(0, 1, 0, 1, 0, 0, 0, 0, 0, 0);
