@@ -133,8 +133,14 @@ DECLARE
   v_parent_name text;
   v_parent_id text;
   v_present jsonb;
+  v_stream bigint;
+  v_version bigint;
 BEGIN
-  PERFORM "${flyway:defaultSchema}".wf_lock(p_name, p_id);
+  -- The instance lock serializes every write of the instance and of its journal streams (only
+  -- these functions write '$wf-' streams), and it is taken before the first write: the journal
+  -- append below therefore keeps the store's rule that per-stream order agrees with the global
+  -- order without a stream lock of its own.
+  PERFORM pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || p_name || '#' || p_id, 0));
   SELECT status, lease_epoch, generation, parent_name, parent_id
     INTO v_status, v_epoch, v_gen, v_parent_name, v_parent_id
     FROM "${flyway:defaultSchema}".workflows WHERE name = p_name AND id = p_id;
@@ -154,10 +160,22 @@ BEGIN
   IF p_gen <> v_gen THEN
     RETURN ARRAY['stale', v_gen::text];
   END IF;
-  PERFORM "${flyway:defaultSchema}".append_events(
-    ARRAY["${flyway:defaultSchema}".wf_stream(p_name, p_id, p_gen)], ARRAY[-1::bigint], ARRAY[1],
-    ARRAY[p_event_id], ARRAY[p_type], ARRAY[p_data], ARRAY[NULL::jsonb],
-    ARRAY[NULL::uuid], ARRAY[NULL::uuid], now());
+  SELECT s.stream_id,
+         COALESCE((SELECT e.stream_version FROM "${flyway:defaultSchema}".events e
+                    WHERE e.stream_id = s.stream_id ORDER BY e.stream_version DESC LIMIT 1), 0)
+    INTO v_stream, v_version
+    FROM "${flyway:defaultSchema}".streams s
+   WHERE s.stream_name = "${flyway:defaultSchema}".wf_stream(p_name, p_id, p_gen);
+  IF FOUND THEN
+    INSERT INTO "${flyway:defaultSchema}".events
+      (event_id, stream_id, stream_version, category, event_type, data, created_at)
+    VALUES (p_event_id, v_stream, v_version + 1, '$wf', p_type, p_data, now());
+  ELSE
+    PERFORM "${flyway:defaultSchema}".append_events(
+      ARRAY["${flyway:defaultSchema}".wf_stream(p_name, p_id, p_gen)], ARRAY[-1::bigint], ARRAY[1],
+      ARRAY[p_event_id], ARRAY[p_type], ARRAY[p_data], ARRAY[NULL::jsonb],
+      ARRAY[NULL::uuid], ARRAY[NULL::uuid], now());
+  END IF;
   IF p_terminal IS NOT NULL THEN
     -- a terminal instance holds no lease: the writer's release is folded into this statement
     UPDATE "${flyway:defaultSchema}".workflows
