@@ -261,7 +261,7 @@ final class DeadLettersCommand {
                     below = page.isEmpty() ? below : page.get(page.size() - 1).id();
                 } while (page.size() == 500);
             } else {
-                for (long id : ids) {
+                for (long id : ids.stream().distinct().toList()) {
                     DeadLetter l = deadLetters.get(id).orElseThrow(
                             () -> new IllegalArgumentException("no dead letter with id " + id));
                     if (!l.subscription().equals(subscription)) {
