@@ -2,30 +2,47 @@ package dev.waymark.cli;
 
 import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetters;
+import dev.waymark.subscription.EventHandler;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
-/** {@code waymark dead-letters list|purge}. */
-@Command(name = "dead-letters", description = "List and purge dead letters.",
+/** {@code waymark dead-letters list|show|replay|purge}. */
+@Command(name = "dead-letters", description = "List, show, replay and purge dead letters.",
         subcommands = {DeadLettersCommand.ListLetters.class, DeadLettersCommand.Show.class,
-                DeadLettersCommand.Purge.class})
+                DeadLettersCommand.Replay.class, DeadLettersCommand.Purge.class})
 final class DeadLettersCommand {
 
     @ParentCommand
     WaymarkCli root;
 
+    /** The reason kinds a dead letter can have ({@code DeadLetterReason.kind()}). */
+    static final Set<String> REASON_KINDS = Set.of("poison", "invalid", "max_attempts", "other");
+
     /** One dead letter as printed. */
-    record Row(long id, int member, String eventId, String stream, long version, String eventType, String reason,
-            int attempts, String createdAt, String replayOutcome) {}
+    record Row(long id, int member, String eventId, String stream, long version, String eventType, String reasonKind,
+            String reason, int attempts, String createdAt, String replayedAt, String replayOutcome) {}
+
+    static Row row(DeadLetter l) {
+        return new Row(l.id(), l.member(), l.eventId().toString(), l.streamName(), l.streamVersion(), l.eventType(),
+                l.reasonKind(), l.reasonSummary(), l.attempts(), l.createdAt().toString(),
+                l.replayedAt().map(Object::toString).orElse(null), l.replayOutcome().orElse(null));
+    }
 
     @Command(name = "list", description = "Dead letters of a subscription, newest first.")
     static final class ListLetters implements Callable<Integer> {
+        private static final int PAGE = 200;
+
         @ParentCommand
         DeadLettersCommand parent;
 
@@ -35,23 +52,71 @@ final class DeadLettersCommand {
         @Option(names = "--subscription", required = true, description = "the subscription")
         String subscription;
 
+        @Option(names = "--reason", paramLabel = "KIND",
+                description = "only this reason kind: poison, invalid, max_attempts or other")
+        String reason;
+
+        @Option(names = "--replayed", paramLabel = "yes|no",
+                description = "yes: only letters replayed at least once; no: only letters never replayed")
+        String replayed;
+
+        @Option(names = "--before", paramLabel = "ID", description = "only ids below this one (to page)")
+        Long before;
+
         @Option(names = "--limit", defaultValue = "50", description = "at most this many (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            List<DeadLetter> letters = cli.withStore(store ->
-                    DeadLetters.of(store).list(subscription, Long.MAX_VALUE, limit));
-            List<Row> rows = letters.stream().map(l -> new Row(l.id(), l.member(), l.eventId().toString(),
-                    l.streamName(), l.streamVersion(), l.eventType(), l.reasonSummary(), l.attempts(),
-                    l.createdAt().toString(), l.replayOutcome().orElse(null))).toList();
-            StringBuilder text = new StringBuilder(String.format("%8s  %-24s %-14s %8s  %s%n", "ID", "STREAM", "TYPE",
-                    "ATTEMPTS", "REASON"));
-            rows.forEach(r -> text.append(String.format("%8d  %-24s %-14s %8d  %s%n", r.id(),
-                    r.stream() + "@" + r.version(), r.eventType(), r.attempts(), r.reason())));
+            if (reason != null && !REASON_KINDS.contains(reason)) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "'" + reason
+                        + "' is not a reason kind (poison, invalid, max_attempts, other)");
+            }
+            if (replayed != null && !replayed.equals("yes") && !replayed.equals("no")) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--replayed takes yes or no, got '" + replayed + "'");
+            }
+            if (limit < 1) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be >= 1, got " + limit);
+            }
+            // DeadLetters.list has no filters: scan pages newest first and keep the matching letters.
+            List<DeadLetter> letters = cli.withStore(store -> {
+                DeadLetters deadLetters = DeadLetters.of(store);
+                List<DeadLetter> kept = new ArrayList<>();
+                long below = before == null ? Long.MAX_VALUE : before;
+                boolean filtered = reason != null || replayed != null;
+                while (kept.size() < limit) {
+                    int want = filtered ? PAGE : limit - kept.size();
+                    List<DeadLetter> page = deadLetters.list(subscription, below, want);
+                    for (DeadLetter l : page) {
+                        if (kept.size() < limit && matches(l)) {
+                            kept.add(l);
+                        }
+                    }
+                    if (page.size() < want) {
+                        break;
+                    }
+                    below = page.get(page.size() - 1).id();
+                }
+                return kept;
+            });
+            List<Row> rows = letters.stream().map(DeadLettersCommand::row).toList();
+            StringBuilder text = new StringBuilder(String.format("%8s  %-24s %-14s %8s  %-24s %s%n", "ID", "STREAM",
+                    "TYPE", "ATTEMPTS", "REPLAYED", "REASON"));
+            rows.forEach(r -> text.append(String.format("%8d  %-24s %-14s %8d  %-24s %s%n", r.id(),
+                    r.stream() + "@" + r.version(), r.eventType(), r.attempts(),
+                    r.replayOutcome() == null ? "-" : r.replayOutcome(), r.reason())));
+            if (rows.size() == limit) {
+                text.append("(more: --before ").append(rows.get(rows.size() - 1).id()).append(")\n");
+            }
             cli.print(spec.commandLine().getOut(), rows, text.toString());
             return 0;
+        }
+
+        private boolean matches(DeadLetter l) {
+            return (reason == null || reason.equals(l.reasonKind()))
+                    && (replayed == null || replayed.equals("yes") == l.replayedAt().isPresent());
         }
     }
 
@@ -90,6 +155,144 @@ final class DeadLettersCommand {
             value.forEach((k, v) -> text.append(String.format("%-14s %s%n", k, v)));
             cli.print(spec.commandLine().getOut(), value, text.toString());
             return 0;
+        }
+    }
+
+    /** One replayed (or, in a preview, to-be-replayed) dead letter as printed. */
+    record ReplayRow(long id, String stream, long version, String eventType, String outcome) {}
+
+    @Command(name = "replay", description = "Deliver dead letters once more, to an event handler class of yours on"
+            + " the classpath (preview without --force). A letter already replayed ok is skipped; the letters stay"
+            + " recorded with the outcome: purge them when done.")
+    static final class Replay implements Callable<Integer> {
+        @ParentCommand
+        DeadLettersCommand parent;
+
+        @Spec
+        CommandSpec spec;
+
+        @Option(names = "--subscription", required = true, description = "the subscription")
+        String subscription;
+
+        @Option(names = "--id", paramLabel = "N", description = "this dead letter (repeatable)")
+        List<Long> ids = new ArrayList<>();
+
+        @Option(names = "--all", description = "every dead letter of the subscription not yet replayed ok")
+        boolean all;
+
+        @Option(names = "--handler", paramLabel = "CLASS", description = "a dev.waymark.subscription.EventHandler"
+                + " with a public no-argument constructor, on the classpath; needed with --force (the CLI cannot run"
+                + " your subscription's handler otherwise)")
+        String handler;
+
+        @Option(names = "--force", description = "really replay")
+        boolean force;
+
+        @Override
+        public Integer call() {
+            WaymarkCli cli = parent.root;
+            if (all == !ids.isEmpty()) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "give --id N (repeatable) or --all");
+            }
+            if (force && handler == null) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--force needs --handler CLASS: the CLI cannot run your subscription's handler otherwise");
+            }
+            EventHandler eventHandler = handler == null ? null : load(handler);
+            Map<String, Object> value = new LinkedHashMap<>();
+            List<ReplayRow> rows = new ArrayList<>();
+            List<Long> skipped = new ArrayList<>();
+            try {
+                cli.withStore(store -> {
+                    DeadLetters deadLetters = DeadLetters.of(store);
+                    List<DeadLetter> pending = new ArrayList<>();
+                    for (DeadLetter l : select(deadLetters)) {
+                        if (l.replayOutcome().filter(DeadLetters.REPLAYED_OK::equals).isPresent()) {
+                            skipped.add(l.id());
+                        } else {
+                            pending.add(l);
+                        }
+                    }
+                    List<DeadLetter> done = force
+                            ? deadLetters.replay(pending.stream().map(DeadLetter::id).toList(), eventHandler) : pending;
+                    done.forEach(l -> rows.add(new ReplayRow(l.id(), l.streamName(), l.streamVersion(),
+                            l.eventType(), force ? l.replayOutcome().orElse(null) : null)));
+                    return null;
+                });
+            } finally {
+                if (eventHandler instanceof AutoCloseable closeable) {
+                    try {
+                        closeable.close();
+                    } catch (Exception e) {
+                        spec.commandLine().getErr().println("waymark: closing the handler failed: " + e);
+                    }
+                }
+            }
+            long failed = rows.stream().filter(r -> force && !DeadLetters.REPLAYED_OK.equals(r.outcome())).count();
+            value.put("subscription", subscription);
+            value.put("applied", force);
+            value.put("letters", rows);
+            value.put("skipped", skipped);
+            value.put("failed", failed);
+            StringBuilder text = new StringBuilder(subscription + ": " + (force ? "replayed " : "would replay (preview;"
+                    + " add --force --handler CLASS) ") + rows.size() + " dead letter(s)"
+                    + (skipped.isEmpty() ? "" : ", skipped " + skipped.size() + " already replayed ok " + skipped)
+                    + "\n");
+            rows.forEach(r -> text.append(String.format("%8d  %-24s %-14s %s%n", r.id(), r.stream() + "@" + r.version(),
+                    r.eventType(), r.outcome() == null ? "" : r.outcome())));
+            cli.print(spec.commandLine().getOut(), value, text.toString());
+            if (failed > 0) {
+                spec.commandLine().getErr().println("waymark: " + failed + " of " + rows.size()
+                        + " replayed dead letter(s) did not succeed");
+                return WaymarkCli.FAILED;
+            }
+            return 0;
+        }
+
+        /** The selected letters of the subscription, oldest first. */
+        private List<DeadLetter> select(DeadLetters deadLetters) {
+            List<DeadLetter> letters = new ArrayList<>();
+            if (all) {
+                long below = Long.MAX_VALUE;
+                List<DeadLetter> page;
+                do {
+                    page = deadLetters.list(subscription, below, 500);
+                    letters.addAll(page);
+                    below = page.isEmpty() ? below : page.get(page.size() - 1).id();
+                } while (page.size() == 500);
+            } else {
+                for (long id : ids.stream().distinct().toList()) {
+                    DeadLetter l = deadLetters.get(id).orElseThrow(
+                            () -> new IllegalArgumentException("no dead letter with id " + id));
+                    if (!l.subscription().equals(subscription)) {
+                        throw new IllegalArgumentException("dead letter " + id + " belongs to subscription '"
+                                + l.subscription() + "', not '" + subscription + "'");
+                    }
+                    letters.add(l);
+                }
+            }
+            letters.sort(Comparator.comparingLong(DeadLetter::id));
+            return letters;
+        }
+
+        private EventHandler load(String className) {
+            try {
+                Class<?> type = Class.forName(className, true, Thread.currentThread().getContextClassLoader());
+                if (!EventHandler.class.isAssignableFrom(type)) {
+                    throw new CommandLine.ParameterException(spec.commandLine(),
+                            "--handler " + className + " is not a dev.waymark.subscription.EventHandler");
+                }
+                return (EventHandler) type.getConstructor().newInstance();
+            } catch (ClassNotFoundException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--handler " + className + " is not on the classpath");
+            } catch (NoSuchMethodException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--handler " + className + " has no public no-argument constructor");
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot create --handler " + className + ": "
+                        + (e.getCause() != null ? e.getCause() : e), e);
+            }
         }
     }
 

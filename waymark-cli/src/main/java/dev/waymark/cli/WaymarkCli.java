@@ -11,6 +11,7 @@ import dev.waymark.store.StoreConfigException;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StoreUnavailableException;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -88,19 +89,77 @@ public final class WaymarkCli {
 
     /** Runs {@code work} with a store on the configured database. */
     <T> T withStore(Function<EventStore, T> work) {
+        return withStore(false, work);
+    }
+
+    /**
+     * Runs {@code work} with a store on the configured database; with {@code listen}, the store's
+     * wake signal also hears NOTIFY from other processes' appends (one more connection).
+     */
+    <T> T withStore(boolean listen, Function<EventStore, T> work) {
         if (url == null || url.isBlank()) {
             throw new StoreConfigException("no database: give --url or set WAYMARK_DATABASE_URL");
         }
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
-        config.setMaximumPoolSize(2);
+        config.setMaximumPoolSize(listen ? 3 : 2);
         config.setInitializationFailTimeout(1);
         config.setConnectionTimeout(5_000);
         config.setPoolName("waymark-cli");
         try (HikariDataSource dataSource = new HikariDataSource(config);
-                EventStore store = EventStore.builder(dataSource).schema(schema).notifications(false).build()) {
+                EventStore store = EventStore.builder(dataSource).schema(schema).notifications(listen).build()) {
             return work.apply(store);
         }
+    }
+
+    /** {@code value} as one line of JSON. */
+    static String jsonLine(Object value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new StoreException("cannot print JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    /** Reads a duration as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h} or ISO-8601 ({@code PT30S}). */
+    static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            String v = value.strip().toLowerCase(java.util.Locale.ROOT);
+            try {
+                Duration d;
+                if (v.startsWith("pt")) {
+                    d = Duration.parse(v);
+                } else if (v.endsWith("ms")) {
+                    d = Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+                } else if (v.endsWith("s")) {
+                    d = Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
+                } else if (v.endsWith("m")) {
+                    d = Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
+                } else if (v.endsWith("h")) {
+                    d = Duration.ofHours(Long.parseLong(v.substring(0, v.length() - 1)));
+                } else {
+                    throw new NumberFormatException();
+                }
+                if (d.isNegative() || d.isZero()) {
+                    throw new NumberFormatException();
+                }
+                return d;
+            } catch (NumberFormatException | java.time.format.DateTimeParseException e) {
+                throw new CommandLine.TypeConversionException("'" + value
+                        + "' is not a positive duration (like 500ms, 30s, 5m, 2h or PT30S)");
+            }
+        }
+    }
+
+    /** A duration for people: {@code 0s}, {@code 1.5s}, {@code 3m05s}. */
+    static String human(Duration d) {
+        long ms = d.toMillis();
+        if (ms < 60_000) {
+            return ms % 1000 == 0 ? ms / 1000 + "s" : String.format(java.util.Locale.ROOT, "%.1fs", ms / 1000.0);
+        }
+        long s = d.toSeconds();
+        return s < 3600 ? String.format("%dm%02ds", s / 60, s % 60) : String.format("%dh%02dm", s / 3600, s % 3600 / 60);
     }
 
     /** Prints {@code value} as JSON, or {@code text} when not in JSON mode. */

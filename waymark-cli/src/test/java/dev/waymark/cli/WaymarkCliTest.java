@@ -6,9 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
+import dev.waymark.store.Partition;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
+import dev.waymark.subscription.Delivery;
+import dev.waymark.subscription.EventHandler;
+import dev.waymark.subscription.SubscriptionLag;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
@@ -20,7 +24,13 @@ import dev.waymark.workflow.WorkflowStatus;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -419,5 +429,238 @@ class WaymarkCliTest {
 
         Run verbose = cli("subscriptions", "status", "--url", url, "--schema", "missing", "--verbose");
         assertThat(verbose.err()).contains("\tat ");
+    }
+
+    @Test
+    @Order(5)
+    void streams_tail_follows_appends_live_until_its_limit_or_timeout() throws Exception {
+        var pool = POSTGRES.newDataSource(4);
+        try (EventStore store = EventStore.builder(pool).build()) {
+            String from = store.headPosition().toString();
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            CompletableFuture<Integer> tail = CompletableFuture.supplyAsync(() -> WaymarkCli.run(
+                    new PrintWriter(out, true), new PrintWriter(err, true), "streams", "tail", "--category", "cart",
+                    "--from", from, "--limit", "3", "--timeout", "30s", "--json", "--url", url));
+            store.append("cart-1", ExpectedVersion.any(), EventData.json("Added", "{\"sku\":\"a\"}"));
+            Awaitility.await().atMost(WAIT).until(() -> out.toString().contains("\"Added\""));
+            store.append("other-1", ExpectedVersion.any(), EventData.json("Noise", "{}"));
+            store.append("cart-2", ExpectedVersion.any(), EventData.json("Added", "{\"sku\":\"b\"}"));
+            store.append("cart-1", ExpectedVersion.any(), EventData.json("CheckedOut", "{}"));
+            assertThat(tail.get(30, TimeUnit.SECONDS)).as(err.toString()).isZero();
+            List<JsonNode> lines = new ArrayList<>();
+            for (String line : out.toString().lines().toList()) {
+                lines.add(WaymarkCli.JSON.readTree(line));
+            }
+            assertThat(lines).extracting(n -> n.get("stream").asText() + "@" + n.get("version").asInt() + " "
+                    + n.get("type").asText()).containsExactly("cart-1@1 Added", "cart-2@1 Added", "cart-1@2 CheckedOut");
+            assertThat(lines.get(1).get("data").asText()).contains("\"b\"");
+            assertThat(lines).allSatisfy(n -> assertThat(n.get("position").asText()).matches("\\d+/\\d+"));
+        }
+
+        Run first = cli("streams", "tail", "--from", "start", "--limit", "2", "--url", url);
+        assertThat(first.code()).isZero();
+        assertThat(first.out().lines().toList()).hasSize(2).first().asString().contains("order-1@1").contains("Bad");
+        Run quiet = cli("streams", "tail", "--category", "nothing", "--timeout", "200ms", "--url", url, "--json");
+        assertThat(quiet.code()).isZero();
+        assertThat(quiet.out()).isEmpty();
+
+        Run badFrom = cli("streams", "tail", "--from", "yesterday", "--url", url);
+        assertThat(badFrom.code()).isEqualTo(2);
+        assertThat(badFrom.err()).contains("--from takes head, start or a position tx/seq, got 'yesterday'");
+        Run badTimeout = cli("streams", "tail", "--timeout", "0s", "--url", url);
+        assertThat(badTimeout.code()).isEqualTo(2);
+        assertThat(badTimeout.err()).contains("'0s' is not a positive duration");
+        assertThat(cli("streams", "tail", "--limit", "0", "--url", url).code()).isEqualTo(2);
+    }
+
+    @Test
+    @Order(6)
+    void subscriptions_status_measures_lag_for_a_known_target_and_says_when_it_cannot() throws Exception {
+        var pool = POSTGRES.newDataSource(4);
+        try (EventStore store = EventStore.builder(pool).build()) {
+            for (int i = 1; i <= 3; i++) {
+                store.append("inv-" + i, ExpectedVersion.any(), EventData.json("Counted", "{}"));
+            }
+            try (Subscription s = Subscription.builder(store, "stock", Target.category("inv")).start(d -> Ack.ok())) {
+                Awaitility.await().atMost(WAIT).until(() -> SubscriptionLag.measure(store, "stock",
+                        Target.category("inv"), Partition.WHOLE).eventsBehind() == 0);
+            }
+            store.append("inv-1", ExpectedVersion.any(), EventData.json("Counted", "{}"));
+            store.append("inv-4", ExpectedVersion.any(), EventData.json("Counted", "{}"));
+            store.append("misc-1", ExpectedVersion.any(), EventData.json("Other", "{}"));
+        }
+
+        Run unknown = cli("subscriptions", "status", "--subscription", "stock", "--url", url, "--json");
+        assertThat(unknown.code()).isZero();
+        assertThat(unknown.json()).singleElement().satisfies(r -> {
+            assertThat(r.get("target").isNull()).isTrue();
+            assertThat(r.get("eventsBehind").isNull()).isTrue();
+            assertThat(r.get("lagUnknown").asText()).contains("give --target stock=all|CATEGORY");
+            assertThat(r.get("horizonHiddenEvents").asLong()).isNotNegative();
+        });
+        Run category = cli("subscriptions", "status", "--subscription", "stock", "--target", "inv", "--url", url,
+                "--json");
+        assertThat(category.json()).singleElement().satisfies(r -> {
+            assertThat(r.get("target").asText()).isEqualTo("inv");
+            assertThat(r.get("eventsBehind").asLong()).isEqualTo(2);
+            assertThat(Duration.parse(r.get("oldestUnreadAge").asText()).isNegative()).isFalse();
+            assertThat(r.get("lagUnknown").isNull()).isTrue();
+        });
+        Run all = cli("subscriptions", "status", "--target", "stock=all", "--target", "pool=order", "--url", url,
+                "--json");
+        assertThat(all.code()).as(all.err()).isZero();
+        assertThat(all.json()).filteredOn(r -> r.get("subscription").asText().equals("stock")).singleElement()
+                .satisfies(r -> assertThat(r.get("eventsBehind").asLong()).isEqualTo(3));
+        assertThat(all.json()).filteredOn(r -> r.get("subscription").asText().equals("pool")).hasSize(2)
+                .allSatisfy(r -> {
+                    assertThat(r.get("groupSize").asInt()).isEqualTo(2);
+                    assertThat(r.get("eventsBehind").asLong()).isNotNegative();
+                });
+        assertThat(all.json()).filteredOn(r -> r.get("subscription").asText().equals("billing")).singleElement()
+                .satisfies(r -> assertThat(r.get("eventsBehind").isNull()).isTrue());
+
+        Run text = cli("subscriptions", "status", "--target", "stock=inv", "--url", url);
+        assertThat(text.out()).contains("horizon lag: ").contains("TARGET").contains("BEHIND")
+                .contains("unknown target (give --target billing=all|CATEGORY)");
+        assertThat(text.out().lines().filter(l -> l.startsWith("stock"))).singleElement().asString()
+                .contains(" inv ").contains(" 2  ");
+
+        Run stranger = cli("subscriptions", "status", "--target", "nope=inv", "--url", url);
+        assertThat(stranger.code()).isEqualTo(2);
+        assertThat(stranger.err()).contains("--target names 'nope', which has no checkpoint here");
+        assertThat(cli("subscriptions", "status", "--target", "inv", "--url", url).code()).isEqualTo(2);
+        Run badCategory = cli("subscriptions", "status", "--target", "stock=in-v", "--url", url);
+        assertThat(badCategory.code()).isEqualTo(2);
+        assertThat(badCategory.err()).contains("--target stock=in-v");
+    }
+
+    /** Replays into nothing, successfully; remembers what it saw. */
+    public static final class OkHandler implements EventHandler {
+        static final Queue<String> SEEN = new ConcurrentLinkedQueue<>();
+
+        /** For the CLI's --handler. */
+        public OkHandler() {}
+
+        @Override
+        public Ack handle(Delivery delivery) {
+            SEEN.add(delivery.event().streamName() + " " + delivery.subscription());
+            return Ack.ok();
+        }
+    }
+
+    /** Dead-letters every replay again. */
+    public static final class StillBroken implements EventHandler {
+        /** For the CLI's --handler. */
+        public StillBroken() {}
+
+        @Override
+        public Ack handle(Delivery delivery) {
+            return Ack.deadLetter(DeadLetterReason.poison("still broken"));
+        }
+    }
+
+    @Test
+    @Order(7)
+    void dead_letters_filter_by_reason_and_replay_and_replay_through_a_handler_class() throws Exception {
+        var pool = POSTGRES.newDataSource(4);
+        try (EventStore store = EventStore.builder(pool).build()) {
+            store.append("refund-1", ExpectedVersion.any(), EventData.json("Poison", "{}"));
+            store.append("refund-2", ExpectedVersion.any(), EventData.json("Invalid", "{}"));
+            store.append("refund-3", ExpectedVersion.any(), EventData.json("Poison", "{}"));
+            try (Subscription s = Subscription.builder(store, "refunds", Target.category("refund"))
+                    .start(d -> Ack.deadLetter(d.event().type().equals("Poison") ? DeadLetterReason.poison("bad")
+                            : DeadLetterReason.invalid("no amount")))) {
+                Awaitility.await().atMost(WAIT).until(() -> DeadLetters.of(store).count("refunds") == 3);
+            }
+        }
+        Run poison = cli("dead-letters", "list", "--subscription", "refunds", "--reason", "poison", "--url", url,
+                "--json");
+        assertThat(poison.json()).extracting(n -> n.get("stream").asText()).containsExactly("refund-3", "refund-1");
+        assertThat(poison.json()).allSatisfy(n -> assertThat(n.get("reasonKind").asText()).isEqualTo("poison"));
+        Run invalid = cli("dead-letters", "list", "--subscription", "refunds", "--reason", "invalid", "--url", url,
+                "--json");
+        long invalidId = invalid.json().get(0).get("id").asLong();
+        assertThat(invalid.json()).singleElement().satisfies(n -> {
+            assertThat(n.get("reason").asText()).isEqualTo("invalid payload: no amount");
+            assertThat(n.get("replayedAt").isNull()).isTrue();
+        });
+        assertThat(listed("--replayed", "no")).hasSize(3);
+        assertThat(listed("--replayed", "yes")).isEmpty();
+        Run page = cli("dead-letters", "list", "--subscription", "refunds", "--limit", "1", "--url", url);
+        assertThat(page.out()).contains("REPLAYED").contains("refund-3@1").contains("(more: --before ");
+        Run older = cli("dead-letters", "list", "--subscription", "refunds", "--before",
+                Long.toString(invalidId), "--reason", "poison", "--url", url, "--json");
+        assertThat(older.json()).extracting(n -> n.get("stream").asText()).containsExactly("refund-1");
+
+        Run preview = cli("dead-letters", "replay", "--subscription", "refunds", "--id", Long.toString(invalidId),
+                "--url", url);
+        assertThat(preview.code()).isZero();
+        assertThat(preview.out()).contains("refunds: would replay (preview; add --force --handler CLASS) 1 dead "
+                + "letter(s)").contains("refund-2@1");
+        assertThat(listed("--replayed", "yes")).isEmpty();
+
+        Run broken = cli("dead-letters", "replay", "--subscription", "refunds", "--id", Long.toString(invalidId),
+                "--force", "--handler", StillBroken.class.getName(), "--url", url, "--json");
+        assertThat(broken.code()).isEqualTo(WaymarkCli.FAILED);
+        assertThat(broken.err().strip()).isEqualTo("waymark: 1 of 1 replayed dead letter(s) did not succeed");
+        assertThat(broken.json().get("failed").asInt()).isOne();
+        assertThat(broken.json().get("letters")).singleElement().satisfies(l ->
+                assertThat(l.get("outcome").asText()).isEqualTo("dead-lettered again: poison: still broken"));
+        assertThat(listed("--replayed", "yes")).singleElement().satisfies(n ->
+                assertThat(n.get("replayOutcome").asText()).startsWith("dead-lettered again"));
+
+        OkHandler.SEEN.clear();
+        Run replay = cli("dead-letters", "replay", "--subscription", "refunds", "--all", "--force", "--handler",
+                OkHandler.class.getName(), "--url", url, "--json");
+        assertThat(replay.code()).as(replay.err()).isZero();
+        assertThat(replay.json().get("applied").asBoolean()).isTrue();
+        assertThat(replay.json().get("letters")).extracting(l -> l.get("stream").asText() + " " + l.get("outcome")
+                .asText()).containsExactly("refund-1 ok", "refund-2 ok", "refund-3 ok");
+        assertThat(OkHandler.SEEN).containsExactly("refund-1 refunds", "refund-2 refunds", "refund-3 refunds");
+        assertThat(listed("--replayed", "yes")).hasSize(3);
+
+        Run again = cli("dead-letters", "replay", "--subscription", "refunds", "--all", "--url", url, "--json");
+        assertThat(again.json().get("letters")).isEmpty();
+        assertThat(again.json().get("skipped")).hasSize(3);
+        assertThat(cli("dead-letters", "replay", "--subscription", "refunds", "--all", "--url", url).out())
+                .contains("skipped 3 already replayed ok");
+
+        Run missing = cli("dead-letters", "replay", "--subscription", "refunds", "--id", "999999", "--url", url);
+        assertThat(missing.code()).isEqualTo(WaymarkCli.FAILED);
+        assertThat(missing.err().strip()).isEqualTo("waymark: no dead letter with id 999999");
+        Run elsewhere = cli("dead-letters", "replay", "--subscription", "billing", "--id", Long.toString(invalidId),
+                "--url", url);
+        assertThat(elsewhere.code()).isEqualTo(WaymarkCli.FAILED);
+        assertThat(elsewhere.err()).contains("belongs to subscription 'refunds', not 'billing'");
+        assertThat(replayUsage("--all", "--id", "1").err()).contains("give --id N (repeatable) or --all");
+        assertThat(replayUsage().err()).contains("give --id N (repeatable) or --all");
+        assertThat(replayUsage("--all", "--force").err()).contains("--force needs --handler CLASS");
+        assertThat(replayUsage("--all", "--handler", "java.lang.String").err())
+                .contains("is not a dev.waymark.subscription.EventHandler");
+        assertThat(replayUsage("--all", "--handler", "com.example.Nope").err()).contains("is not on the classpath");
+        Run badKind = cli("dead-letters", "list", "--subscription", "refunds", "--reason", "bogus", "--url", url);
+        assertThat(badKind.code()).isEqualTo(2);
+        assertThat(badKind.err()).contains("'bogus' is not a reason kind");
+        assertThat(cli("dead-letters", "list", "--subscription", "refunds", "--replayed", "maybe", "--url", url)
+                .code()).isEqualTo(2);
+    }
+
+    private static JsonNode listed(String... filter) throws Exception {
+        List<String> args = new ArrayList<>(List.of("dead-letters", "list", "--subscription", "refunds", "--url", url,
+                "--json"));
+        args.addAll(List.of(filter));
+        Run run = cli(args.toArray(String[]::new));
+        assertThat(run.code()).as(run.err()).isZero();
+        return run.json();
+    }
+
+    private static Run replayUsage(String... more) {
+        List<String> args = new ArrayList<>(List.of("dead-letters", "replay", "--subscription", "refunds", "--url",
+                url));
+        args.addAll(List.of(more));
+        Run run = cli(args.toArray(String[]::new));
+        assertThat(run.code()).isEqualTo(2);
+        return run;
     }
 }
