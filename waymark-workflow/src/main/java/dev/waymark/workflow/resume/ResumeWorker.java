@@ -240,7 +240,10 @@ public final class ResumeWorker implements AutoCloseable {
         }
     }
 
-    /** Stops the loop after the current pass and releases this worker's leases. */
+    /**
+     * Stops the loop: the attempts in flight are interrupted (an interrupted attempt records no crash)
+     * and their leases released, so another worker can take the instances at once.
+     */
     @Override
     public void close() {
         Thread t;
@@ -262,7 +265,15 @@ public final class ResumeWorker implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        advances.shutdown();
+        advances.shutdownNow(); // interrupted attempts record nothing and release their leases
+        try {
+            if (!advances.awaitTermination(30, TimeUnit.SECONDS)) {
+                org.slf4j.LoggerFactory.getLogger(ResumeWorker.class)
+                        .warn("waymark resume: attempts still running after 30 s; their leases expire by themselves");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         keeper.close();
     }
 

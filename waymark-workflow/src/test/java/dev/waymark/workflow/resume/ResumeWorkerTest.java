@@ -41,6 +41,7 @@ class ResumeWorkerTest {
     private static final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
     private static final Map<String, UUID> awakeables = new ConcurrentHashMap<>();
 
+    private static final java.util.concurrent.CountDownLatch longStarted = new java.util.concurrent.CountDownLatch(1);
     private static EventStore store;
     private static WorkflowEngine engine;
     private static WorkflowClient client;
@@ -65,6 +66,11 @@ class ResumeWorkerTest {
                 .register("boom", String.class, String.class, (ctx, in) -> {
                     throw new IllegalStateException("boom " + ctx.workflowId());
                 })
+                .register("long", String.class, String.class, (ctx, in) -> ctx.step("wait", String.class, () -> {
+                    longStarted.countDown();
+                    new java.util.concurrent.CountDownLatch(1).await(); // until interrupted by the shutdown
+                    return "never";
+                }))
                 .register(new WorkflowRegistry.Definition<>("brokenFactory", String.class, String.class, () -> {
                     throw new IllegalStateException("cannot build the workflow");
                 }));
@@ -200,6 +206,20 @@ class ResumeWorkerTest {
         assertThat(registry.get("waymark.workflow.resume.completed").counter().count()).isEqualTo(1);
         assertThat(registry.get("waymark.workflow.awakeables.pending").gauge().value()).isEqualTo(1);
         assertThat(registry.get("waymark.workflow.resume.pass").timer().count()).isEqualTo(2);
+    }
+
+    @Test
+    void closing_the_worker_abandons_the_attempt_cleanly_and_releases_its_lease() throws Exception {
+        engine.start("long", "l1", "x", String.class);
+        ResumeWorker worker = engine.resumeWorker(options().withConcurrency(2)).start();
+        assertThat(longStarted.await(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(info("long", "l1").leaseOwner()).isEqualTo(worker.owner());
+        worker.close();
+        WorkflowInfo after = info("long", "l1");
+        assertThat(after.leaseOwner()).isNull();
+        assertThat(after.attempts()).isZero();
+        assertThat(after.lastError()).isNull();
+        assertThat(after.status()).isEqualTo(WorkflowStatus.RUNNING);
     }
 
     @Test
