@@ -17,6 +17,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -85,6 +86,11 @@ final class DeadLetterPublisher implements AutoCloseable {
             return producer().send(out).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             throw failure(record, target, e.getCause());
+        } catch (InterruptException e) {
+            Thread.interrupted(); // the client set the flag; report it the Java way instead
+            InterruptedException interrupted = new InterruptedException("interrupted while publishing a dead letter");
+            interrupted.initCause(e);
+            throw interrupted;
         } catch (TimeoutException | RuntimeException e) {
             throw failure(record, target, e);
         }
