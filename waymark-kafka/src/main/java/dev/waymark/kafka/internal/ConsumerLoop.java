@@ -308,6 +308,9 @@ final class ConsumerLoop {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
             Map<TopicPartition, OffsetAndMetadata> toCommit = ledger.revoke(partitions);
+            if (fatal != null) {
+                toCommit = Map.of(); // closing after a failure: no further broker attempts
+            }
             try {
                 commit(toCommit, false);
             } catch (KafkaSourceException e) {
