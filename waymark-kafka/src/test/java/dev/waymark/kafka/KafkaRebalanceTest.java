@@ -108,6 +108,7 @@ class KafkaRebalanceTest {
             first.ack().finalize(AckDecision.ok()); // fenced: nothing was committed for it
             // After the revoke, a's first record of any partition it holds again restarts at the
             // committed offset (0): none of the 199 records buffered before the revoke is handed out.
+            await().atMost(WAIT).until(() -> assignedPartitions(eventsA) >= 1); // 2 partitions, 2 members
             Map<Integer, Long> firstAfterRevoke = new HashMap<>();
             long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
             while (System.nanoTime() < deadline && firstAfterRevoke.size() < assignedPartitions(eventsA)) {

@@ -79,6 +79,27 @@ class KafkaSourceBasicsTest {
     }
 
     @Test
+    void a_topic_pattern_subscribes_to_every_matching_topic() throws Exception {
+        String first = KAFKA.createTopic("pattern-a", 1);
+        String second = KAFKA.createTopic("pattern-b", 1);
+        KAFKA.createTopic("other", 1);
+        kafka.produce(first, 0, 2, 1);
+        kafka.produce(second, 0, 2, 1);
+        String prefix = first.substring(0, first.length() - 1);
+        try (KafkaSource source = KafkaSource.of(KafkaSourceConfig.builder(KAFKA.bootstrapServers(), kafka.group())
+                .topicPattern(java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(prefix) + ".*"))
+                .pollTimeout(Duration.ofMillis(100)).build())) {
+            List<String> topics = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                Ingested m = take(source);
+                topics.add(KafkaCoordinates.of(m.envelope()).topic());
+                m.ack().finalize(AckDecision.ok());
+            }
+            assertThat(topics).containsOnly(first, second).hasSize(4);
+        }
+    }
+
+    @Test
     void a_batch_of_twenty_is_fully_delivered_across_small_polls() throws Exception {
         String topic = KAFKA.createTopic("batch", 1);
         kafka.produce(topic, 0, 20, 1);
