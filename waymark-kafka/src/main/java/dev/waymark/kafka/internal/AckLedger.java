@@ -43,10 +43,11 @@ final class AckLedger {
     private static final Logger log = LoggerFactory.getLogger(AckLedger.class);
 
     /** A fetched record, stamped with the partition's generation and seek epoch at fetch time. */
-    record Buffered(ConsumerRecord<byte[], byte[]> record, TopicPartition partition, long generation, long epoch) {}
+    record Buffered(ConsumerRecord<byte[], byte[]> record, TopicPartition partition, PartitionState state,
+            long generation, long epoch) {}
 
-    /** A record handed out, with its delivery and attempt. */
-    record Handout(ConsumerRecord<byte[], byte[]> record, Delivery delivery, int attempt) {}
+    /** A record handed out, with its delivery, attempt and message-id prefix ({@code topic-partition}). */
+    record Handout(ConsumerRecord<byte[], byte[]> record, Delivery delivery, int attempt, String partitionId) {}
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition available = lock.newCondition();
@@ -117,29 +118,30 @@ final class AckLedger {
         lock.lock();
         try {
             boolean added = false;
-            for (ConsumerRecord<byte[], byte[]> record : records) {
-                TopicPartition tp = new TopicPartition(record.topic(), record.partition());
+            for (TopicPartition tp : records.partitions()) {
                 PartitionState ps = partitions.get(tp);
                 if (ps == null || !ps.assigned || ps.haltedAt >= 0 || ps.pendingSeek >= 0) {
                     continue; // from before a seek that is not applied yet, or of a halted/revoked partition
                 }
-                long offset = record.offset();
-                if (ps.expectReplay >= 0) {
-                    if (offset > ps.expectReplay) {
-                        log.warn("kafka source '{}': retried offset {} of {} no longer exists (retention or"
-                                + " compaction); continuing from {}", events.source(), ps.expectReplay, tp, offset);
-                        events.emit(Kind.RETENTION_GAP, tp, offset, "expected " + ps.expectReplay);
+                for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
+                    long offset = record.offset();
+                    if (ps.expectReplay >= 0) {
+                        if (offset > ps.expectReplay) {
+                            log.warn("kafka source '{}': retried offset {} of {} no longer exists (retention or"
+                                    + " compaction); continuing from {}", events.source(), ps.expectReplay, tp, offset);
+                            events.emit(Kind.RETENTION_GAP, tp, offset, "expected " + ps.expectReplay);
+                        }
+                        ps.expectReplay = -1;
+                    } else if (offset < ps.nextOffset) {
+                        continue; // never hand out below what this assignment already fetched
                     }
-                    ps.expectReplay = -1;
-                } else if (offset < ps.nextOffset) {
-                    continue; // never hand out below what this assignment already fetched
+                    if (ps.startOffset < 0) {
+                        ps.startOffset = offset;
+                    }
+                    ps.nextOffset = offset + 1;
+                    buffer.addLast(new Buffered(record, tp, ps, ps.generation, ps.epoch));
+                    added = true;
                 }
-                if (ps.startOffset < 0) {
-                    ps.startOffset = offset;
-                }
-                ps.nextOffset = offset + 1;
-                buffer.addLast(new Buffered(record, tp, ps.generation, ps.epoch));
-                added = true;
             }
             if (added) {
                 available.signalAll();
@@ -305,16 +307,15 @@ final class AckLedger {
                     flowPaused = false;
                     wakeConsumer.run(); // resume fetching now rather than after the current poll
                 }
-                PartitionState ps = partitions.get(b.partition());
-                if (ps == null || !ps.assigned || ps.generation != b.generation() || ps.epoch != b.epoch()
-                        || ps.haltedAt >= 0) {
+                PartitionState ps = b.state(); // the same object for every generation of the partition
+                if (!ps.assigned || ps.generation != b.generation() || ps.epoch != b.epoch() || ps.haltedAt >= 0) {
                     continue; // revoked, superseded by a seek, or halted since it was fetched
                 }
                 Delivery d = new Delivery(b.partition(), b.record().offset(), ps.generation);
                 ps.inFlight.addLast(d);
                 outstanding++;
                 int attempt = ps.attempts.isEmpty() ? 0 : ps.attempts.getOrDefault(d.offset, 0);
-                return new Handout(b.record(), d, attempt);
+                return new Handout(b.record(), d, attempt, ps.id(b.partition()));
             }
             return null;
         } finally {

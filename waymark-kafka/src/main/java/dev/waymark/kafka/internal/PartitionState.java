@@ -34,6 +34,16 @@ final class PartitionState {
     long retryPausedUntil;
     boolean retryPaused;
 
+    private String id;
+
+    /** {@code topic-partition}, the message-id prefix (computed once). */
+    String id(org.apache.kafka.common.TopicPartition tp) {
+        if (id == null) {
+            id = tp.topic() + "-" + tp.partition();
+        }
+        return id;
+    }
+
     /** Starts a new assignment generation with empty state. */
     void newGeneration(boolean nowAssigned) {
         generation++;

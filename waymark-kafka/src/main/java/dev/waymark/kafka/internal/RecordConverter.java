@@ -24,11 +24,18 @@ public final class RecordConverter {
 
     /** The envelope of {@code record} delivered for the {@code attempt}-th time (from 0). */
     public static Envelope toEnvelope(ConsumerRecord<byte[], byte[]> record, int attempt, KafkaOrdering ordering) {
+        return toEnvelope(record, attempt, ordering, record.topic() + "-" + record.partition());
+    }
+
+    /** As {@link #toEnvelope(ConsumerRecord, int, KafkaOrdering)} with the {@code topic-partition} id given. */
+    static Envelope toEnvelope(ConsumerRecord<byte[], byte[]> record, int attempt, KafkaOrdering ordering,
+            String partitionId) {
         String key = record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8);
         String traceparent = null;
         String tracestate = null;
-        List<Envelope.Header> headers = new ArrayList<>();
-        for (Header h : record.headers()) {
+        Header[] raw = record.headers().toArray();
+        List<Envelope.Header> headers = raw.length == 0 ? List.of() : new ArrayList<>(raw.length);
+        for (Header h : raw) {
             headers.add(new Envelope.Header(h.key(), h.value()));
             if (traceparent == null && "traceparent".equals(h.key()) && h.value() != null) {
                 traceparent = new String(h.value(), StandardCharsets.UTF_8);
@@ -40,7 +47,6 @@ public final class RecordConverter {
             traceparent = null;
             tracestate = null; // tracestate means nothing without a parent
         }
-        String partitionId = record.topic() + "-" + record.partition();
         Instant eventTime = record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE || record.timestamp() < 0
                 ? null : Instant.ofEpochMilli(record.timestamp());
         return Envelope.builder(partitionId + "-" + record.offset(), record.value() == null ? EMPTY : record.value())

@@ -79,7 +79,7 @@ public final class SourceRuntime {
             throwIfFailed();
             return Optional.empty();
         }
-        return Optional.of(Ingested.of(RecordConverter.toEnvelope(h.record(), h.attempt(), config.ordering()),
+        return Optional.of(Ingested.of(RecordConverter.toEnvelope(h.record(), h.attempt(), config.ordering(), h.partitionId()),
                 new KafkaAckHandle(this, h.record(), h.delivery(), h.attempt())));
     }
 
