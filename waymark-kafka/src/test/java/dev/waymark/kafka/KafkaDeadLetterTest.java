@@ -59,11 +59,7 @@ class KafkaDeadLetterTest {
                 m -> KafkaCoordinates.of(m.envelope()).offset() == 1
                         ? AckDecision.deadLetter(DeadLetterReason.invalid("not JSON")) : AckDecision.ok())
                 .build().start();
-        try {
-            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
-        } finally {
-            app.stop();
-        }
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
         ConsumerRecord<byte[], byte[]> dead = kafka.readAll(dlt, 1).get(0);
         assertThat(text(dead.key())).isEqualTo("order-7");
         assertThat(text(dead.value())).isEqualTo("{broken");
@@ -125,11 +121,7 @@ class KafkaDeadLetterTest {
                 m -> KafkaCoordinates.of(m.envelope()).offset() == 1
                         ? AckDecision.deadLetter(DeadLetterReason.maxAttempts(3)) : AckDecision.ok())
                 .build().start();
-        try {
-            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
-        } finally {
-            app.stop();
-        }
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
         assertThat(events.of(Kind.DEAD_LETTERED)).singleElement().extracting(KafkaSourceEvent::detail)
                 .isEqualTo("max_attempts");
     }

@@ -57,11 +57,7 @@ class KafkaRetryTest {
             }
             return AckDecision.ok();
         }).build().start();
-        try {
-            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
-        } finally {
-            app.stop();
-        }
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
         assertThat(seen).containsExactly(0L, 1L, 2L, 2L, 3L, 4L);
         assertThat(committedAtReplay).singleElement().satisfies(c -> assertThat(c).isLessThanOrEqualTo(2L));
         assertThat(kafka.committed(group, topic)).containsEntry(0, 5L);
@@ -105,11 +101,7 @@ class KafkaRetryTest {
                     }
                     return AckDecision.ok();
                 }).build().start();
-        try {
-            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
-        } finally {
-            app.stop();
-        }
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
         assertThat(seen).containsExactly(0L, 1L, 2L, 2L, 3L, 4L);
     }
 
@@ -135,25 +127,31 @@ class KafkaRetryTest {
         }
     }
 
+    /** Offsets handed to the handler, in order, and the processor's processed count. */
+    private record Run(List<Long> seen, long processed) {}
+
+    /** Handles {@code topic} with {@code source}, retrying offset 20 once. */
+    private Run retryingTwentyOnce(KafkaSource source, Concurrency concurrency, String group, String topic)
+            throws Exception {
+        List<Long> seen = new CopyOnWriteArrayList<>();
+        AtomicBoolean retried = new AtomicBoolean();
+        ProcessingApp app = ProcessingApp.builder().processor("p", source, concurrency, m -> {
+            long offset = KafkaCoordinates.of(m.envelope()).offset();
+            seen.add(offset);
+            return offset == 20 && retried.compareAndSet(false, true) ? AckDecision.retry(Duration.ZERO)
+                    : AckDecision.ok();
+        }).build().start();
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
+        return new Run(seen, app.snapshot().get("p").processed());
+    }
+
     @Test
     void no_stall_after_a_buffered_retry_commits_reach_the_end_in_the_same_session() throws Exception {
         String topic = KAFKA.createTopic("retry-no-stall", 1);
         kafka.produce(topic, 0, 50, 4);
         String group = kafka.group();
-        List<Long> seen = new CopyOnWriteArrayList<>();
-        AtomicBoolean retried = new AtomicBoolean();
-        ProcessingApp app = ProcessingApp.builder().processor("p", KafkaSource.of(kafka.config(group, topic).build()),
-                Concurrency.orderedByKey(4), m -> {
-                    long offset = KafkaCoordinates.of(m.envelope()).offset();
-                    seen.add(offset);
-                    return offset == 20 && retried.compareAndSet(false, true) ? AckDecision.retry(Duration.ZERO)
-                            : AckDecision.ok();
-                }).build().start();
-        try {
-            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
-        } finally {
-            app.stop();
-        }
+        List<Long> seen = retryingTwentyOnce(KafkaSource.of(kafka.config(group, topic).build()),
+                Concurrency.orderedByKey(4), group, topic).seen();
         assertThat(kafka.committed(group, topic)).containsEntry(0, 50L);
         assertThat(seen).containsAll(range(0, 50));
         assertThat(seen.stream().filter(o -> o == 20L).count()).isEqualTo(2);
@@ -165,25 +163,13 @@ class KafkaRetryTest {
         String topic = KAFKA.createTopic("retry-order", 1);
         kafka.produce(topic, 0, 50, 4);
         String group = kafka.group();
-        List<Long> seen = new CopyOnWriteArrayList<>();
-        AtomicBoolean retried = new AtomicBoolean();
-        // A small commit interval and big polls: successors of 20 are certainly buffered when it is retried.
-        ProcessingApp app = ProcessingApp.builder().processor("p",
-                KafkaSource.of(kafka.config(group, topic).maxPollRecords(100).build()), Concurrency.serial(), m -> {
-                    long offset = KafkaCoordinates.of(m.envelope()).offset();
-                    seen.add(offset);
-                    return offset == 20 && retried.compareAndSet(false, true) ? AckDecision.retry(Duration.ZERO)
-                            : AckDecision.ok();
-                }).build().start();
-        try {
-            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
-        } finally {
-            app.stop();
-        }
+        // Big polls: the successors of 20 are certainly buffered when it is retried.
+        Run run = retryingTwentyOnce(KafkaSource.of(kafka.config(group, topic).maxPollRecords(100).build()),
+                Concurrency.serial(), group, topic);
         List<Long> expected = new ArrayList<>(range(0, 21));
         expected.addAll(range(20, 50));
-        assertThat(seen).containsExactlyElementsOf(expected);
-        assertThat(app.snapshot().get("p").processed()).as("no counter for superseded deliveries").isEqualTo(51);
+        assertThat(run.seen()).containsExactlyElementsOf(expected);
+        assertThat(run.processed()).as("no counter for superseded deliveries").isEqualTo(51);
     }
 
     @Test
@@ -206,11 +192,7 @@ class KafkaRetryTest {
                     }
                     return AckDecision.ok();
                 }).build().start();
-        try {
-            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 2));
-        } finally {
-            app.stop();
-        }
+        kafka.awaitCommittedThenStop(app, group, topic, 2);
         assertThat(events.of(Kind.RETENTION_GAP)).singleElement().satisfies(e -> {
             assertThat(e.partition()).isZero();
             assertThat(e.value()).isEqualTo(7L);

@@ -111,11 +111,7 @@ class KafkaSourceBasicsTest {
                     payloads.add(text(m.payload()));
                     return AckDecision.ok();
                 }).build().start();
-        try {
-            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
-        } finally {
-            app.stop();
-        }
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
         assertThat(payloads).hasSize(20).doesNotHaveDuplicates();
     }
 

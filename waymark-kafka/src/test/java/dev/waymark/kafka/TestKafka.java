@@ -3,6 +3,7 @@ package dev.waymark.kafka;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.messaging.Ingested;
+import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.testkit.KafkaExtension;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -116,6 +117,15 @@ final class TestKafka {
         Map<Integer, Long> committed = committed(group, topic);
         return ends.entrySet().stream().allMatch(e -> e.getValue() == 0
                 || committed.getOrDefault(e.getKey(), -1L).longValue() == e.getValue());
+    }
+
+    /** Waits until the group committed all of {@code topic}, then stops the app (also when the wait fails). */
+    void awaitCommittedThenStop(ProcessingApp app, String group, String topic, int partitions) {
+        try {
+            await().atMost(WAIT).until(() -> fullyCommitted(group, topic, partitions));
+        } finally {
+            app.stop();
+        }
     }
 
     /** Every record of {@code topic} (no group), waiting until at least {@code atLeast} arrived. */

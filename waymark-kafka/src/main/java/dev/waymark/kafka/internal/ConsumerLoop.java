@@ -138,6 +138,8 @@ final class ConsumerLoop {
             c.close(CloseOptions.timeout(config.brokerRetry().timeout()));
         } catch (RuntimeException e) {
             log.warn("kafka source '{}': closing the consumer failed: {}", config.name(), e.toString());
+        } finally {
+            consumer = null; // late acknowledgements must not wake a closed consumer
         }
     }
 
