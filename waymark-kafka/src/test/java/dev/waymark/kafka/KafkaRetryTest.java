@@ -16,9 +16,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.LongStream;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.common.TopicPartition;
@@ -170,6 +174,43 @@ class KafkaRetryTest {
         expected.addAll(range(20, 50));
         assertThat(run.seen()).containsExactlyElementsOf(expected);
         assertThat(run.processed()).as("no counter for superseded deliveries").isEqualTo(51);
+    }
+
+    @Test
+    void unordered_acknowledgements_with_random_delays_and_retries_never_commit_past_an_unfinished_record()
+            throws Exception {
+        String topic = KAFKA.createTopic("retry-unordered", 4);
+        kafka.produce(topic, -1, 2_000, 97);
+        String group = kafka.group();
+        Set<String> ok = ConcurrentHashMap.newKeySet();
+        List<String> skipped = new CopyOnWriteArrayList<>();
+        ProcessingApp app = ProcessingApp.builder().processor("p", KafkaSource.of(kafka.config(group, topic).build()),
+                Concurrency.unordered(16), m -> {
+                    LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(2_000_000)); // 0-2 ms of work
+                    if (m.envelope().attempt() == 0 && Math.floorMod(m.id().hashCode(), 50) == 0) {
+                        return AckDecision.retry(Duration.ZERO); // 2% retried once
+                    }
+                    ok.add(m.id());
+                    return AckDecision.ok();
+                }).build().start();
+        try {
+            await().atMost(WAIT).until(() -> {
+                // Whatever is committed must be a prefix of what was handled with ok.
+                kafka.committed(group, topic).forEach((partition, committed) -> {
+                    for (long o = 0; o < committed; o++) {
+                        String id = topic + "-" + partition + "-" + o;
+                        if (!ok.contains(id)) {
+                            skipped.add(id + " (committed " + committed + ")");
+                        }
+                    }
+                });
+                return kafka.fullyCommitted(group, topic, 4);
+            });
+        } finally {
+            app.stop();
+        }
+        assertThat(skipped).isEmpty();
+        assertThat(ok).hasSize(2_000);
     }
 
     @Test
