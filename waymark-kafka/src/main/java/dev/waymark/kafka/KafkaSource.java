@@ -74,6 +74,7 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
         return config;
     }
 
+    /** The configured name ({@code kafka:<topics>} by default), used in logs, events and metrics. */
     @Override
     public String name() {
         return config.name();

@@ -6,7 +6,6 @@ import java.util.ArrayDeque;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.Condition;
@@ -43,8 +42,7 @@ final class AckLedger {
     private static final Logger log = LoggerFactory.getLogger(AckLedger.class);
 
     /** A fetched record, stamped with the partition's generation and seek epoch at fetch time. */
-    record Buffered(ConsumerRecord<byte[], byte[]> record, TopicPartition partition, PartitionState state,
-            long generation, long epoch) {}
+    record Buffered(ConsumerRecord<byte[], byte[]> record, PartitionState state, long generation, long epoch) {}
 
     /** A record handed out, with its delivery, attempt and message-id prefix ({@code topic-partition}). */
     record Handout(ConsumerRecord<byte[], byte[]> record, Delivery delivery, int attempt, String partitionId) {}
@@ -75,7 +73,7 @@ final class AckLedger {
         lock.lock();
         try {
             for (TopicPartition tp : assigned) {
-                PartitionState ps = partitions.computeIfAbsent(tp, k -> new PartitionState());
+                PartitionState ps = partitions.computeIfAbsent(tp, PartitionState::new);
                 if (!ps.assigned) {
                     ps.newGeneration(true);
                 }
@@ -101,12 +99,13 @@ final class AckLedger {
                 if (ps == null) {
                     continue;
                 }
-                if (ps.assigned && ps.commitCandidate > ps.committed) {
-                    toCommit.put(tp, new OffsetAndMetadata(ps.commitCandidate));
+                long uncommitted = ps.uncommitted();
+                if (uncommitted >= 0) {
+                    toCommit.put(tp, new OffsetAndMetadata(uncommitted));
                 }
                 ps.newGeneration(false);
             }
-            buffer.removeIf(b -> gone.contains(b.partition()));
+            buffer.removeIf(b -> gone.contains(b.state().partition()));
             return toCommit;
         } finally {
             lock.unlock();
@@ -120,26 +119,21 @@ final class AckLedger {
             boolean added = false;
             for (TopicPartition tp : records.partitions()) {
                 PartitionState ps = partitions.get(tp);
-                if (ps == null || !ps.assigned || ps.haltedAt >= 0 || ps.pendingSeek >= 0) {
+                if (ps == null || !ps.fetchable()) {
                     continue; // from before a seek that is not applied yet, or of a halted/revoked partition
                 }
                 for (ConsumerRecord<byte[], byte[]> record : records.records(tp)) {
-                    long offset = record.offset();
-                    if (ps.expectReplay >= 0) {
-                        if (offset > ps.expectReplay) {
-                            log.warn("kafka source '{}': retried offset {} of {} no longer exists (retention or"
-                                    + " compaction); continuing from {}", events.source(), ps.expectReplay, tp, offset);
-                            events.emit(Kind.RETENTION_GAP, tp, offset, "expected " + ps.expectReplay);
-                        }
-                        ps.expectReplay = -1;
-                    } else if (offset < ps.nextOffset) {
-                        continue; // never hand out below what this assignment already fetched
+                    long expected = ps.expectReplay;
+                    PartitionState.Admission admission = ps.admit(record.offset());
+                    if (admission == PartitionState.Admission.DROP) {
+                        continue;
                     }
-                    if (ps.startOffset < 0) {
-                        ps.startOffset = offset;
+                    if (admission == PartitionState.Admission.ACCEPT_AFTER_GAP) {
+                        log.warn("kafka source '{}': retried offset {} of {} no longer exists (retention or"
+                                + " compaction); continuing from {}", events.source(), expected, tp, record.offset());
+                        events.emit(Kind.RETENTION_GAP, tp, record.offset(), "expected " + expected);
                     }
-                    ps.nextOffset = offset + 1;
-                    buffer.addLast(new Buffered(record, tp, ps, ps.generation, ps.epoch));
+                    buffer.addLast(new Buffered(record, ps, ps.generation, ps.epoch));
                     added = true;
                 }
             }
@@ -156,14 +150,11 @@ final class AckLedger {
         lock.lock();
         try {
             int n = 0;
-            for (Map.Entry<TopicPartition, PartitionState> e : partitions.entrySet()) {
-                PartitionState ps = e.getValue();
-                if (ps.assigned && ps.pendingSeek >= 0) {
-                    seek.accept(e.getKey(), ps.pendingSeek);
-                    events.emit(Kind.SEEK, e.getKey(), ps.pendingSeek, null);
-                    ps.expectReplay = ps.pendingSeek;
-                    ps.nextOffset = ps.pendingSeek;
-                    ps.pendingSeek = -1;
+            for (PartitionState ps : partitions.values()) {
+                long target = ps.takeSeek();
+                if (target >= 0) {
+                    seek.accept(ps.partition(), target);
+                    events.emit(Kind.SEEK, ps.partition(), target, null);
                     n++;
                 }
             }
@@ -183,16 +174,9 @@ final class AckLedger {
                 flowPaused = false;
             }
             Set<TopicPartition> out = new HashSet<>();
-            for (Map.Entry<TopicPartition, PartitionState> e : partitions.entrySet()) {
-                PartitionState ps = e.getValue();
-                if (!ps.assigned) {
-                    continue;
-                }
-                if (ps.retryPaused && now - ps.retryPausedUntil >= 0) {
-                    ps.retryPaused = false;
-                }
-                if (stopping || flowPaused || ps.haltedAt >= 0 || ps.retryPaused) {
-                    out.add(e.getKey());
+            for (PartitionState ps : partitions.values()) {
+                if (ps.assigned && (ps.pauseWanted(now) || stopping || flowPaused)) {
+                    out.add(ps.partition());
                 }
             }
             return out;
@@ -207,9 +191,7 @@ final class AckLedger {
         try {
             long wait = max;
             for (PartitionState ps : partitions.values()) {
-                if (ps.assigned && ps.retryPaused) {
-                    wait = Math.min(wait, Math.max(0, ps.retryPausedUntil - now));
-                }
+                wait = ps.nanosUntilResume(now, wait);
             }
             return wait;
         } finally {
@@ -223,8 +205,9 @@ final class AckLedger {
         try {
             Map<TopicPartition, OffsetAndMetadata> out = new HashMap<>();
             partitions.forEach((tp, ps) -> {
-                if (ps.assigned && ps.commitCandidate > ps.committed) {
-                    out.put(tp, new OffsetAndMetadata(ps.commitCandidate));
+                long uncommitted = ps.uncommitted();
+                if (uncommitted >= 0) {
+                    out.put(tp, new OffsetAndMetadata(uncommitted));
                 }
             });
             return out;
@@ -308,14 +291,12 @@ final class AckLedger {
                     wakeConsumer.run(); // resume fetching now rather than after the current poll
                 }
                 PartitionState ps = b.state(); // the same object for every generation of the partition
-                if (!ps.assigned || ps.generation != b.generation() || ps.epoch != b.epoch() || ps.haltedAt >= 0) {
+                if (!ps.current(b.generation(), b.epoch())) {
                     continue; // revoked, superseded by a seek, or halted since it was fetched
                 }
-                Delivery d = new Delivery(b.partition(), b.record().offset(), ps.generation);
-                ps.inFlight.addLast(d);
+                Delivery d = ps.handOut(b.record().offset());
                 outstanding++;
-                int attempt = ps.attempts.isEmpty() ? 0 : ps.attempts.getOrDefault(d.offset, 0);
-                return new Handout(b.record(), d, attempt, ps.id(b.partition()));
+                return new Handout(b.record(), d, ps.attempt(d.offset), ps.id());
             }
             return null;
         } finally {
@@ -335,7 +316,7 @@ final class AckLedger {
 
     private PartitionState current(Delivery d) {
         PartitionState ps = partitions.get(d.partition);
-        return ps != null && ps.assigned && ps.generation == d.generation && !d.superseded ? ps : null;
+        return ps != null && ps.counts(d) ? ps : null;
     }
 
     /** Marks the delivery acknowledged; returns false (and does nothing) if it no longer counts. */
@@ -346,14 +327,7 @@ final class AckLedger {
             if (ps == null) {
                 return false;
             }
-            d.acked = true;
-            ArrayDeque<Delivery> q = ps.inFlight;
-            while (!q.isEmpty() && q.peekFirst().acked) {
-                ps.commitCandidate = q.pollFirst().offset + 1;
-            }
-            if (!ps.attempts.isEmpty()) {
-                ps.attempts.remove(d.offset);
-            }
+            ps.acknowledge(d);
             return true;
         } finally {
             lock.unlock();
@@ -371,33 +345,11 @@ final class AckLedger {
             if (ps == null) {
                 return false;
             }
-            ps.attempts.merge(d.offset, 1, Integer::sum);
-            // d counts, so it lies below any barrier still pending: the earliest retry wins.
-            barrier(ps, d.offset);
-            if (!delay.isZero()) {
-                long until = System.nanoTime() + delay.toNanos();
-                ps.retryPausedUntil = ps.retryPaused ? Math.max(ps.retryPausedUntil, until) : until;
-                ps.retryPaused = true;
-            }
+            ps.retry(d, delay);
             return true;
         } finally {
             lock.unlock();
         }
-    }
-
-    private static void barrier(PartitionState ps, long offset) {
-        Iterator<Delivery> tail = ps.inFlight.descendingIterator();
-        while (tail.hasNext()) {
-            Delivery later = tail.next();
-            if (later.offset < offset) {
-                break;
-            }
-            later.superseded = true;
-            tail.remove();
-        }
-        ps.epoch++; // what is buffered now came from before the seek
-        ps.pendingSeek = offset;
-        ps.expectReplay = -1;
     }
 
     /** Stops the partition at the delivery (nothing commits past it; it is paused). */
@@ -408,9 +360,7 @@ final class AckLedger {
             if (ps == null) {
                 return false;
             }
-            if (ps.haltedAt < 0 || d.offset < ps.haltedAt) {
-                ps.haltedAt = d.offset;
-            }
+            ps.halt(d);
             events.emit(Kind.HALTED, d.partition, d.offset, null);
             return true;
         } finally {
@@ -423,13 +373,7 @@ final class AckLedger {
         lock.lock();
         try {
             PartitionState ps = partitions.get(tp);
-            if (ps == null || !ps.assigned || ps.haltedAt < 0) {
-                return false;
-            }
-            long at = ps.haltedAt;
-            ps.haltedAt = -1;
-            barrier(ps, at);
-            return true;
+            return ps != null && ps.resumeHalted();
         } finally {
             lock.unlock();
         }

@@ -40,6 +40,7 @@ public final class KafkaSourceMetrics implements KafkaSourceListener {
         this.registry = registry;
     }
 
+    /** Counts the event, or updates (lag) or removes (revoke, loss) the partition's lag gauge. */
     @Override
     public void onEvent(KafkaSourceEvent e) {
         switch (e.kind()) {
