@@ -71,6 +71,30 @@ public final class KafkaBroker {
         return cluster.bootstrapServers();
     }
 
+    /**
+     * Stops the broker side of the node (the KRaft controller stays up), so clients see the broker
+     * unreachable until {@link #startBroker()}. Its port and data are kept. Tests that call it must
+     * start it again, even when they fail (in a {@code finally}).
+     */
+    public synchronized void stopBroker() {
+        cluster.brokers().values().forEach(broker -> {
+            broker.shutdown();
+            broker.awaitShutdown();
+        });
+        log.info("waymark testkit: in-process Kafka broker stopped");
+    }
+
+    /** Starts the broker stopped by {@link #stopBroker()} on the same port and waits until it is ready. */
+    public synchronized void startBroker() {
+        try {
+            cluster.brokers().values().forEach(broker -> broker.startup());
+            cluster.waitForReadyBrokers();
+            log.info("waymark testkit: in-process Kafka broker restarted at {}", cluster.bootstrapServers());
+        } catch (Exception e) {
+            throw new IllegalStateException("could not restart the in-process Kafka broker", e);
+        }
+    }
+
     /** The underlying test cluster (for broker restarts and other faults). */
     public KafkaClusterTestKit cluster() {
         return cluster;

@@ -50,4 +50,22 @@ class KafkaExtensionTest {
                 "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9");
         assertThat(KAFKA.admin().listTopics().names().get()).contains(topic);
     }
+
+    @Test
+    void the_broker_can_be_stopped_and_started_again_on_the_same_address() throws Exception {
+        String topic = KAFKA.createTopic("restart", 1);
+        String before = KAFKA.bootstrapServers();
+        KafkaBroker.get().stopBroker();
+        try {
+            assertThat(KAFKA.bootstrapServers()).isEqualTo(before);
+        } finally {
+            KafkaBroker.get().startBroker();
+        }
+        try (var producer = new KafkaProducer<>(Map.<String, Object>of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers()),
+                new StringSerializer(), new StringSerializer())) {
+            producer.send(new ProducerRecord<>(topic, "k", "after-restart")).get();
+        }
+        assertThat(KAFKA.admin().listTopics().names().get()).contains(topic);
+    }
 }

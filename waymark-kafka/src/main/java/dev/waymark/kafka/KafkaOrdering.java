@@ -1,0 +1,13 @@
+package dev.waymark.kafka;
+
+/**
+ * What the adapter puts in {@link dev.waymark.messaging.Envelope#orderingKey()}, which
+ * {@link dev.waymark.messaging.Concurrency#orderedByKey(int)} keeps in order. Commits are gap-free
+ * per partition under every choice; this only decides which records may be handled in parallel.
+ */
+public enum KafkaOrdering {
+    /** The record key (UTF-8): one key in order, keys in parallel; records without a key are unconstrained. */
+    KEY,
+    /** The partition ({@code topic-partition}): one partition in order, partitions in parallel. */
+    PARTITION
+}

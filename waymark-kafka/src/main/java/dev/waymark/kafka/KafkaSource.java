@@ -1,0 +1,148 @@
+package dev.waymark.kafka;
+
+import dev.waymark.kafka.internal.SourceRuntime;
+import dev.waymark.messaging.Ingested;
+import dev.waymark.messaging.MessageSource;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link MessageSource} over Kafka topics, for any {@link dev.waymark.messaging.Concurrency}.
+ *
+ * <p>Guarantees:
+ * <ul>
+ *   <li><b>At-least-once, nothing skipped.</b> Offsets are committed only for the contiguous
+ *       acknowledged prefix of each partition, so out-of-order acknowledgements (orderedByKey,
+ *       unordered) never commit past an unfinished record. Redelivery happens after a retry, a
+ *       rebalance, a restart or an unacknowledged shutdown; handlers must tolerate duplicates
+ *       (key on the message id {@code topic-partition-offset}).</li>
+ *   <li><b>Retry.</b> {@code retry(delay)} seeks the partition back to the record after the delay
+ *       (the partition is paused meanwhile; other partitions go on). Records after it come again,
+ *       in their original order, after it; deliveries it superseded are never handed out, and
+ *       acknowledging one already handed out does nothing. If the record is gone (retention,
+ *       compaction), consumption goes on from the next record with a warning. The envelope's
+ *       attempt counts retries of that record in this assignment (it restarts at 0 after a
+ *       rebalance or restart).</li>
+ *   <li><b>Rebalances.</b> On revoke, acknowledged offsets are committed and records buffered for
+ *       the partition are dropped; acknowledgements from before a revoke or re-assignment do
+ *       nothing (no commit, seek or pause).</li>
+ *   <li><b>Halt.</b> {@code halt} pauses the partition and nothing past the halted record is
+ *       committed; the consumer keeps polling (membership is kept, no eviction). Resume with
+ *       {@link #resumeHalted(String, int)}, or restart: a new session begins at the halted record.</li>
+ *   <li><b>Dead letters</b> follow the {@link DeadLetterPolicy}: published and acknowledged by the
+ *       broker before the offset moves past them; a failed publish commits nothing and throws.</li>
+ *   <li><b>Failures.</b> A fatal client failure, or a retriable one that outlives
+ *       {@link KafkaSourceConfig.BrokerRetry}, ends the source: {@link #poll} throws a
+ *       {@link KafkaSourceException} (with topic, partition and offset when known), so the processor
+ *       fails; the source never ends normally unless shut down. While the broker is unreachable and
+ *       nothing needs committing, the consumer waits for it, as the Kafka client does.</li>
+ *   <li><b>Shutdown.</b> {@link #shutdown()} stops handing out records at once, waits up to the drain
+ *       timeout for acknowledgements of records already handed out, commits and closes; then
+ *       {@link #isFinished()} is true. {@link #close()} does the same without waiting.</li>
+ * </ul>
+ *
+ * <p>One thread owns the {@code KafkaConsumer}; acknowledgements from handler threads only update
+ * in-memory state and wake that thread, so they never wait for a poll.
+ */
+public final class KafkaSource implements MessageSource, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(KafkaSource.class);
+
+    private final KafkaSourceConfig config;
+    private final SourceRuntime runtime;
+
+    private KafkaSource(KafkaSourceConfig config) {
+        this.config = config;
+        this.runtime = new SourceRuntime(config);
+    }
+
+    /** A source for {@code config}. Nothing connects until the first {@link #poll}. */
+    public static KafkaSource of(KafkaSourceConfig config) {
+        if (config == null) {
+            throw new IllegalArgumentException("config must not be null");
+        }
+        log.info("{}", config.describe());
+        return new KafkaSource(config);
+    }
+
+    /** Its configuration. */
+    public KafkaSourceConfig config() {
+        return config;
+    }
+
+    /** The configured name ({@code kafka:<topics>} by default), used in logs, events and metrics. */
+    @Override
+    public String name() {
+        return config.name();
+    }
+
+    /**
+     * The next record, waiting up to {@code timeout}; starts the consumer on the first call.
+     *
+     * @throws KafkaSourceException once the source failed for good
+     */
+    @Override
+    public Optional<Ingested> poll(Duration timeout) throws InterruptedException {
+        return runtime.poll(timeout);
+    }
+
+    /** True once the consumer committed and closed after a shutdown; never after a failure. */
+    @Override
+    public boolean isFinished() {
+        return runtime.isFinished();
+    }
+
+    /**
+     * Graceful stop; returns at once. No record is handed out after it; the consumer commits and
+     * closes once every record handed out was acknowledged, or after the drain timeout.
+     */
+    @Override
+    public void shutdown() {
+        runtime.shutdown(false);
+    }
+
+    /**
+     * Stops without waiting for outstanding acknowledgements: commits what is acknowledged and
+     * closes the consumer, waiting up to twice the broker operation timeout for it.
+     */
+    @Override
+    public void close() {
+        runtime.shutdown(true);
+        try {
+            runtime.awaitClosed(config.brokerRetry().timeout().multipliedBy(2));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits until the consumer has made its final commit and closed; true if it did in time. */
+    public boolean awaitClosed(Duration timeout) throws InterruptedException {
+        return runtime.awaitClosed(timeout);
+    }
+
+    /** The failure that ended the source, if any. */
+    public Optional<KafkaSourceException> failure() {
+        return Optional.ofNullable(runtime.failure());
+    }
+
+    /**
+     * Resumes a partition a halt stopped: it is sought back to the halted record and unpaused, so
+     * the halted record is delivered again first. Useful when driving the source directly; a halted
+     * processor has ended, so with {@code ProcessingApp} restart with a new source instead.
+     *
+     * @return false if this source does not hold the partition or it is not halted
+     */
+    public boolean resumeHalted(String topic, int partition) {
+        return runtime.resumeHalted(new TopicPartition(topic, partition));
+    }
+
+    /** The halted partitions ({@code topic-partition}) and the offset each is halted at. */
+    public Map<String, Long> halted() {
+        return runtime.halted().entrySet().stream().collect(java.util.stream.Collectors.toMap(
+                e -> e.getKey().topic() + "-" + e.getKey().partition(), Map.Entry::getValue));
+    }
+}

@@ -1,0 +1,344 @@
+package dev.waymark.kafka;
+
+import dev.waymark.messaging.MessagingConfigException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The validated, immutable configuration of a {@link KafkaSource}. Build it with
+ * {@link #builder(String, String)}; {@link Builder#build()} rejects a bad value with a
+ * {@link MessagingConfigException} naming the option, the value and the rule.
+ *
+ * @param name the source's name in logs and metrics
+ * @param bootstrapServers {@code host:port[,host:port]}
+ * @param groupId the consumer group
+ * @param topics the topics, or empty when {@code topicPattern} is set
+ * @param topicPattern a subscription pattern, or null when {@code topics} is set
+ * @param polling poll and buffer sizing
+ * @param commits commit cadence and shutdown drain
+ * @param brokerRetry bounds on retrying broker operations
+ * @param deadLetters what a dead-letter decision does
+ * @param ordering what the envelope's ordering key is
+ * @param consumerProperties extra {@code KafkaConsumer} properties (security, client id, ...)
+ * @param producerProperties extra properties of the dead-letter {@code KafkaProducer}
+ * @param listeners observers of source events
+ */
+public record KafkaSourceConfig(
+        String name,
+        String bootstrapServers,
+        String groupId,
+        List<String> topics,
+        Pattern topicPattern,
+        Polling polling,
+        Commits commits,
+        BrokerRetry brokerRetry,
+        DeadLetterPolicy deadLetters,
+        KafkaOrdering ordering,
+        Map<String, String> consumerProperties,
+        Map<String, String> producerProperties,
+        List<KafkaSourceListener> listeners) {
+
+    /** Default {@link Polling#pollTimeout()}. */
+    public static final Duration DEFAULT_POLL_TIMEOUT = Duration.ofMillis(500);
+    /** Default {@link Polling#maxPollRecords()}. */
+    public static final int DEFAULT_MAX_POLL_RECORDS = 500;
+    /** Default {@link Polling#bufferSize()}. */
+    public static final int DEFAULT_BUFFER_SIZE = 2_000;
+    /** Default {@link Commits#interval()}. */
+    public static final Duration DEFAULT_COMMIT_INTERVAL = Duration.ofSeconds(1);
+    /** Default {@link Commits#drainTimeout()}. */
+    public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
+    /** Default {@link BrokerRetry#attempts()}. */
+    public static final int DEFAULT_BROKER_ATTEMPTS = 5;
+    /** Default {@link BrokerRetry#backoff()}. */
+    public static final Duration DEFAULT_BROKER_BACKOFF = Duration.ofMillis(200);
+    /** Default {@link BrokerRetry#timeout()}. */
+    public static final Duration DEFAULT_BROKER_TIMEOUT = Duration.ofSeconds(10);
+    /** Default dead-letter policy: {@code <topic>.DLT}. */
+    public static final String DEFAULT_DEAD_LETTER_SUFFIX = ".DLT";
+
+    /** Consumer properties the source owns; setting them through {@code consumerProperty} is refused. */
+    static final Set<String> OWNED_CONSUMER_PROPERTIES = Set.of("bootstrap.servers", "group.id",
+            "enable.auto.commit", "key.deserializer", "value.deserializer", "max.poll.records");
+    /** Producer properties the source owns. */
+    static final Set<String> OWNED_PRODUCER_PROPERTIES = Set.of("bootstrap.servers", "key.serializer",
+            "value.serializer");
+
+    /**
+     * Poll and buffer sizing.
+     *
+     * @param pollTimeout longest a poll waits when no records come, 1 ms to 60 s; commands never wait
+     *     behind it (they wake the poll)
+     * @param maxPollRecords records per poll ({@code max.poll.records}), 1 to 100000
+     * @param bufferSize records fetched but not yet handed to the processor before the source pauses
+     *     fetching, at least {@code maxPollRecords}
+     */
+    public record Polling(Duration pollTimeout, int maxPollRecords, int bufferSize) {
+        /** Validates. */
+        public Polling {
+            requireBetween("pollTimeout", pollTimeout, Duration.ofMillis(1), Duration.ofSeconds(60));
+            if (maxPollRecords < 1 || maxPollRecords > 100_000) {
+                throw new MessagingConfigException("maxPollRecords must be between 1 and 100000, got " + maxPollRecords);
+            }
+            if (bufferSize < maxPollRecords) {
+                throw new MessagingConfigException("bufferSize must be >= maxPollRecords (" + maxPollRecords
+                        + "), got " + bufferSize);
+            }
+        }
+    }
+
+    /**
+     * Commit cadence.
+     *
+     * @param interval how often acknowledged offsets are committed, 0 (every poll loop) to 60 s
+     * @param drainTimeout after {@code shutdown()}, how long the source waits for the
+     *     acknowledgements of messages it handed out before its final commit, 0 to 10 min
+     */
+    public record Commits(Duration interval, Duration drainTimeout) {
+        /** Validates. */
+        public Commits {
+            requireBetween("commitInterval", interval, Duration.ZERO, Duration.ofSeconds(60));
+            requireBetween("drainTimeout", drainTimeout, Duration.ZERO, Duration.ofMinutes(10));
+        }
+    }
+
+    /**
+     * Bounds on broker operations (commits, dead-letter publishing).
+     *
+     * @param attempts attempts of a retriable failure before the source ends with a
+     *     {@link KafkaSourceException}, 1 to 100; a fatal failure gets one
+     * @param backoff the delay after the first failed attempt, doubled per attempt up to 5 s, 0 to 60 s
+     * @param timeout how long one attempt (a commit, a dead-letter publish) may take, 100 ms to 5 min
+     */
+    public record BrokerRetry(int attempts, Duration backoff, Duration timeout) {
+        /** Validates. */
+        public BrokerRetry {
+            if (attempts < 1 || attempts > 100) {
+                throw new MessagingConfigException("brokerRetryAttempts must be between 1 and 100, got " + attempts);
+            }
+            requireBetween("brokerRetryBackoff", backoff, Duration.ZERO, Duration.ofSeconds(60));
+            requireBetween("brokerOperationTimeout", timeout, Duration.ofMillis(100), Duration.ofMinutes(5));
+        }
+    }
+
+    /** Validates and copies. */
+    public KafkaSourceConfig {
+        requireText("bootstrapServers", bootstrapServers);
+        requireText("groupId", groupId);
+        requireText("name", name);
+        topics = List.copyOf(topics);
+        if (topics.isEmpty() == (topicPattern == null)) {
+            throw new MessagingConfigException("exactly one of topics and topicPattern must be set, got topics="
+                    + topics + " topicPattern=" + topicPattern);
+        }
+        for (String topic : topics) {
+            requireText("topics", topic);
+        }
+        if (polling == null || commits == null || brokerRetry == null || deadLetters == null || ordering == null) {
+            throw new MessagingConfigException("polling, commits, brokerRetry, deadLetters and ordering must not be null");
+        }
+        consumerProperties = Map.copyOf(consumerProperties);
+        producerProperties = Map.copyOf(producerProperties);
+        refuseOwned("consumerProperty", consumerProperties, OWNED_CONSUMER_PROPERTIES);
+        refuseOwned("producerProperty", producerProperties, OWNED_PRODUCER_PROPERTIES);
+        listeners = List.copyOf(listeners);
+    }
+
+    /**
+     * A builder with every default. Defaults are the {@code DEFAULT_*} constants; the consumer
+     * starts from the earliest offset when the group has none ({@code auto.offset.reset=earliest},
+     * overridable).
+     *
+     * @param bootstrapServers {@code host:port[,host:port]}
+     * @param groupId the consumer group
+     */
+    public static Builder builder(String bootstrapServers, String groupId) {
+        return new Builder(bootstrapServers, groupId);
+    }
+
+    /** One line with every effective setting (no property values, which may hold secrets). */
+    public String describe() {
+        return "kafka source '" + name + "': bootstrap=" + bootstrapServers + " group=" + groupId
+                + (topicPattern != null ? " pattern=" + topicPattern : " topics=" + topics)
+                + " pollTimeout=" + polling.pollTimeout().toMillis() + "ms maxPollRecords=" + polling.maxPollRecords()
+                + " bufferSize=" + polling.bufferSize() + " commitInterval=" + commits.interval().toMillis()
+                + "ms drainTimeout=" + commits.drainTimeout().toMillis() + "ms brokerRetry=" + brokerRetry.attempts()
+                + "x" + brokerRetry.backoff().toMillis() + "ms/" + brokerRetry.timeout().toMillis() + "ms deadLetters="
+                + (deadLetters instanceof DeadLetterPolicy.LogAndCommit ? "log-and-commit" : "topic")
+                + " ordering=" + ordering + " consumerProperties=" + consumerProperties.keySet()
+                + " producerProperties=" + producerProperties.keySet();
+    }
+
+    private static void requireText(String field, String value) {
+        if (value == null || value.isBlank()) {
+            throw new MessagingConfigException(field + " must not be blank, got " + (value == null ? "null" : "'" + value + "'"));
+        }
+    }
+
+    private static void requireBetween(String field, Duration value, Duration min, Duration max) {
+        if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new MessagingConfigException(field + " must be between " + min + " and " + max + ", got " + value);
+        }
+    }
+
+    private static void refuseOwned(String option, Map<String, String> properties, Set<String> owned) {
+        for (String key : properties.keySet()) {
+            if (owned.contains(key)) {
+                throw new MessagingConfigException(option + " '" + key + "' is set by the source itself"
+                        + " (use the builder option, or nothing for auto-commit and (de)serializers)");
+            }
+        }
+    }
+
+    /** Builds a {@link KafkaSourceConfig}; every setter may be called in any order, {@link #build()} validates. */
+    public static final class Builder {
+        private final String bootstrapServers;
+        private final String groupId;
+        private String name;
+        private final List<String> topics = new ArrayList<>();
+        private Pattern topicPattern;
+        private Duration pollTimeout = DEFAULT_POLL_TIMEOUT;
+        private int maxPollRecords = DEFAULT_MAX_POLL_RECORDS;
+        private Integer bufferSize;
+        private Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
+        private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+        private int brokerAttempts = DEFAULT_BROKER_ATTEMPTS;
+        private Duration brokerBackoff = DEFAULT_BROKER_BACKOFF;
+        private Duration brokerTimeout = DEFAULT_BROKER_TIMEOUT;
+        private DeadLetterPolicy deadLetters = DeadLetterPolicy.topicSuffix(DEFAULT_DEAD_LETTER_SUFFIX);
+        private KafkaOrdering ordering = KafkaOrdering.KEY;
+        private final Map<String, String> consumerProperties = new LinkedHashMap<>();
+        private final Map<String, String> producerProperties = new LinkedHashMap<>();
+        private final List<KafkaSourceListener> listeners = new ArrayList<>();
+
+        private Builder(String bootstrapServers, String groupId) {
+            this.bootstrapServers = bootstrapServers;
+            this.groupId = groupId;
+        }
+
+        /** The source's name in logs and metrics; default {@code kafka:<topics or pattern>}. */
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        /** Subscribe to these topics (adds to earlier calls). */
+        public Builder topics(String... topics) {
+            this.topics.addAll(List.of(topics));
+            return this;
+        }
+
+        /** Subscribe to these topics (adds to earlier calls). */
+        public Builder topics(List<String> topics) {
+            this.topics.addAll(topics);
+            return this;
+        }
+
+        /** Subscribe to every topic matching the pattern (instead of a list). */
+        public Builder topicPattern(Pattern pattern) {
+            this.topicPattern = pattern;
+            return this;
+        }
+
+        /** How long an idle poll waits, 1 ms to 60 s; default 500 ms. */
+        public Builder pollTimeout(Duration timeout) {
+            this.pollTimeout = timeout;
+            return this;
+        }
+
+        /** Records per poll ({@code max.poll.records}), 1 to 100000; default 500. */
+        public Builder maxPollRecords(int records) {
+            this.maxPollRecords = records;
+            return this;
+        }
+
+        /** Records fetched ahead of the processor before fetching pauses, >= maxPollRecords; default max(2000, 4 x maxPollRecords). */
+        public Builder bufferSize(int records) {
+            this.bufferSize = records;
+            return this;
+        }
+
+        /** How often acknowledged offsets are committed, 0 to 60 s; default 1 s. */
+        public Builder commitInterval(Duration interval) {
+            this.commitInterval = interval;
+            return this;
+        }
+
+        /** How long {@code shutdown()} waits for outstanding acknowledgements before the final commit, 0 to 10 min; default 30 s. */
+        public Builder drainTimeout(Duration timeout) {
+            this.drainTimeout = timeout;
+            return this;
+        }
+
+        /** Attempts of a retriable broker failure (commit, dead-letter publish), 1 to 100; default 5. */
+        public Builder brokerRetryAttempts(int attempts) {
+            this.brokerAttempts = attempts;
+            return this;
+        }
+
+        /** Delay after the first failed broker attempt (doubled each time, at most 5 s), 0 to 60 s; default 200 ms. */
+        public Builder brokerRetryBackoff(Duration backoff) {
+            this.brokerBackoff = backoff;
+            return this;
+        }
+
+        /** Time one broker attempt (a commit, a dead-letter publish) may take, 100 ms to 5 min; default 10 s. */
+        public Builder brokerOperationTimeout(Duration timeout) {
+            this.brokerTimeout = timeout;
+            return this;
+        }
+
+        /** What a dead-letter decision does; default {@code DeadLetterPolicy.topicSuffix(".DLT")}. */
+        public Builder deadLetters(DeadLetterPolicy policy) {
+            this.deadLetters = policy;
+            return this;
+        }
+
+        /** What the ordering key is; default {@link KafkaOrdering#KEY}. */
+        public Builder ordering(KafkaOrdering ordering) {
+            this.ordering = ordering;
+            return this;
+        }
+
+        /** An extra consumer property (security, {@code client.id}, {@code auto.offset.reset}, ...). */
+        public Builder consumerProperty(String key, String value) {
+            this.consumerProperties.put(key, value);
+            return this;
+        }
+
+        /** An extra property of the dead-letter producer (security, {@code client.id}, ...). */
+        public Builder producerProperty(String key, String value) {
+            this.producerProperties.put(key, value);
+            return this;
+        }
+
+        /** Adds an observer of source events (for example {@code KafkaSourceMetrics}). */
+        public Builder listener(KafkaSourceListener listener) {
+            if (listener == null) {
+                throw new MessagingConfigException("listener must not be null");
+            }
+            this.listeners.add(listener);
+            return this;
+        }
+
+        /**
+         * The configuration.
+         *
+         * @throws MessagingConfigException naming the bad option, its value and the rule
+         */
+        public KafkaSourceConfig build() {
+            String effectiveName = name != null ? name
+                    : "kafka:" + (topicPattern != null ? topicPattern.pattern() : String.join(",", topics));
+            int buffer = bufferSize != null ? bufferSize : Math.max(DEFAULT_BUFFER_SIZE, 4 * maxPollRecords);
+            return new KafkaSourceConfig(effectiveName, bootstrapServers, groupId, topics, topicPattern,
+                    new Polling(pollTimeout, maxPollRecords, buffer), new Commits(commitInterval, drainTimeout),
+                    new BrokerRetry(brokerAttempts, brokerBackoff, brokerTimeout), deadLetters, ordering,
+                    consumerProperties, producerProperties, listeners);
+        }
+    }
+}

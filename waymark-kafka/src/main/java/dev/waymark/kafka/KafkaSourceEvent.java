@@ -1,0 +1,44 @@
+package dev.waymark.kafka;
+
+/**
+ * Something the Kafka source did, for metrics, logs and tests.
+ *
+ * @param kind what happened
+ * @param source the source's name
+ * @param topic the topic, or null for events about no partition
+ * @param partition the partition, or -1
+ * @param value the offset committed, sought, paused at or dead-lettered; the lag for {@link Kind#LAG}; else -1
+ * @param detail a short text (a reason, an error), or null
+ */
+public record KafkaSourceEvent(Kind kind, String source, String topic, int partition, long value, String detail) {
+
+    /** Kinds of events. */
+    public enum Kind {
+        /** A partition was assigned to this consumer (a rebalance). */
+        ASSIGNED,
+        /** A partition was revoked after its acknowledged offsets were committed. */
+        REVOKED,
+        /** A partition was lost (no commit was possible). */
+        LOST,
+        /** An offset was committed ({@code value} is the next offset to read). */
+        COMMITTED,
+        /** A commit attempt failed; it is retried within the budget. */
+        COMMIT_FAILED,
+        /** The partition was sought back for a retry ({@code value} is the target offset). */
+        SEEK,
+        /** The partition was paused (a halt, a retry delay, or a full buffer). */
+        PAUSED,
+        /** The partition was resumed. */
+        RESUMED,
+        /** A halt stopped the partition at {@code value}. */
+        HALTED,
+        /** A record was published to a dead-letter topic (or logged and committed without one). */
+        DEAD_LETTERED,
+        /** A retried offset no longer existed (retention, compaction); consumption went on from {@code value}. */
+        RETENTION_GAP,
+        /** Records in the partition after the committed offset ({@code value}), reported every commit interval. */
+        LAG,
+        /** The source ended with a {@link KafkaSourceException}. */
+        FATAL
+    }
+}

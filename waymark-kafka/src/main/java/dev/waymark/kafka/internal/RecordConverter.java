@@ -1,0 +1,62 @@
+package dev.waymark.kafka.internal;
+
+import dev.waymark.kafka.KafkaOrdering;
+import dev.waymark.messaging.Envelope;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.record.TimestampType;
+
+/**
+ * A Kafka record as an {@link Envelope}: id {@code topic-partition-offset}, cursor the offset, key
+ * and ordering key, every header verbatim (order and duplicates kept), the record's timestamp, the
+ * W3C trace context from the first {@code traceparent} / {@code tracestate} headers (exact case), and
+ * the attempt. A null value (a tombstone) becomes an empty payload.
+ */
+public final class RecordConverter {
+
+    private static final byte[] EMPTY = new byte[0];
+
+    private RecordConverter() {}
+
+    /** The envelope of {@code record} delivered for the {@code attempt}-th time (from 0). */
+    public static Envelope toEnvelope(ConsumerRecord<byte[], byte[]> record, int attempt, KafkaOrdering ordering) {
+        return toEnvelope(record, attempt, ordering, record.topic() + "-" + record.partition());
+    }
+
+    /** As {@link #toEnvelope(ConsumerRecord, int, KafkaOrdering)} with the {@code topic-partition} id given. */
+    static Envelope toEnvelope(ConsumerRecord<byte[], byte[]> record, int attempt, KafkaOrdering ordering,
+            String partitionId) {
+        String key = record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8);
+        String traceparent = null;
+        String tracestate = null;
+        Header[] raw = record.headers().toArray();
+        List<Envelope.Header> headers = raw.length == 0 ? List.of() : new ArrayList<>(raw.length);
+        for (Header h : raw) {
+            headers.add(new Envelope.Header(h.key(), h.value()));
+            if (traceparent == null && "traceparent".equals(h.key()) && h.value() != null) {
+                traceparent = new String(h.value(), StandardCharsets.UTF_8);
+            } else if (tracestate == null && "tracestate".equals(h.key()) && h.value() != null) {
+                tracestate = new String(h.value(), StandardCharsets.UTF_8);
+            }
+        }
+        if (traceparent == null || traceparent.isEmpty()) {
+            traceparent = null;
+            tracestate = null; // tracestate means nothing without a parent
+        }
+        Instant eventTime = record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE || record.timestamp() < 0
+                ? null : Instant.ofEpochMilli(record.timestamp());
+        return Envelope.builder(partitionId + "-" + record.offset(), record.value() == null ? EMPTY : record.value())
+                .key(key)
+                .orderingKey(ordering == KafkaOrdering.PARTITION ? partitionId : key)
+                .headers(headers)
+                .eventTime(eventTime)
+                .attempt(attempt)
+                .trace(traceparent, tracestate)
+                .cursor(Long.toString(record.offset()))
+                .build();
+    }
+}

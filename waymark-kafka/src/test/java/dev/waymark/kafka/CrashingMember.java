@@ -1,0 +1,33 @@
+package dev.waymark.kafka;
+
+import dev.waymark.messaging.AckDecision;
+import dev.waymark.messaging.Concurrency;
+import dev.waymark.messaging.ProcessingApp;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A group member in its own JVM, for {@link KafkaCrashTest}: consumes until it is killed and prints
+ * {@code H <message id>} for every record before acknowledging it (so whatever it committed, it printed).
+ */
+public final class CrashingMember {
+
+    private CrashingMember() {}
+
+    /** Arguments: bootstrap servers, group, topic. */
+    public static void main(String[] args) throws Exception {
+        KafkaSource source = KafkaSource.of(KafkaSourceConfig.builder(args[0], args[1]).topics(args[2])
+                .pollTimeout(Duration.ofMillis(100)).commitInterval(Duration.ofMillis(50))
+                .consumerProperty("session.timeout.ms", "6000").consumerProperty("heartbeat.interval.ms", "500")
+                .build());
+        ProcessingApp.builder().processor("child", source, Concurrency.serial(), m -> {
+            LockSupport.parkNanos(1_000_000); // 1 ms of work: still busy when the parent kills it
+            System.out.println("H " + m.id()); // autoflushed before the acknowledgement
+            return AckDecision.ok();
+        }).build().start();
+        new CountDownLatch(1).await(5, TimeUnit.MINUTES); // until SIGKILL
+        System.exit(1);
+    }
+}

@@ -1,0 +1,244 @@
+package dev.waymark.kafka;
+
+import static dev.waymark.kafka.TestKafka.WAIT;
+import static dev.waymark.kafka.TestKafka.offset;
+import static dev.waymark.kafka.TestKafka.take;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.kafka.KafkaSourceEvent.Kind;
+import dev.waymark.messaging.AckDecision;
+import dev.waymark.messaging.Concurrency;
+import dev.waymark.messaging.Ingested;
+import dev.waymark.messaging.ProcessingApp;
+import dev.waymark.testkit.KafkaExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.LongStream;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Retries on a real broker: checklist 15-17 and 21-24. */
+class KafkaRetryTest {
+
+    @RegisterExtension
+    static final KafkaExtension KAFKA = new KafkaExtension();
+
+    private final TestKafka kafka = new TestKafka(KAFKA);
+
+    private static List<Long> range(long from, long toExclusive) {
+        return LongStream.range(from, toExclusive).boxed().toList();
+    }
+
+    @Test
+    void a_retry_is_redelivered_in_the_same_session_and_nothing_is_committed_past_it_before_the_replay()
+            throws Exception {
+        String topic = KAFKA.createTopic("retry-same-session", 1);
+        kafka.produce(topic, 0, 5, 1);
+        String group = kafka.group();
+        List<Long> seen = new CopyOnWriteArrayList<>();
+        List<Long> committedAtReplay = new CopyOnWriteArrayList<>();
+        KafkaSource source = KafkaSource.of(kafka.config(group, topic).build());
+        ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(), m -> {
+            long offset = KafkaCoordinates.of(m.envelope()).offset();
+            seen.add(offset);
+            if (offset == 2 && m.envelope().attempt() == 0) {
+                return AckDecision.retry(Duration.ofMillis(300));
+            }
+            if (offset == 2) {
+                committedAtReplay.add(kafka.committed(group, topic).getOrDefault(0, 0L));
+            }
+            return AckDecision.ok();
+        }).build().start();
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
+        assertThat(seen).containsExactly(0L, 1L, 2L, 2L, 3L, 4L);
+        assertThat(committedAtReplay).singleElement().satisfies(c -> assertThat(c).isLessThanOrEqualTo(2L));
+        assertThat(kafka.committed(group, topic)).containsEntry(0, 5L);
+    }
+
+    @Test
+    void a_retried_record_not_replayed_before_the_session_ends_is_redelivered_by_the_next_session()
+            throws Exception {
+        String topic = KAFKA.createTopic("retry-restart", 1);
+        kafka.produce(topic, 0, 3, 1);
+        String group = kafka.group();
+        RecordingListener events = new RecordingListener();
+        try (KafkaSource first = KafkaSource.of(kafka.config(group, topic).listener(events).build())) {
+            take(first).ack().finalize(AckDecision.ok());
+            Ingested one = take(first);
+            assertThat(offset(one)).isEqualTo(1);
+            one.ack().finalize(AckDecision.retry(Duration.ofMinutes(1)));
+            await().atMost(WAIT).until(() -> kafka.committed(group, topic).getOrDefault(0, -1L) == 1L);
+        }
+        assertThat(kafka.committed(group, topic)).containsEntry(0, 1L);
+        try (KafkaSource second = KafkaSource.of(kafka.config(group, topic).build())) {
+            Ingested again = take(second);
+            assertThat(offset(again)).isEqualTo(1);
+            assertThat(again.envelope().attempt()).as("attempts restart with the session").isZero();
+        }
+    }
+
+    @Test
+    void a_handler_exception_leads_to_redelivery_never_a_skip() throws Exception {
+        String topic = KAFKA.createTopic("retry-exception", 1);
+        kafka.produce(topic, 0, 5, 1);
+        String group = kafka.group();
+        List<Long> seen = new CopyOnWriteArrayList<>();
+        AtomicBoolean thrown = new AtomicBoolean();
+        ProcessingApp app = ProcessingApp.builder().processor("p", KafkaSource.of(kafka.config(group, topic).build()),
+                Concurrency.serial(), m -> {
+                    long offset = KafkaCoordinates.of(m.envelope()).offset();
+                    seen.add(offset);
+                    if (offset == 2 && thrown.compareAndSet(false, true)) {
+                        throw new IllegalStateException("boom");
+                    }
+                    return AckDecision.ok();
+                }).build().start();
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
+        assertThat(seen).containsExactly(0L, 1L, 2L, 2L, 3L, 4L);
+    }
+
+    @Test
+    void two_buffered_records_both_retried_are_replayed_in_their_original_order_and_both_committed()
+            throws Exception {
+        String topic = KAFKA.createTopic("retry-two-buffered", 1);
+        kafka.produce(topic, 0, 2, 1);
+        String group = kafka.group();
+        try (KafkaSource source = KafkaSource.of(kafka.config(group, topic).build())) {
+            Ingested zero = take(source);
+            Ingested one = take(source);
+            one.ack().finalize(AckDecision.retry(Duration.ZERO)); // the later retry first
+            zero.ack().finalize(AckDecision.retry(Duration.ZERO));
+            Ingested replay0 = take(source);
+            Ingested replay1 = take(source);
+            assertThat(List.of(offset(replay0), offset(replay1))).containsExactly(0L, 1L);
+            assertThat(replay0.envelope().attempt()).isEqualTo(1);
+            replay0.ack().finalize(AckDecision.ok());
+            replay1.ack().finalize(AckDecision.ok());
+            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
+            assertThat(TestKafka.drain(source, Duration.ofMillis(300))).as("nothing left over").isEmpty();
+        }
+    }
+
+    /** Offsets handed to the handler, in order, and the processor's processed count. */
+    private record Run(List<Long> seen, long processed) {}
+
+    /** Handles {@code topic} with {@code source}, retrying offset 20 once. */
+    private Run retryingTwentyOnce(KafkaSource source, Concurrency concurrency, String group, String topic)
+            throws Exception {
+        List<Long> seen = new CopyOnWriteArrayList<>();
+        AtomicBoolean retried = new AtomicBoolean();
+        ProcessingApp app = ProcessingApp.builder().processor("p", source, concurrency, m -> {
+            long offset = KafkaCoordinates.of(m.envelope()).offset();
+            seen.add(offset);
+            return offset == 20 && retried.compareAndSet(false, true) ? AckDecision.retry(Duration.ZERO)
+                    : AckDecision.ok();
+        }).build().start();
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
+        return new Run(seen, app.snapshot().get("p").processed());
+    }
+
+    @Test
+    void no_stall_after_a_buffered_retry_commits_reach_the_end_in_the_same_session() throws Exception {
+        String topic = KAFKA.createTopic("retry-no-stall", 1);
+        kafka.produce(topic, 0, 50, 4);
+        String group = kafka.group();
+        List<Long> seen = retryingTwentyOnce(KafkaSource.of(kafka.config(group, topic).build()),
+                Concurrency.orderedByKey(4), group, topic).seen();
+        assertThat(kafka.committed(group, topic)).containsEntry(0, 50L);
+        assertThat(seen).containsAll(range(0, 50));
+        assertThat(seen.stream().filter(o -> o == 20L).count()).isEqualTo(2);
+    }
+
+    @Test
+    void no_successor_is_handled_before_its_retried_record_and_superseded_deliveries_are_skipped()
+            throws Exception {
+        String topic = KAFKA.createTopic("retry-order", 1);
+        kafka.produce(topic, 0, 50, 4);
+        String group = kafka.group();
+        // Big polls: the successors of 20 are certainly buffered when it is retried.
+        Run run = retryingTwentyOnce(KafkaSource.of(kafka.config(group, topic).maxPollRecords(100).build()),
+                Concurrency.serial(), group, topic);
+        List<Long> expected = new ArrayList<>(range(0, 21));
+        expected.addAll(range(20, 50));
+        assertThat(run.seen()).containsExactlyElementsOf(expected);
+        assertThat(run.processed()).as("no counter for superseded deliveries").isEqualTo(51);
+    }
+
+    @Test
+    void unordered_acknowledgements_with_random_delays_and_retries_never_commit_past_an_unfinished_record()
+            throws Exception {
+        String topic = KAFKA.createTopic("retry-unordered", 4);
+        kafka.produce(topic, -1, 2_000, 97);
+        String group = kafka.group();
+        Set<String> ok = ConcurrentHashMap.newKeySet();
+        List<String> skipped = new CopyOnWriteArrayList<>();
+        ProcessingApp app = ProcessingApp.builder().processor("p", KafkaSource.of(kafka.config(group, topic).build()),
+                Concurrency.unordered(16), m -> {
+                    LockSupport.parkNanos(ThreadLocalRandom.current().nextLong(2_000_000)); // 0-2 ms of work
+                    if (m.envelope().attempt() == 0 && Math.floorMod(m.id().hashCode(), 50) == 0) {
+                        return AckDecision.retry(Duration.ZERO); // 2% retried once
+                    }
+                    ok.add(m.id());
+                    return AckDecision.ok();
+                }).build().start();
+        try {
+            await().atMost(WAIT).until(() -> {
+                // Whatever is committed must be a prefix of what was handled with ok.
+                kafka.committed(group, topic).forEach((partition, committed) -> {
+                    for (long o = 0; o < committed; o++) {
+                        String id = topic + "-" + partition + "-" + o;
+                        if (!ok.contains(id)) {
+                            skipped.add(id + " (committed " + committed + ")");
+                        }
+                    }
+                });
+                return kafka.fullyCommitted(group, topic, 4);
+            });
+        } finally {
+            app.stop();
+        }
+        assertThat(skipped).isEmpty();
+        assertThat(ok).hasSize(2_000);
+    }
+
+    @Test
+    void a_retried_offset_removed_by_retention_clears_the_barrier_and_other_partitions_go_on() throws Exception {
+        String topic = KAFKA.createTopic("retry-retention", 2);
+        kafka.produce(topic, 0, 10, 1);
+        kafka.produce(topic, 1, 10, 1);
+        String group = kafka.group();
+        RecordingListener events = new RecordingListener();
+        List<String> seen = new CopyOnWriteArrayList<>();
+        AtomicBoolean deleted = new AtomicBoolean();
+        ProcessingApp app = ProcessingApp.builder().processor("p",
+                KafkaSource.of(kafka.config(group, topic).listener(events).build()), Concurrency.serial(), m -> {
+                    KafkaCoordinates at = KafkaCoordinates.of(m.envelope());
+                    seen.add(at.partition() + ":" + at.offset());
+                    if (at.partition() == 0 && at.offset() == 4 && deleted.compareAndSet(false, true)) {
+                        KAFKA.admin().deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(7)))
+                                .all().get(30, TimeUnit.SECONDS);
+                        return AckDecision.retry(Duration.ofMillis(200));
+                    }
+                    return AckDecision.ok();
+                }).build().start();
+        kafka.awaitCommittedThenStop(app, group, topic, 2);
+        assertThat(events.of(Kind.RETENTION_GAP)).singleElement().satisfies(e -> {
+            assertThat(e.partition()).isZero();
+            assertThat(e.value()).isEqualTo(7L);
+        });
+        assertThat(seen).contains("0:7", "0:8", "0:9", "1:0", "1:9").doesNotContain("0:5", "0:6");
+        assertThat(seen.stream().filter("0:4"::equals).count()).isEqualTo(1);
+    }
+}

@@ -1,0 +1,93 @@
+package dev.waymark.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.waymark.messaging.MessagingConfigException;
+import java.time.Duration;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** The builder refuses bad values, naming the option, and fills every default. */
+class KafkaSourceConfigTest {
+
+    private static KafkaSourceConfig.Builder valid() {
+        return KafkaSourceConfig.builder("localhost:9092", "g").topics("orders");
+    }
+
+    @Test
+    void defaults_are_the_documented_constants() {
+        KafkaSourceConfig c = valid().build();
+        assertThat(c.name()).isEqualTo("kafka:orders");
+        assertThat(c.polling().pollTimeout()).isEqualTo(KafkaSourceConfig.DEFAULT_POLL_TIMEOUT);
+        assertThat(c.polling().maxPollRecords()).isEqualTo(500);
+        assertThat(c.polling().bufferSize()).isEqualTo(2_000);
+        assertThat(c.commits().interval()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(c.commits().drainTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(c.brokerRetry().attempts()).isEqualTo(5);
+        assertThat(c.brokerRetry().backoff()).isEqualTo(Duration.ofMillis(200));
+        assertThat(c.brokerRetry().timeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(c.ordering()).isEqualTo(KafkaOrdering.KEY);
+        assertThat(((DeadLetterPolicy.Named) c.deadLetters()).topicFor("orders")).isEqualTo("orders.DLT");
+        assertThat(c.describe()).contains("group=g", "topics=[orders]", "deadLetters=topic");
+    }
+
+    @Test
+    void the_buffer_grows_with_max_poll_records() {
+        assertThat(valid().maxPollRecords(1_000).build().polling().bufferSize()).isEqualTo(4_000);
+    }
+
+    @Test
+    void blank_bootstrap_servers_and_group_are_refused() {
+        assertThatThrownBy(() -> KafkaSourceConfig.builder(" ", "g").topics("t").build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("bootstrapServers");
+        assertThatThrownBy(() -> KafkaSourceConfig.builder("h:1", null).topics("t").build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("groupId");
+    }
+
+    @Test
+    void exactly_one_of_topics_and_pattern() {
+        assertThatThrownBy(() -> KafkaSourceConfig.builder("h:1", "g").build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("topics");
+        assertThatThrownBy(() -> valid().topicPattern(Pattern.compile("o.*")).build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("topicPattern");
+        assertThat(KafkaSourceConfig.builder("h:1", "g").topicPattern(Pattern.compile("o.*")).build().name())
+                .isEqualTo("kafka:o.*");
+    }
+
+    @Test
+    void out_of_range_values_name_the_option() {
+        assertThatThrownBy(() -> valid().pollTimeout(Duration.ZERO).build()).hasMessageContaining("pollTimeout");
+        assertThatThrownBy(() -> valid().maxPollRecords(0).build()).hasMessageContaining("maxPollRecords");
+        assertThatThrownBy(() -> valid().bufferSize(10).build()).hasMessageContaining("bufferSize");
+        assertThatThrownBy(() -> valid().commitInterval(Duration.ofSeconds(-1)).build())
+                .hasMessageContaining("commitInterval");
+        assertThatThrownBy(() -> valid().drainTimeout(null).build()).hasMessageContaining("drainTimeout");
+        assertThatThrownBy(() -> valid().brokerRetryAttempts(0).build()).hasMessageContaining("brokerRetryAttempts");
+        assertThatThrownBy(() -> valid().brokerRetryBackoff(Duration.ofMinutes(2)).build())
+                .hasMessageContaining("brokerRetryBackoff");
+        assertThatThrownBy(() -> valid().brokerOperationTimeout(Duration.ofMillis(5)).build())
+                .hasMessageContaining("brokerOperationTimeout").hasMessageContaining("PT0.005S");
+    }
+
+    @Test
+    void properties_the_source_owns_are_refused() {
+        assertThatThrownBy(() -> valid().consumerProperty("enable.auto.commit", "true").build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("enable.auto.commit");
+        assertThatThrownBy(() -> valid().consumerProperty("group.id", "x").build()).hasMessageContaining("group.id");
+        assertThatThrownBy(() -> valid().producerProperty("value.serializer", "x").build())
+                .hasMessageContaining("value.serializer");
+        assertThat(valid().consumerProperty("auto.offset.reset", "latest").build().consumerProperties())
+                .containsEntry("auto.offset.reset", "latest");
+    }
+
+    @Test
+    void dead_letter_policies() {
+        assertThat(((DeadLetterPolicy.Named) DeadLetterPolicy.topic("all-dlt")).topicFor("x")).isEqualTo("all-dlt");
+        assertThat(((DeadLetterPolicy.Named) DeadLetterPolicy.topicPerSource(t -> "dlt." + t)).topicFor("x"))
+                .isEqualTo("dlt.x");
+        assertThatThrownBy(() -> DeadLetterPolicy.topicSuffix("")).hasMessageContaining("suffix");
+        assertThat(valid().deadLetters(DeadLetterPolicy.logAndCommit()).build().describe())
+                .contains("deadLetters=log-and-commit");
+    }
+}
