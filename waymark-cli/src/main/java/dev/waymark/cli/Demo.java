@@ -12,6 +12,7 @@ import dev.waymark.store.StreamAppend;
 import dev.waymark.store.WakeSignal;
 import dev.waymark.store.WrongExpectedVersionException;
 import dev.waymark.cli.demo.DemoScenario;
+import dev.waymark.testkit.KafkaBroker;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -22,7 +23,7 @@ import java.util.Map;
 
 /**
  * The demo: starts an embedded PostgreSQL (or uses {@code --url jdbc:postgresql://...}), migrates
- * a Waymark schema, appends order events, reads them back three ways, and checks its own results.
+ * a Waymark schema, tours the store, then runs the system scenario (DemoScenario) and checks its invariants.
  * Exits 0 when every check holds.
  */
 public final class Demo {
@@ -34,13 +35,19 @@ public final class Demo {
     /** Runs the demo; {@code --url URL} uses an existing database instead of an embedded one. */
     public static void main(String[] args) throws Exception {
         String url = null;
+        String kafka = null;
         for (int i = 0; i < args.length; i++) {
             if (args[i].equals("--url") && i + 1 < args.length) {
                 url = args[++i];
             } else if (args[i].startsWith("--url=")) {
                 url = args[i].substring("--url=".length());
+            } else if (args[i].equals("--kafka") && i + 1 < args.length) {
+                kafka = args[++i];
+            } else if (args[i].startsWith("--kafka=")) {
+                kafka = args[i].substring("--kafka=".length());
             } else if (!args[i].isBlank()) {
-                System.err.println("waymark demo: unknown argument '" + args[i] + "' (usage: Demo [--url=JDBC_URL])");
+                System.err.println("waymark demo: unknown argument '" + args[i]
+                        + "' (usage: Demo [--url=JDBC_URL] [--kafka=BOOTSTRAP_SERVERS])");
                 System.exit(2);
             }
         }
@@ -53,20 +60,48 @@ public final class Demo {
             } else {
                 out.println("[1] using the database at " + url);
             }
+            boolean embeddedKafka = kafka == null;
+            if (embeddedKafka) {
+                out.println("[1] starting an embedded Kafka broker (one KRaft node, in this JVM) ...");
+                kafka = quietly(() -> KafkaBroker.get().bootstrapServers());
+            } else {
+                out.println("[1] using the Kafka cluster at " + kafka);
+            }
             int failures;
             try {
-                failures = run(url);
+                failures = run(url, kafka);
             } catch (Exception e) {
                 System.err.println("waymark demo: " + e.getMessage());
                 e.printStackTrace();
                 failures = 1;
             }
             out.println(failures == 0 ? "demo finished: every check held" : "demo FAILED: " + failures + " check(s)");
+            if (embeddedKafka) {
+                quietly(() -> {
+                    KafkaBroker.get().close(); // before exit, so its shutdown does not race the JVM's
+                    return null;
+                });
+            }
             System.exit(failures == 0 ? 0 : 1);
         } finally {
             if (embedded != null) {
                 close(embedded);
             }
+        }
+    }
+
+    /** Runs {@code work} with the JVM's standard output and error silenced (the broker's formatter prints). */
+    private static <T> T quietly(java.util.concurrent.Callable<T> work) throws Exception {
+        PrintStream stdout = System.out;
+        PrintStream stderr = System.err;
+        PrintStream nowhere = new PrintStream(java.io.OutputStream.nullOutputStream());
+        System.setOut(nowhere);
+        System.setErr(nowhere);
+        try {
+            return work.call();
+        } finally {
+            System.setOut(stdout);
+            System.setErr(stderr);
         }
     }
 
@@ -80,9 +115,10 @@ public final class Demo {
 
     /**
      * Runs the store tour and the system scenario against the database at {@code url} (its schema
-     * {@code waymark_demo} is dropped and re-created); returns the number of failed checks.
+     * {@code waymark_demo} is dropped and re-created) and the Kafka cluster at {@code kafka} (fresh
+     * topics per run); returns the number of failed checks.
      */
-    static int run(String url) throws Exception {
+    static int run(String url, String kafka) throws Exception {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         config.setMaximumPoolSize(8);
@@ -151,7 +187,7 @@ public final class Demo {
                     + woke + ")");
             failures += check(woke > seen, "the wake signal fired");
 
-            failures += new DemoScenario(out, url, store, "-").run();
+            failures += new DemoScenario(out, url, store, kafka).run();
         }
         return failures;
     }

@@ -2,6 +2,7 @@ package dev.waymark.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.waymark.testkit.KafkaBroker;
 import dev.waymark.testkit.PostgresExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -17,7 +18,8 @@ class DemoTest {
 
     @Test
     void the_demo_holds_its_invariants_and_can_run_twice_on_one_database() throws Exception {
-        assertThat(Demo.run(POSTGRES.jdbcUrl())).isZero();
-        assertThat(Demo.run(POSTGRES.jdbcUrl())).isZero();
+        String kafka = KafkaBroker.get().bootstrapServers();
+        assertThat(Demo.run(POSTGRES.jdbcUrl(), kafka)).isZero();
+        assertThat(Demo.run(POSTGRES.jdbcUrl(), kafka)).isZero();
     }
 }

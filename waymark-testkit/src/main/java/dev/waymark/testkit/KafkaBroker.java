@@ -33,6 +33,8 @@ public final class KafkaBroker {
         this.cluster = cluster;
     }
 
+    private boolean closed;
+
     /** The JVM's broker, started on first call. */
     public static synchronized KafkaBroker get() {
         if (instance == null) {
@@ -53,14 +55,9 @@ public final class KafkaBroker {
             cluster.waitForReadyBrokers();
             log.info("waymark testkit: in-process Kafka at {} started in {} ms", cluster.bootstrapServers(),
                     (System.nanoTime() - started) / 1_000_000);
-            Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(() -> {
-                try {
-                    cluster.close();
-                } catch (Exception e) {
-                    log.warn("waymark testkit: stopping in-process Kafka failed", e);
-                }
-            }));
-            return new KafkaBroker(cluster);
+            KafkaBroker broker = new KafkaBroker(cluster);
+            Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(broker::close));
+            return broker;
         } catch (Exception e) {
             throw new IllegalStateException("could not start the in-process Kafka broker", e);
         }
@@ -92,6 +89,22 @@ public final class KafkaBroker {
             log.info("waymark testkit: in-process Kafka broker restarted at {}", cluster.bootstrapServers());
         } catch (Exception e) {
             throw new IllegalStateException("could not restart the in-process Kafka broker", e);
+        }
+    }
+
+    /**
+     * Stops the node and deletes its data, once; later calls do nothing. Runs by itself at JVM exit;
+     * a program that exits with {@code System.exit} calls it first so the shutdown is orderly.
+     */
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            cluster.close();
+        } catch (Exception e) {
+            log.warn("waymark testkit: stopping in-process Kafka failed", e);
         }
     }
 

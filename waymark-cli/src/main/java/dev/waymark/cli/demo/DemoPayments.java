@@ -1,25 +1,47 @@
 package dev.waymark.cli.demo;
 
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.StringSerializer;
+
 /**
- * How the fulfilment workflow's charge step requests a payment: a Kafka record on the
- * {@code payments} topic keyed by order (when the demo has a broker), or nothing.
+ * How the fulfilment workflow's charge step requests a payment: a record on the payments topic,
+ * keyed by order, acknowledged by the broker before the step completes (a retried step may send it
+ * twice; the payment service is idempotent on the order).
  */
-public interface DemoPayments extends DemoWorkflows.Payments, AutoCloseable {
+public final class DemoPayments implements DemoWorkflows.Payments, AutoCloseable {
 
-    /** A producer to {@code bootstrap}, or a no-op for "-". */
-    static DemoPayments producer(String bootstrap) {
-        if (bootstrap == null || bootstrap.equals("-")) {
-            return new DemoPayments() {
-                @Override
-                public void requestPayment(DemoWorkflows.Order order) {}
+    private final KafkaProducer<String, String> producer;
+    private final String topic;
 
-                @Override
-                public void close() {}
-            };
-        }
-        throw new IllegalArgumentException("Kafka payments are not wired yet");
+    private DemoPayments(KafkaProducer<String, String> producer, String topic) {
+        this.producer = producer;
+        this.topic = topic;
+    }
+
+    /** A producer to {@code topic} on {@code bootstrap}. */
+    public static DemoPayments producer(String bootstrap, String topic) {
+        Properties p = new Properties();
+        p.putAll(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName(),
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName()));
+        return new DemoPayments(new KafkaProducer<>(p), topic);
     }
 
     @Override
-    void close();
+    public void requestPayment(DemoWorkflows.Order order) throws InterruptedException, ExecutionException {
+        String value = "{\"order\":\"" + order.id() + "\",\"amountCents\":" + order.totalCents() + "}";
+        producer.send(new ProducerRecord<>(topic, order.id(), value)).get();
+    }
+
+    @Override
+    public void close() {
+        producer.close();
+    }
 }

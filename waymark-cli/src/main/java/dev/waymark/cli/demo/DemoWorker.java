@@ -19,7 +19,7 @@ import java.time.Duration;
  * One demo worker in its own JVM: a member of the sharded pool over the {@code order} category
  * (each placed order starts its fulfilment workflow), a workflow engine that runs what it starts,
  * and a resume worker that picks up whatever another worker left behind. Runs until stdin closes or
- * it is killed. Arguments: JDBC URL, schema, worker label, Kafka bootstrap servers or "-".
+ * it is killed. Arguments: JDBC URL, schema, worker label, Kafka bootstrap servers, payments topic.
  */
 public final class DemoWorker {
 
@@ -40,7 +40,7 @@ public final class DemoWorker {
         ObjectMapper json = new ObjectMapper();
         try (HikariDataSource ds = new HikariDataSource(config);
                 EventStore store = EventStore.builder(ds).schema(schema).build();
-                DemoPayments payments = DemoPayments.producer(args.length > 3 ? args[3] : "-")) {
+                DemoPayments payments = DemoPayments.producer(args[3], args[4])) {
             WorkflowEngine engine = WorkflowEngine.builder(store, DemoWorkflows.registry(ds, schema, label, payments))
                     .leaseTtl(TTL).crashBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build();
             engine.resumeWorker(ResumeOptions.defaults().withLeaseTtl(TTL).withPollInterval(Duration.ofMillis(500))
