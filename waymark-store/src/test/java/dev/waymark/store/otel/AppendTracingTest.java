@@ -1,0 +1,45 @@
+package dev.waymark.store.otel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.waymark.store.EventData;
+import dev.waymark.store.EventStore;
+import dev.waymark.store.ExpectedVersion;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.TraceContext;
+import dev.waymark.testkit.PostgresExtension;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class AppendTracingTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    @Test
+    void a_traced_append_makes_a_producer_span_whose_context_the_events_carry() {
+        InMemorySpanExporter exporter = InMemorySpanExporter.create();
+        OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
+                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .build();
+        try (EventStore store = EventStore.builder(POSTGRES.dataSource()).build()) {
+            store.migrate();
+            new AppendTracing(otel).append(store, "order-1", ExpectedVersion.noStream(),
+                    List.of(EventData.json("OrderPlaced", "{}"), EventData.json("OrderPaid", "{}")));
+            SpanData span = exporter.getFinishedSpanItems().getFirst();
+            assertThat(span.getName()).isEqualTo("append order");
+            assertThat(span.getKind()).isEqualTo(SpanKind.PRODUCER);
+            List<RecordedEvent> events = store.readStreamForward("order-1", 0, 10);
+            assertThat(events).hasSize(2).allSatisfy(e -> assertThat(TraceContext.traceparent(e.metadata()))
+                    .contains("00-" + span.getTraceId() + "-" + span.getSpanId() + "-"
+                            + span.getSpanContext().getTraceFlags().asHex()));
+        }
+    }
+}
