@@ -197,7 +197,12 @@ public final class KafkaBenchmark {
     private static double adapter(String servers, String topic, Concurrency concurrency, int count, Handler handler,
             boolean retry) throws Exception {
         Meter meter = new Meter(count);
-        KafkaSource source = KafkaSource.of(KafkaSourceConfig.builder(servers, group()).topics(topic).build());
+        KafkaSourceConfig.Builder config = KafkaSourceConfig.builder(servers, group()).topics(topic);
+        Integer buffer = Integer.getInteger("bench.kafka.buffer");
+        if (buffer != null) {
+            config.bufferSize(buffer);
+        }
+        KafkaSource source = KafkaSource.of(config.build());
         ProcessingApp app = ProcessingApp.builder().inboxSize(1_000).processor("bench", source, concurrency, m -> {
             if (retry && m.envelope().attempt() == 0 && Math.floorMod(m.id().hashCode(), 100) == 0) {
                 return AckDecision.retry(Duration.ZERO);

@@ -20,6 +20,7 @@ import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -108,6 +109,39 @@ class KafkaDeadLetterTest {
             }
             assertThat(offset(first)).as("the record is still there for the next session").isEqualTo(1);
         }
+    }
+
+    @Test
+    void a_dead_letter_failing_while_the_app_drains_after_stop_still_fails_the_processor() throws Exception {
+        String topic = KAFKA.createTopic("dl-drain", 1); // no dl-drain.DLT topic
+        kafka.produce(topic, 0, 3, 1);
+        String group = kafka.group();
+        CountDownLatch handling = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        KafkaSource source = KafkaSource.of(kafka.config(group, topic)
+                .brokerOperationTimeout(Duration.ofMillis(300)).build());
+        ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.orderedByKey(2), m -> {
+            if (KafkaCoordinates.of(m.envelope()).offset() == 1) {
+                handling.countDown();
+                release.await(30, TimeUnit.SECONDS);
+                return AckDecision.deadLetter(DeadLetterReason.poison("late"));
+            }
+            return AckDecision.ok();
+        }).build().start();
+        try {
+            assertThat(handling.await(30, TimeUnit.SECONDS)).isTrue();
+            CompletableFuture<Boolean> stopped = CompletableFuture.supplyAsync(app::stop);
+            await().atMost(WAIT).until(() -> app.snapshot().get("p").lifecycle() == ProcessorState.Lifecycle.DRAINING);
+            release.countDown(); // the source is shutting down; this acknowledgement fails
+            stopped.get(60, TimeUnit.SECONDS);
+            assertThat(app.snapshot().get("p").lifecycle()).isEqualTo(ProcessorState.Lifecycle.FAILED);
+            assertThat(app.snapshot().get("p").failedMessageId()).isEqualTo(topic + "-0-1");
+        } finally {
+            release.countDown();
+            app.stop();
+            source.close();
+        }
+        assertThat(kafka.committed(group, topic).getOrDefault(0, 0L)).isLessThanOrEqualTo(1L);
     }
 
     @Test

@@ -90,6 +90,31 @@ class KafkaRetryTest {
     }
 
     @Test
+    void an_ok_after_a_retry_on_the_same_handle_does_nothing_and_a_repeated_retry_seeks_once() throws Exception {
+        String topic = KAFKA.createTopic("retry-handle", 1);
+        kafka.produce(topic, 0, 2, 1);
+        String group = kafka.group();
+        RecordingListener events = new RecordingListener();
+        try (KafkaSource source = KafkaSource.of(kafka.config(group, topic).listener(events).build())) {
+            Ingested zero = take(source);
+            zero.ack().finalize(AckDecision.retry(Duration.ofMillis(200)));
+            zero.ack().finalize(AckDecision.retry(Duration.ofMillis(200)));
+            zero.ack().finalize(AckDecision.ok()); // the retrying delivery cannot resolve its own retry
+            await().atMost(WAIT).until(() -> events.count(Kind.SEEK) == 1);
+            Ingested replay = take(source);
+            assertThat(offset(replay)).isZero();
+            assertThat(replay.envelope().attempt()).isEqualTo(1);
+            assertThat(kafka.committed(group, topic)).as("nothing committed before the replay").doesNotContainKey(0);
+            replay.ack().finalize(AckDecision.ok());
+            replay.ack().finalize(AckDecision.ok()); // harmless
+            Ingested one = take(source);
+            one.ack().finalize(AckDecision.ok());
+            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
+            assertThat(events.of(Kind.SEEK)).hasSize(1);
+        }
+    }
+
+    @Test
     void a_handler_exception_leads_to_redelivery_never_a_skip() throws Exception {
         String topic = KAFKA.createTopic("retry-exception", 1);
         kafka.produce(topic, 0, 5, 1);
