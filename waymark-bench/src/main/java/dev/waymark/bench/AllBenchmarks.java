@@ -192,7 +192,7 @@ public final class AllBenchmarks {
     }
 
     /** Cores, memory, OS, JDK, PostgreSQL and its settings. */
-    private static List<String[]> machine() throws Exception {
+    private static List<String[]> machine() {
         List<String[]> rows = new ArrayList<>();
         Runtime rt = Runtime.getRuntime();
         rows.add(new String[] {"CPU", rt.availableProcessors() + " cores" + cpuModel()});
@@ -213,16 +213,17 @@ public final class AllBenchmarks {
                                 : ", at " + hostOf(System.getProperty("bench.url")))});
             }
             StringBuilder settings = new StringBuilder();
-            try (ResultSet rs = s.executeQuery("SELECT name, setting, unit FROM pg_settings WHERE name IN"
+            try (ResultSet rs = s.executeQuery("SELECT name, current_setting(name) FROM pg_settings WHERE name IN"
                     + " ('synchronous_commit', 'fsync', 'full_page_writes', 'wal_level', 'shared_buffers',"
                     + " 'max_connections', 'commit_delay', 'max_wal_size', 'checkpoint_timeout') ORDER BY name")) {
                 while (rs.next()) {
-                    String unit = rs.getString(3);
                     settings.append(settings.isEmpty() ? "" : ", ").append('`').append(rs.getString(1)).append('=')
-                            .append(rs.getString(2)).append(unit == null ? "" : " × " + unit).append('`');
+                            .append(rs.getString(2)).append('`');
                 }
             }
             rows.add(new String[] {"PostgreSQL settings", settings.toString()});
+        } catch (Exception e) {
+            rows.add(new String[] {"PostgreSQL", "not reachable before the run: " + e});
         }
         rows.add(new String[] {"git commit", gitHead()});
         return rows;
