@@ -36,13 +36,18 @@ public final class AppendBenchmark {
 
     /** Runs the benchmark and prints markdown tables. */
     public static void main(String[] args) throws Exception {
+        BenchReport.standalone(AppendBenchmark::run);
+    }
+
+    /** Runs the benchmark into {@code out}. */
+    static void run(BenchReport out) throws Exception {
         Duration duration = Duration.ofSeconds(Long.getLong("bench.seconds", 3));
         int rounds = Integer.getInteger("bench.rounds", 3);
         try (BenchDatabase db = BenchDatabase.create(); HikariDataSource pool = db.pool(16)) {
             try (EventStore store = EventStore.builder(pool).notifications(false).build()) {
                 store.migrate();
                 createBaselineTables(pool);
-                System.out.printf("append benchmark: %s; %d cores; %d round(s) of %d s per cell, median%n%n",
+                out.setup("append benchmark: %s; %d cores; %d round(s) of %d s per cell, median",
                         db.server(), Runtime.getRuntime().availableProcessors(), rounds, duration.toSeconds());
                 Map<String, List<Double>> results = new LinkedHashMap<>();
                 for (int round = 0; round < rounds; round++) {
@@ -55,9 +60,9 @@ public final class AppendBenchmark {
                         record(results, "waymarkbatch/" + writers,
                                 Throughput.measure(writers, duration, waymark(store, BATCH)));
                     }
-                    System.out.printf("round %d done%n", round + 1);
+                    out.progress("round %d done", round + 1);
                 }
-                print(results);
+                print(out, results);
             }
         }
     }
@@ -71,24 +76,35 @@ public final class AppendBenchmark {
         return sorted[sorted.length / 2];
     }
 
-    private static void print(Map<String, List<Double>> results) {
-        System.out.println();
-        System.out.println("| writers | (a) raw INSERT ev/s | (b) counter row ev/s | (c) Waymark ev/s | (c)/(a) | (c)/(b) |");
-        System.out.println("|---:|---:|---:|---:|---:|---:|");
+    private static void print(BenchReport out, Map<String, List<Double>> results) {
+        out.println("| writers | (a) raw INSERT ev/s | (b) counter row ev/s | (c) Waymark ev/s | (c)/(a) | (c)/(b) |");
+        out.println("|---:|---:|---:|---:|---:|---:|");
         for (int writers : WRITERS) {
             double a = median(results.get("raw/" + writers));
             double b = median(results.get("counter/" + writers));
             double c = median(results.get("waymark/" + writers));
-            System.out.printf("| %d | %,.0f | %,.0f | %,.0f | %.2f | %.2f |%n", writers, a, b, c, c / a, c / b);
+            out.printf("| %d | %,.0f | %,.0f | %,.0f | %.2f | %.2f |%n", writers, a, b, c, c / a, c / b);
         }
-        System.out.println();
-        System.out.println("| writers | raw multi-row INSERT of 100 ev/s | Waymark 100-event append ev/s | ratio |");
-        System.out.println("|---:|---:|---:|---:|");
+        out.println();
+        List<Double> batchRatios = new ArrayList<>();
+        out.println("| writers | raw multi-row INSERT of 100 ev/s | Waymark 100-event append ev/s | ratio |");
+        out.println("|---:|---:|---:|---:|");
         for (int writers : WRITERS) {
             double raw = median(results.get("rawbatch/" + writers));
             double waymark = median(results.get("waymarkbatch/" + writers));
-            System.out.printf("| %d | %,.0f | %,.0f | %.2f |%n", writers, raw, waymark, waymark / raw);
+            out.printf("| %d | %,.0f | %,.0f | %.2f |%n", writers, raw, waymark, waymark / raw);
+            batchRatios.add(waymark / raw);
         }
+        double a8 = median(results.get("raw/8"));
+        double b8 = median(results.get("counter/8"));
+        double c8 = median(results.get("waymark/8"));
+        out.target("2", "Waymark / raw INSERT, single events, 8 writers", c8 / a8, BenchResult.Comparison.AT_LEAST, 0.7,
+                "", "");
+        out.target("2", "Waymark / counter row, single events, 8 writers", c8 / b8, BenchResult.Comparison.AT_LEAST, 3,
+                "", String.format(java.util.Locale.ROOT, "raw INSERT / counter row in the same run: %.2f", a8 / b8));
+        double worst = batchRatios.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+        out.target("2", "100-event append / raw multi-row INSERT, lowest over 1, 8, 16 writers", worst,
+                BenchResult.Comparison.AT_LEAST, 0.6, "", "");
     }
 
     /** Baseline tables with the same columns and indexes as waymark.events, so only Waymark's logic differs. */

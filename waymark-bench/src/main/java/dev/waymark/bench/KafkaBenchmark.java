@@ -88,6 +88,12 @@ public final class KafkaBenchmark {
 
     /** Runs the benchmark and prints markdown tables. */
     public static void main(String[] args) throws Exception {
+        BenchReport.standalone(KafkaBenchmark::run);
+        System.exit(0); // the in-process broker's threads are not daemons
+    }
+
+    /** Runs the benchmark into {@code out}. */
+    static void run(BenchReport out) throws Exception {
         int rounds = Integer.getInteger("bench.rounds", 3);
         int events = Integer.getInteger("bench.events", 1_000_000);
         KafkaBroker broker = KafkaBroker.get();
@@ -121,23 +127,27 @@ public final class KafkaBenchmark {
         double springRecord = springRecord(servers, recordAckSample);
         double retries = adapter(servers, Concurrency.serial(), events, noop, true);
 
-        System.out.printf("kafka benchmark: %d cores, in-process KRaft broker (one node), %d partitions, %,d records"
-                + " of 100 bytes, %,d keys (produced in %.1f s)%n%n", Runtime.getRuntime().availableProcessors(),
+        out.setup("kafka benchmark: %d cores, in-process KRaft broker (one node), %d partitions, %,d records"
+                + " of 100 bytes, %,d keys (produced in %.1f s)", Runtime.getRuntime().availableProcessors(),
                 PARTITIONS, events, KEYS, produceSeconds);
         double base = median(raw);
-        System.out.printf("| no-op handler, %,d records | msg/s (median of %d) | ratio to raw |%n", events, rounds);
-        System.out.println("|---|---:|---:|");
-        System.out.printf("| raw KafkaConsumer poll loop (commitAsync per poll) | %,.0f | 1.00 |%n", base);
-        System.out.printf("| KafkaSource, serial | %,.0f | %.2f |%n", median(serial), median(serial) / base);
-        System.out.printf("| KafkaSource, orderedByKey(16) | %,.0f | %.2f |%n", median(keyed), median(keyed) / base);
-        System.out.printf("| Spring Kafka container, MANUAL ack per record | %,.0f | %.2f |%n", median(manual),
+        out.printf("| no-op handler, %,d records | msg/s (median of %d) | ratio to raw |%n", events, rounds);
+        out.println("|---|---:|---:|");
+        out.printf("| raw KafkaConsumer poll loop (commitAsync per poll) | %,.0f | 1.00 |%n", base);
+        out.printf("| KafkaSource, serial | %,.0f | %.2f |%n", median(serial), median(serial) / base);
+        out.printf("| KafkaSource, orderedByKey(16) | %,.0f | %.2f |%n", median(keyed), median(keyed) / base);
+        out.printf("| Spring Kafka container, MANUAL ack per record | %,.0f | %.2f |%n", median(manual),
                 median(manual) / base);
-        System.out.printf("| Spring Kafka container, AckMode.RECORD (first %,d records) | %,.0f | %.2f |%n",
+        out.printf("| Spring Kafka container, AckMode.RECORD (first %,d records) | %,.0f | %.2f |%n",
                 recordAckSample, springRecord, springRecord / base);
-        System.out.printf("| KafkaSource, serial, 1%% of records retried once | %,.0f | %.2f |%n%n", retries,
+        out.printf("| KafkaSource, serial, 1%% of records retried once | %,.0f | %.2f |%n%n", retries,
                 retries / base);
-        System.out.printf("rounds: raw %s; serial %s; orderedByKey %s; spring manual %s%n%n", fmt(raw), fmt(serial),
+        out.printf("rounds: raw %s; serial %s; orderedByKey %s; spring manual %s%n%n", fmt(raw), fmt(serial),
                 fmt(keyed), fmt(manual));
+        out.target("8", "KafkaSource serial / raw KafkaConsumer poll loop, no-op handler", median(serial) / base,
+                BenchResult.Comparison.AT_LEAST, 0.8, "", "");
+        out.target("8", "KafkaSource serial / Spring Kafka container, MANUAL ack per record", median(serial)
+                / median(manual), BenchResult.Comparison.AT_LEAST, 1.0, "×", "");
 
         Handler twoMs = m -> {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
@@ -145,12 +155,13 @@ public final class KafkaBenchmark {
         };
         double slowSerial = adapter(servers, "bench-slow", Concurrency.serial(), 1_500, twoMs, false);
         double slowKeyed = adapter(servers, "bench-slow", Concurrency.orderedByKey(16), 16_000, twoMs, false);
-        System.out.printf("| 2 ms handler, %,d keys | msg/s | ratio |%n", KEYS);
-        System.out.println("|---|---:|---:|");
-        System.out.printf("| KafkaSource, serial (1,500 records) | %,.0f | 1.00 |%n", slowSerial);
-        System.out.printf("| KafkaSource, orderedByKey(16) (16,000 records) | %,.0f | %.2f |%n", slowKeyed,
+        out.printf("| 2 ms handler, %,d keys | msg/s | ratio |%n", KEYS);
+        out.println("|---|---:|---:|");
+        out.printf("| KafkaSource, serial (1,500 records) | %,.0f | 1.00 |%n", slowSerial);
+        out.printf("| KafkaSource, orderedByKey(16) (16,000 records) | %,.0f | %.2f |%n", slowKeyed,
                 slowKeyed / slowSerial);
-        System.exit(0); // the in-process broker's threads are not daemons
+        out.target("8", "orderedByKey(16) / serial, 2 ms handler", slowKeyed / slowSerial,
+                BenchResult.Comparison.AT_LEAST, 8, "×", "");
     }
 
     private static void produce(String servers, String topic, int count) throws Exception {

@@ -66,6 +66,11 @@ public final class MessagingBenchmark {
 
     /** Runs the benchmark and prints markdown tables. */
     public static void main(String[] args) throws Exception {
+        BenchReport.standalone(MessagingBenchmark::run);
+    }
+
+    /** Runs the benchmark into {@code out}. */
+    static void run(BenchReport out) throws Exception {
         int rounds = Integer.getInteger("bench.rounds", 3);
         int count = 2_000_000;
         Handler noop = m -> AckDecision.ok();
@@ -77,11 +82,14 @@ public final class MessagingBenchmark {
             bare.add(bare(count, noop));
             serial.add(runtime(count, 1000, Concurrency.serial(), noop));
         }
-        System.out.printf("messaging benchmark: %d cores, in-memory source%n%n", Runtime.getRuntime().availableProcessors());
-        System.out.printf("| no-op handler, %,d messages | msg/s (median of %d) | ratio |%n", count, rounds);
-        System.out.println("|---|---:|---:|");
-        System.out.printf("| bare loop (handler + ack) | %,.0f | 1.00 |%n", median(bare));
-        System.out.printf("| runtime, serial | %,.0f | %.2f |%n%n", median(serial), median(serial) / median(bare));
+        out.setup("messaging benchmark: %d cores, in-memory source; %d round(s), median",
+                Runtime.getRuntime().availableProcessors(), rounds);
+        out.printf("| no-op handler, %,d messages | msg/s (median of %d) | ratio |%n", count, rounds);
+        out.println("|---|---:|---:|");
+        out.printf("| bare loop (handler + ack) | %,.0f | 1.00 |%n", median(bare));
+        out.printf("| runtime, serial | %,.0f | %.2f |%n%n", median(serial), median(serial) / median(bare));
+        out.target("7", "serial runtime / bare loop, no-op handler", median(serial) / median(bare),
+                BenchResult.Comparison.AT_LEAST, 0.8, "", "");
 
         Handler tenMicros = m -> {
             long until = System.nanoTime() + 10_000;
@@ -97,10 +105,10 @@ public final class MessagingBenchmark {
             bare10.add(bare(medium, tenMicros));
             serial10.add(runtime(medium, 1000, Concurrency.serial(), tenMicros));
         }
-        System.out.printf("| 10 µs CPU handler, %,d messages | msg/s (median of %d) | ratio |%n", medium, rounds);
-        System.out.println("|---|---:|---:|");
-        System.out.printf("| bare loop (handler + ack) | %,.0f | 1.00 |%n", median(bare10));
-        System.out.printf("| runtime, serial | %,.0f | %.2f |%n%n", median(serial10), median(serial10) / median(bare10));
+        out.printf("| 10 µs CPU handler, %,d messages | msg/s (median of %d) | ratio |%n", medium, rounds);
+        out.println("|---|---:|---:|");
+        out.printf("| bare loop (handler + ack) | %,.0f | 1.00 |%n", median(bare10));
+        out.printf("| runtime, serial | %,.0f | %.2f |%n%n", median(serial10), median(serial10) / median(bare10));
 
         Handler twoMs = m -> {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
@@ -109,10 +117,12 @@ public final class MessagingBenchmark {
         int slow = 2_000;
         double s = runtime(slow, 1000, Concurrency.serial(), twoMs);
         double k = runtime(slow * 8, 1000, Concurrency.orderedByKey(16), twoMs);
-        System.out.printf("| 2 ms handler, 1,000 keys | msg/s | ratio |%n");
-        System.out.println("|---|---:|---:|");
-        System.out.printf("| serial (%,d messages) | %,.0f | 1.00 |%n", slow, s);
-        System.out.printf("| orderedByKey(16) (%,d messages) | %,.0f | %.2f |%n", slow * 8, k, k / s);
+        out.printf("| 2 ms handler, 1,000 keys | msg/s | ratio |%n");
+        out.println("|---|---:|---:|");
+        out.printf("| serial (%,d messages) | %,.0f | 1.00 |%n", slow, s);
+        out.printf("| orderedByKey(16) (%,d messages) | %,.0f | %.2f |%n", slow * 8, k, k / s);
+        out.target("7", "orderedByKey(16) / serial, 2 ms handler, 1,000 keys", k / s, BenchResult.Comparison.AT_LEAST,
+                10, "×", "");
     }
 
     private static double bare(int count, Handler handler) throws Exception {

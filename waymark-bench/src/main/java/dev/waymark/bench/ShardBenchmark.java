@@ -35,13 +35,19 @@ public final class ShardBenchmark {
 
     /** Runs the benchmark and prints markdown tables. */
     public static void main(String[] args) throws Exception {
+        BenchReport.standalone(ShardBenchmark::run);
+    }
+
+    /** Runs the benchmark into {@code out}. */
+    static void run(BenchReport out) throws Exception {
         int events = Integer.getInteger("bench.events", 40_000);
         int rounds = Integer.getInteger("bench.rounds", 3);
         try (BenchDatabase db = BenchDatabase.create(); HikariDataSource pool = db.pool(8);
                 EventStore store = EventStore.builder(pool).build()) {
             store.migrate();
-            System.out.printf("shard benchmark: %s; %d cores; %d buckets, %d ms handler%n%n", db.server(),
-                    Runtime.getRuntime().availableProcessors(), SHARDS, HANDLER.toMillis());
+            out.setup("shard benchmark: %s; %d cores; %d buckets, %d ms handler; %,d events; %d round(s), median;"
+                    + " %d kill(s)", db.server(), Runtime.getRuntime().availableProcessors(), SHARDS, HANDLER.toMillis(),
+                    events, rounds, rounds);
             load(store, "drain", events);
             List<Double> one = new ArrayList<>();
             List<Double> four = new ArrayList<>();
@@ -53,14 +59,19 @@ public final class ShardBenchmark {
                 oneBound.add(drain(db, "oneb-" + round, 1, events, true));
                 fourBound.add(drain(db, "fourb-" + round, 4, events, true));
             }
-            System.out.printf("| drain %,d events, 16 buckets | 1 worker ev/s | 4 workers ev/s | ratio |%n", events);
-            System.out.println("|---|---:|---:|---:|");
-            System.out.printf("| 2 ms handler that waits (park) | %,.0f | %,.0f | %.2f |%n", median(one), median(four),
+            out.printf("| drain %,d events, 16 buckets | 1 worker ev/s | 4 workers ev/s | ratio |%n", events);
+            out.println("|---|---:|---:|---:|");
+            out.printf("| 2 ms handler that waits (park) | %,.0f | %,.0f | %.2f |%n", median(one), median(four),
                     median(four) / median(one));
-            System.out.printf("| 2 ms handler on the worker's own 2-connection pool (`pg_sleep`) | %,.0f | %,.0f | %.2f |%n%n",
+            out.printf("| 2 ms handler on the worker's own 2-connection pool (`pg_sleep`) | %,.0f | %,.0f | %.2f |%n%n",
                     median(oneBound), median(fourBound), median(fourBound) / median(oneBound));
+            out.target("4", "4 workers / 1 worker, 2 ms handler that waits (park)", median(four) / median(one),
+                    BenchResult.Comparison.AT_LEAST, 3.0, "×", "the issue's literal set-up");
+            out.target("4", "4 workers / 1 worker, 2 ms handler on the worker's own 2-connection pool",
+                    median(fourBound) / median(oneBound), BenchResult.Comparison.AT_LEAST, 3.0, "×",
+                    "a worker bound by its own resources");
 
-            failover(db, store, pool, rounds);
+            failover(out, db, store, pool, rounds);
         }
     }
 
@@ -109,7 +120,7 @@ public final class ShardBenchmark {
         return rate;
     }
 
-    private static void failover(BenchDatabase db, EventStore store, HikariDataSource pool, int kills) throws Exception {
+    private static void failover(BenchReport out, BenchDatabase db, EventStore store, HikariDataSource pool, int kills) throws Exception {
         Duration ttl = Duration.ofSeconds(4);
         Duration renew = Duration.ofSeconds(1);
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
@@ -145,14 +156,18 @@ public final class ShardBenchmark {
             writer.join();
         }
         Collections.sort(seconds);
-        System.out.printf("| failover after SIGKILL (2 workers, 16 buckets, leaseTtl %d s, renewInterval %d s) | value |%n",
+        out.printf("| failover after SIGKILL (2 workers, 16 buckets, leaseTtl %d s, renewInterval %d s) | value |%n",
                 ttl.toSeconds(), renew.toSeconds());
-        System.out.println("|---|---:|");
-        System.out.printf("| kills | %d |%n", seconds.size());
-        System.out.printf("| median time until every bucket of the killed worker handles events again | %.2f s |%n",
+        out.println("|---|---:|");
+        out.printf("| kills | %d |%n", seconds.size());
+        out.printf("| median time until every bucket of the killed worker handles events again | %.2f s |%n",
                 seconds.get(seconds.size() / 2));
-        System.out.printf("| slowest | %.2f s |%n", seconds.get(seconds.size() - 1));
-        System.out.printf("| bound leaseTtl + 2 * renewInterval | %d s |%n", ttl.plus(renew.multipliedBy(2)).toSeconds());
+        out.printf("| slowest | %.2f s |%n", seconds.get(seconds.size() - 1));
+        out.printf("| bound leaseTtl + 2 * renewInterval | %d s |%n", ttl.plus(renew.multipliedBy(2)).toSeconds());
+        out.target("4", "failover after SIGKILL, slowest of " + seconds.size() + " kill(s)", seconds.get(seconds.size() - 1),
+                BenchResult.Comparison.AT_MOST, ttl.plus(renew.multipliedBy(2)).toMillis() / 1000.0, " s",
+                String.format(java.util.Locale.ROOT, "median %.2f s; bound leaseTtl + 2 × renewInterval",
+                        seconds.get(seconds.size() / 2)));
     }
 
     private static Process worker(BenchDatabase db, String name, Duration ttl, Duration renew, String label)

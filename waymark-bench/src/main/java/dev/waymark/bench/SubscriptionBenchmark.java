@@ -38,6 +38,11 @@ public final class SubscriptionBenchmark {
 
     /** Runs the benchmark and prints markdown tables. */
     public static void main(String[] args) throws Exception {
+        BenchReport.standalone(SubscriptionBenchmark::run);
+    }
+
+    /** Runs the benchmark into {@code out}. */
+    static void run(BenchReport out) throws Exception {
         int events = Integer.getInteger("bench.events", 1_000_000);
         int rounds = Integer.getInteger("bench.rounds", 3);
         int seconds = Integer.getInteger("bench.seconds", 10);
@@ -47,11 +52,11 @@ public final class SubscriptionBenchmark {
                 EventStore store = EventStore.builder(pool).build();
                 EventStore subscriberStore = EventStore.builder(subscriberPool).build()) {
             store.migrate();
-            System.out.printf("subscription benchmark: %s; %d cores%n", db.server(),
-                    Runtime.getRuntime().availableProcessors());
+            out.setup("subscription benchmark: %s; %d cores; %,d events; %d round(s) after a warm-up round;"
+                    + " live phase %d s", db.server(), Runtime.getRuntime().availableProcessors(), events, rounds, seconds);
             long loadStart = System.nanoTime();
             load(store, events);
-            System.out.printf("loaded %,d events in %.1f s%n%n", events, (System.nanoTime() - loadStart) / 1e9);
+            out.progress("loaded %,d events in %.1f s", events, (System.nanoTime() - loadStart) / 1e9);
 
             List<Double> raw = new ArrayList<>();
             List<Double> paged = new ArrayList<>();
@@ -68,14 +73,16 @@ public final class SubscriptionBenchmark {
             double r = median(raw);
             double pr = median(paged);
             double s = median(subscription);
-            System.out.println("| catch-up over " + String.format("%,d", events) + " events | ev/s (median of "
+            out.println("| catch-up over " + String.format("%,d", events) + " events | ev/s (median of "
                     + rounds + " after a warm-up round) | ratio |");
-            System.out.println("|---|---:|---:|");
-            System.out.printf("| raw JDBC scan (one query, fetch size 1000) | %,.0f | 1.00 |%n", r);
-            System.out.printf("| Waymark category read, pages of 1000 (no subscription) | %,.0f | %.2f |%n", pr, pr / r);
-            System.out.printf("| Waymark subscription, no-op handler, batch 1000 | %,.0f | %.2f |%n%n", s, s / r);
+            out.println("|---|---:|---:|");
+            out.printf("| raw JDBC scan (one query, fetch size 1000) | %,.0f | 1.00 |%n", r);
+            out.printf("| Waymark category read, pages of 1000 (no subscription) | %,.0f | %.2f |%n", pr, pr / r);
+            out.printf("| Waymark subscription, no-op handler, batch 1000 | %,.0f | %.2f |%n%n", s, s / r);
+            out.target("3", "catch-up: subscription / raw JDBC scan", s / r, BenchResult.Comparison.AT_LEAST, 0.5, "",
+                    "");
 
-            live(store, subscriberStore, Duration.ofSeconds(seconds));
+            live(out, store, subscriberStore, Duration.ofSeconds(seconds));
         }
     }
 
@@ -166,7 +173,7 @@ public final class SubscriptionBenchmark {
         return rate;
     }
 
-    private static void live(EventStore writer, EventStore reader, Duration duration) throws Exception {
+    private static void live(BenchReport out, EventStore writer, EventStore reader, Duration duration) throws Exception {
         int writers = 8;
         double max = Throughput.measure(writers, Duration.ofSeconds(3), (t, i) -> {
             writer.append("maxrate-" + t + "-" + (i % 50), ExpectedVersion.any(), EventData.json("Probe", PAYLOAD));
@@ -217,13 +224,13 @@ public final class SubscriptionBenchmark {
             latencies.add(Math.max(0, received - e.getValue()));
         }
         Collections.sort(latencies);
-        System.out.printf("| live delivery, %d writers at %,.0f ev/s (half of the measured max %,.0f) | value |%n",
-                writers, target, max);
-        System.out.println("|---|---:|");
-        System.out.printf("| events | %,d |%n", latencies.size());
-        System.out.printf("| p50 append-commit to handler | %.1f ms |%n", percentile(latencies, 0.50) / 1e6);
-        System.out.printf("| p99 append-commit to handler | %.1f ms |%n", percentile(latencies, 0.99) / 1e6);
-        System.out.printf("| max | %.1f ms |%n", latencies.get(latencies.size() - 1) / 1e6);
+        out.printf("| live delivery, %d writers at %,.0f ev/s (half of the measured max %,.0f), %d s | value |%n",
+                writers, target, max, duration.toSeconds());
+        out.println("|---|---:|");
+        out.printf("| events | %,d |%n", latencies.size());
+        out.printf("| p50 append-commit to handler | %.1f ms |%n", percentile(latencies, 0.50) / 1e6);
+        out.printf("| p99 append-commit to handler | %.1f ms |%n", percentile(latencies, 0.99) / 1e6);
+        out.printf("| max | %.1f ms |%n", latencies.get(latencies.size() - 1) / 1e6);
     }
 
     private static double percentile(List<Long> sorted, double p) {

@@ -74,6 +74,11 @@ public final class WorkflowBenchmark {
 
     /** Runs the benchmark and prints markdown tables. */
     public static void main(String[] args) throws Exception {
+        BenchReport.standalone(WorkflowBenchmark::run);
+    }
+
+    /** Runs the benchmark into {@code out}. */
+    static void run(BenchReport out) throws Exception {
         Duration duration = Duration.ofSeconds(Long.getLong("bench.seconds", 3));
         int rounds = Integer.getInteger("bench.rounds", 3);
         WorkflowRegistry registry = new WorkflowRegistry().register("tenSteps", Integer.class, Integer.class,
@@ -119,8 +124,8 @@ public final class WorkflowBenchmark {
                         "waymark", waymark(engine),
                         "waymark-hook", waymarkHook(engine, finished),
                         "dbos", dbos(dbos, dbosProxy));
-                System.out.printf("workflow benchmark: %s; %d cores; DBOS Transact %s; pools of %d;"
-                        + " %d round(s) of %d s per cell after a warm-up round, median%n%n", db.server(),
+                out.setup("workflow benchmark: %s; %d cores; DBOS Transact %s; pools of %d;"
+                        + " %d round(s) of %d s per cell after a warm-up round, median", db.server(),
                         Runtime.getRuntime().availableProcessors(), DBOS.version(), POOL, rounds,
                         duration.toSeconds());
                 for (int round = -1; round < rounds; round++) {
@@ -135,22 +140,25 @@ public final class WorkflowBenchmark {
                             }
                         }
                     }
-                    System.out.println(round < 0 ? "warm-up done" : "round " + (round + 1) + " done");
+                    out.progress(round < 0 ? "warm-up done" : "round " + (round + 1) + " done");
                 }
-                print(cells);
+                print(out, cells);
+                if (BenchReport.quick()) {
+                    return; // the transaction count waits out statistics flushes: about two minutes
+                }
                 Map<String, String> databases = Map.of("raw", db.name(), "waymark", db.name(), "waymark-hook", db.name(),
                         "dbos", db.name() + "_dbos");
                 Thread.sleep(STATS_FLUSH.toMillis()); // let the measured rounds' statistics land first
-                System.out.println();
-                System.out.println("| transactions per operation (pg_stat_database, one 2 s pass) | in flight 1 | in flight 16 |");
-                System.out.println("|---|---:|---:|");
+                out.println();
+                out.println("| transactions per operation (pg_stat_database, one 2 s pass) | in flight 1 | in flight 16 |");
+                out.println("|---|---:|---:|");
                 for (String system : SYSTEMS) {
                     StringBuilder row = new StringBuilder("| " + system + " |");
                     for (int concurrency : CONCURRENCY) {
                         row.append(String.format(" %.1f |", transactionsPerOp(rawPool, databases.get(system),
                                 concurrency, ops.get(system))));
                     }
-                    System.out.println(row);
+                    out.println(row.toString());
                 }
             }
         }
@@ -178,24 +186,33 @@ public final class WorkflowBenchmark {
             "waymark-hook", "Waymark, `start` + wait for `runFinished` (diagnostic)",
             "dbos", "DBOS Transact, `startWorkflow` + `getResult`");
 
-    private static void print(Map<String, Cell> cells) {
-        System.out.println();
-        System.out.println("| in flight | 10 no-op steps per workflow | steps/s | / raw commits | / DBOS | p50 ms | p99 ms |");
-        System.out.println("|---:|---|---:|---:|---:|---:|---:|");
+    private static void print(BenchReport out, Map<String, Cell> cells) {
+        out.println("| in flight | 10 no-op steps per workflow | steps/s | / raw commits | / DBOS | p50 ms | p99 ms |");
+        out.println("|---:|---|---:|---:|---:|---:|---:|");
         for (int concurrency : CONCURRENCY) {
             double raw = Throughput.median(cells.get("raw/" + concurrency).rates);
             double dbos = Throughput.median(cells.get("dbos/" + concurrency).rates);
             for (String system : SYSTEMS) {
                 Cell cell = cells.get(system + "/" + concurrency);
                 double rate = Throughput.median(cell.rates);
-                System.out.printf("| %d | %s | %,.0f | %.2f | %.2f | %.1f | %.1f |%n", concurrency, LABELS.get(system),
+                out.printf("| %d | %s | %,.0f | %.2f | %.2f | %.1f | %.1f |%n", concurrency, LABELS.get(system),
                         rate, rate / raw, rate / dbos, Throughput.median(cell.p50s), Throughput.median(cell.p99s));
             }
         }
-        System.out.println();
-        System.out.println("per round (ops/s for raw, steps/s otherwise):");
-        cells.forEach((key, cell) -> System.out.printf("  %-15s %s%n", key,
-                cell.rates.stream().map(v -> String.format("%,.0f", v)).toList()));
+        out.println();
+        StringBuilder rounds = new StringBuilder("Per round (ops/s for raw, steps/s otherwise):");
+        cells.forEach((key, cell) -> rounds.append(' ').append(key).append(' ').append(
+                String.join(" / ", cell.rates.stream().map(v -> String.format(java.util.Locale.US, "%,.0f", v)).toList()))
+                .append(';'));
+        rounds.setLength(rounds.length() - 1);
+        out.println(rounds.append('.').toString());
+        double raw16 = Throughput.median(cells.get("raw/16").rates);
+        double waymark16 = Throughput.median(cells.get("waymark/16").rates);
+        double dbos16 = Throughput.median(cells.get("dbos/16").rates);
+        out.target("5", "Waymark steps/s / raw commits, 16 in flight", waymark16 / raw16, BenchResult.Comparison.AT_LEAST,
+                0.6, "", "");
+        out.target("5", "Waymark steps/s / DBOS Transact steps/s, 16 in flight", waymark16 / dbos16,
+                BenchResult.Comparison.AT_LEAST, 3, "×", "");
     }
 
     /**
