@@ -2,12 +2,16 @@ package dev.waymark.kafka.internal;
 
 import dev.waymark.kafka.DeadLetterHeaders;
 import dev.waymark.kafka.DeadLetterPolicy;
+import dev.waymark.kafka.DeadLetterTracing;
 import dev.waymark.kafka.KafkaSourceConfig;
 import dev.waymark.kafka.KafkaSourceException;
+import dev.waymark.kafka.KafkaSourceListener;
 import dev.waymark.messaging.DeadLetterReason;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -82,17 +86,31 @@ final class DeadLetterPublisher implements AutoCloseable {
         }
         add(out, DeadLetterHeaders.GROUP, config.groupId());
         Duration timeout = config.brokerRetry().timeout();
+        List<DeadLetterTracing.Scope> traces = new ArrayList<>();
+        for (KafkaSourceListener l : config.listeners()) {
+            if (l instanceof DeadLetterTracing tracing) {
+                traces.add(tracing.publishing(record, out));
+            }
+        }
+        Throwable error = null;
         try {
             return producer().send(out).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
+            error = e.getCause();
             throw failure(record, target, e.getCause());
         } catch (InterruptException e) {
+            error = e;
             Thread.interrupted(); // the client set the flag; report it the Java way instead
             InterruptedException interrupted = new InterruptedException("interrupted while publishing a dead letter");
             interrupted.initCause(e);
             throw interrupted;
         } catch (TimeoutException | RuntimeException e) {
+            error = e;
             throw failure(record, target, e);
+        } finally {
+            for (DeadLetterTracing.Scope scope : traces) {
+                scope.end(error);
+            }
         }
     }
 

@@ -1,0 +1,58 @@
+package dev.waymark.kafka;
+
+import static dev.waymark.kafka.TestKafka.bytes;
+import static dev.waymark.kafka.TestKafka.text;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.waymark.kafka.otel.KafkaTracing;
+import dev.waymark.messaging.AckDecision;
+import dev.waymark.messaging.Concurrency;
+import dev.waymark.messaging.DeadLetterReason;
+import dev.waymark.messaging.ProcessingApp;
+import dev.waymark.testkit.KafkaExtension;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** A producer span per dead-letter publication, child of the record's trace, carried by the dead letter. */
+class KafkaTracingTest {
+
+    @RegisterExtension
+    static final KafkaExtension KAFKA = new KafkaExtension();
+
+    private final TestKafka kafka = new TestKafka(KAFKA);
+
+    @Test
+    void a_dead_letter_publication_is_a_span_in_the_records_trace_and_the_dead_letter_carries_it() throws Exception {
+        InMemorySpanExporter exporter = InMemorySpanExporter.create();
+        OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
+                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .build();
+        String topic = KAFKA.createTopic("traced", 1);
+        String dlt = KAFKA.createTopic("traced.DLT", 1);
+        ProducerRecord<byte[], byte[]> bad = new ProducerRecord<>(topic, 0, bytes("order-9"), bytes("{broken"));
+        bad.headers().add("traceparent", bytes("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+        kafka.send(bad);
+        String group = kafka.group();
+        ProcessingApp app = ProcessingApp.builder().processor("p",
+                KafkaSource.of(kafka.config(group, topic).listener(new KafkaTracing(otel)).build()), Concurrency.serial(),
+                m -> AckDecision.deadLetter(DeadLetterReason.invalid("not JSON")))
+                .build().start();
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
+        SpanData span = exporter.getFinishedSpanItems().stream().filter(s -> s.getName().equals("publish " + dlt))
+                .findFirst().orElseThrow();
+        assertThat(span.getKind()).isEqualTo(SpanKind.PRODUCER);
+        assertThat(span.getTraceId()).isEqualTo("0af7651916cd43dd8448eb211c80319c");
+        assertThat(span.getParentSpanId()).isEqualTo("b7ad6b7169203331");
+        ConsumerRecord<byte[], byte[]> dead = kafka.readAll(dlt, 1).get(0);
+        assertThat(text(dead.headers().lastHeader("traceparent").value()))
+                .isEqualTo("00-0af7651916cd43dd8448eb211c80319c-" + span.getSpanId() + "-01");
+    }
+}
