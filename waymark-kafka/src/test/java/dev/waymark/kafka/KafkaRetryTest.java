@@ -202,6 +202,20 @@ class KafkaRetryTest {
     }
 
     @Test
+    void ordered_by_partition_no_successor_is_handled_before_its_retried_record() throws Exception {
+        String topic = KAFKA.createTopic("retry-order-keyed", 1);
+        kafka.produce(topic, 0, 50, 4);
+        String group = kafka.group();
+        // Concurrent processing, one partition in order: the successors of 20 already sit in the
+        // runtime's inbox when 20 is retried; they are skipped as superseded and come again after it.
+        Run run = retryingTwentyOnce(KafkaSource.of(kafka.config(group, topic).maxPollRecords(100)
+                .ordering(KafkaOrdering.PARTITION).build()), Concurrency.orderedByKey(4), group, topic);
+        List<Long> expected = new ArrayList<>(range(0, 21));
+        expected.addAll(range(20, 50));
+        assertThat(run.seen()).containsExactlyElementsOf(expected);
+    }
+
+    @Test
     void unordered_acknowledgements_with_random_delays_and_retries_never_commit_past_an_unfinished_record()
             throws Exception {
         String topic = KAFKA.createTopic("retry-unordered", 4);

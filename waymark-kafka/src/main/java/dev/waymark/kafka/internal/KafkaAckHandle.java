@@ -52,6 +52,11 @@ final class KafkaAckHandle implements AckHandle {
         ledger.completed();
     }
 
+    @Override
+    public boolean isSuperseded() {
+        return !runtime.ledger().isCurrent(delivery);
+    }
+
     private void deadLetter(DeadLetterReason reason) throws InterruptedException {
         AckLedger ledger = runtime.ledger();
         if (!ledger.isCurrent(delivery)) {

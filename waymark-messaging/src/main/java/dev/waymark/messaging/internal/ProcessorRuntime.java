@@ -216,8 +216,8 @@ public final class ProcessorRuntime {
     }
 
     private void processOne(Ingested message) {
-        if (forced) {
-            return;
+        if (forced || message.ack().isSuperseded()) {
+            return; // a superseded delivery comes again, in order, from the source
         }
         AckDecision decision;
         Message view = new Message(message.envelope(), Optional.ofNullable(message.lease()));
