@@ -136,6 +136,22 @@ final class ChaosRun {
         return new Result(seed, duration, passed, markdown);
     }
 
+    /** The CPU model and memory, from /proc where there is one. */
+    private static String machine() {
+        String cpu = "unknown CPU";
+        String memory = "";
+        try {
+            cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
+                    .map(l -> l.substring(l.indexOf(':') + 1).trim()).findFirst().orElse(cpu);
+            memory = Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(l -> l.startsWith("MemTotal"))
+                    .map(l -> ", " + Long.parseLong(l.replaceAll("[^0-9]", "")) / (1024 * 1024) + " GiB RAM")
+                    .findFirst().orElse("");
+        } catch (IOException | RuntimeException e) {
+            // not Linux: the JVM's view below is enough
+        }
+        return cpu + memory;
+    }
+
     private static long countInLogs(Path dir, String marker) throws IOException {
         long n = 0;
         try (var files = Files.list(dir)) {
@@ -160,7 +176,8 @@ final class ChaosRun {
         b.append("| quiet period until drained | ").append(drainTook == null ? "not drained" : drainTook.toMillis() + " ms")
                 .append(" |\n");
         b.append("| started | ").append(startedAt).append(" |\n");
-        b.append("| machine | ").append(Runtime.getRuntime().availableProcessors()).append(" CPUs, ")
+        b.append("| machine | ").append(machine()).append(", ").append(Runtime.getRuntime().availableProcessors())
+                .append(" CPUs available, ")
                 .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(", Java ")
                 .append(System.getProperty("java.version")).append(" |\n");
         b.append("| reproduce | `mvn -B -ntp verify -pl waymark-chaos -am -Dtest=ChaosTest -Dsurefire.failIfNoSpecifiedTests=false"
