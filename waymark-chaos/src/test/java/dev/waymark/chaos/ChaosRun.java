@@ -57,6 +57,7 @@ final class ChaosRun {
         List<Auditor.Check> checks = new ArrayList<>();
         List<String> notes = new ArrayList<>();
         Map<String, Integer> faults;
+        List<String> timeline;
         Duration drainTook = null;
         long processorRestarts;
         String loadSummary;
@@ -129,10 +130,11 @@ final class ChaosRun {
             for (Auditor.Check c : checks) {
                 log.note((c.held() ? "held     " : "VIOLATED ") + c.name() + " — " + c.detail());
             }
+            timeline = log.lines();
         }
         boolean passed = checks.stream().allMatch(Auditor.Check::held) && !checks.isEmpty();
         String markdown = report(startedAt, Duration.ofNanos(System.nanoTime() - t0), faults, counts, checks, notes,
-                drainTook, processorRestarts, loadSummary, passed);
+                drainTook, processorRestarts, loadSummary, passed, timeline);
         return new Result(seed, duration, passed, markdown);
     }
 
@@ -164,7 +166,7 @@ final class ChaosRun {
 
     private String report(Instant startedAt, Duration wall, Map<String, Integer> faults, Map<String, Long> counts,
             List<Auditor.Check> checks, List<String> notes, Duration drainTook, long processorRestarts,
-            String loadSummary, boolean passed) {
+            String loadSummary, boolean passed, List<String> timeline) {
         StringBuilder b = new StringBuilder();
         b.append("# Chaos run report\n\n");
         b.append("| | |\n|---|---|\n");
@@ -212,6 +214,9 @@ final class ChaosRun {
             b.append("\n## Notes\n\n");
             notes.forEach(n -> b.append("- ").append(n).append('\n'));
         }
+        b.append("\n## Fault log\n\n<details><summary>every fault and note of the run, with timestamps</summary>\n\n```\n");
+        timeline.forEach(line -> b.append(line).append('\n'));
+        b.append("```\n\n</details>\n");
         return b.toString();
     }
 }

@@ -113,6 +113,7 @@ final class FaultDriver {
                             pids.add(rs.getLong(1));
                         }
                     }
+                    int others = pids.size();
                     for (int i = 0; i < wanted && !pids.isEmpty(); i++) {
                         long pid = pids.remove(random.nextInt(pids.size()));
                         try (ResultSet rs = s.executeQuery("SELECT pg_terminate_backend(" + pid + ")")) {
@@ -122,7 +123,7 @@ final class FaultDriver {
                             }
                         }
                     }
-                    log.fault(kind.name(), "terminated backends " + terminated + " of " + (pids.size() + terminated.size())
+                    log.fault(kind.name(), "terminated backends " + terminated + " of " + others
                             + " others");
                 } catch (java.sql.SQLException e) {
                     log.note("  could not terminate backends (" + e.getMessage() + "); skipped");
