@@ -1,0 +1,178 @@
+package dev.waymark.chaos;
+
+import dev.waymark.testkit.KafkaBroker;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Injects faults on a schedule drawn from {@code new Random(seed)}: after a pause of 2 to 6 s it
+ * picks one of the {@link Kind}s (by weight) and a target, runs it, logs it with a timestamp, and
+ * repeats until {@link #stop()}. The schedule (kinds, targets, pauses) follows from the seed; what
+ * the system is doing when a fault lands does not (real processes, real time).
+ */
+final class FaultDriver {
+
+    /** The kinds of fault. */
+    enum Kind {
+        /** SIGKILL a random worker JVM, then start a new one in its slot. */
+        KILL_WORKER(3),
+        /** {@code pg_terminate_backend} on 1 to 4 random backends of the chaos database. */
+        TERMINATE_BACKENDS(3),
+        /** SIGSTOP a random worker past the lease TTL, then SIGCONT: a zombie. */
+        PAUSE_WORKER(2),
+        /** Stop the embedded PostgreSQL (fast shutdown) and start it again on the same directory and port. */
+        RESTART_POSTGRES(2),
+        /** Stop the Kafka broker for 1 to 4 s and start it again on the same port. */
+        RESTART_KAFKA(2);
+
+        final int weight;
+
+        Kind(int weight) {
+            this.weight = weight;
+        }
+    }
+
+    private final Random random;
+    private final ChaosWorkers workers;
+    private final ChaosPostgres postgres;
+    private final KafkaBroker kafka;
+    private final ChaosLog log;
+    private volatile boolean running = true;
+    private final Thread thread;
+    private volatile Throwable failure;
+
+    FaultDriver(long seed, ChaosWorkers workers, ChaosPostgres postgres, KafkaBroker kafka, ChaosLog log) {
+        this.random = new Random(seed);
+        this.workers = workers;
+        this.postgres = postgres;
+        this.kafka = kafka;
+        this.log = log;
+        this.thread = Thread.ofPlatform().name("chaos-faults").start(this::run);
+    }
+
+    private void run() {
+        try {
+            while (running) {
+                pace(Duration.ofMillis(2000 + random.nextInt(4000)));
+                if (!running) {
+                    break;
+                }
+                inject(pick());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Throwable e) {
+            failure = e;
+            log.note("fault driver failed: " + e);
+        }
+    }
+
+    private Kind pick() {
+        int total = 0;
+        for (Kind k : Kind.values()) {
+            total += k.weight;
+        }
+        int r = random.nextInt(total);
+        for (Kind k : Kind.values()) {
+            r -= k.weight;
+            if (r < 0) {
+                return k;
+            }
+        }
+        throw new IllegalStateException();
+    }
+
+    private void inject(Kind kind) throws Exception {
+        switch (kind) {
+            case KILL_WORKER -> {
+                int slot = random.nextInt(workers.size());
+                Duration down = Duration.ofMillis(random.nextInt(1500));
+                ChaosWorkers.Worker w = workers.get(slot);
+                workers.kill(slot);
+                log.fault(kind.name(), "SIGKILL " + w.label() + " (pid " + w.pid() + ", worker " + w.workerId()
+                        + "); restarting in " + down.toMillis() + " ms");
+                pace(down);
+                ChaosWorkers.Worker next = workers.start(slot);
+                log.note("  restarted slot " + slot + " as " + next.label() + " (pid " + next.pid() + ")");
+            }
+            case TERMINATE_BACKENDS -> {
+                int wanted = 1 + random.nextInt(4);
+                List<Long> terminated = new ArrayList<>();
+                try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
+                    List<Long> pids = new ArrayList<>();
+                    try (ResultSet rs = s.executeQuery("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                            + " AND pid <> pg_backend_pid() AND backend_type = 'client backend' ORDER BY pid")) {
+                        while (rs.next()) {
+                            pids.add(rs.getLong(1));
+                        }
+                    }
+                    int others = pids.size();
+                    for (int i = 0; i < wanted && !pids.isEmpty(); i++) {
+                        long pid = pids.remove(random.nextInt(pids.size()));
+                        try (ResultSet rs = s.executeQuery("SELECT pg_terminate_backend(" + pid + ")")) {
+                            rs.next();
+                            if (rs.getBoolean(1)) {
+                                terminated.add(pid);
+                            }
+                        }
+                    }
+                    log.fault(kind.name(), "terminated backends " + terminated + " of " + others
+                            + " others");
+                } catch (java.sql.SQLException e) {
+                    log.note("  could not terminate backends (" + e.getMessage() + "); skipped");
+                }
+            }
+            case PAUSE_WORKER -> {
+                int slot = random.nextInt(workers.size());
+                Duration paused = ChaosWorker.TTL.plus(Duration.ofMillis(1000 + random.nextInt(2500)));
+                ChaosWorkers.Worker w = workers.get(slot);
+                workers.signal(slot, true);
+                log.fault(kind.name(), "SIGSTOP " + w.label() + " (pid " + w.pid() + ") for " + paused.toMillis()
+                        + " ms (lease TTL " + ChaosWorker.TTL.toMillis() + " ms)");
+                pace(paused);
+                workers.signal(slot, false);
+                log.note("  SIGCONT " + w.label());
+            }
+            case RESTART_POSTGRES -> {
+                long started = System.nanoTime();
+                postgres.restart();
+                log.fault(kind.name(), "embedded PostgreSQL on port " + postgres.port() + " restarted ("
+                        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms down)");
+            }
+            case RESTART_KAFKA -> {
+                Duration down = Duration.ofMillis(1000 + random.nextInt(3000));
+                long started = System.nanoTime();
+                kafka.stopBroker();
+                log.fault(kind.name(), "Kafka broker stopped for " + down.toMillis() + " ms");
+                try {
+                    pace(down);
+                } finally {
+                    kafka.startBroker();
+                }
+                log.note("  Kafka broker back after " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms");
+            }
+            default -> throw new IllegalStateException(kind.name());
+        }
+    }
+
+    private static void pace(Duration d) throws InterruptedException {
+        TimeUnit.NANOSECONDS.sleep(d.toNanos()); // the seeded schedule's pacing, not a wait for a condition
+    }
+
+    /** Stops injecting after the fault in progress and waits for it to finish. */
+    void stop() throws InterruptedException {
+        running = false; // no interrupt: a fault in progress (a paused worker, a stopped broker) is completed
+        thread.join(TimeUnit.MINUTES.toMillis(3));
+    }
+
+    Throwable failure() {
+        return failure;
+    }
+}
