@@ -61,6 +61,7 @@ final class ChaosWorkers implements AutoCloseable {
         List<String> command = List.of(java, "-Xmx200m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka=error", // the client's reconnect noise during broker restarts
                 "-cp", System.getProperty("java.class.path"), ChaosWorker.class.getName(),
                 jdbcUrl, label, bootstrap, topic);
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
