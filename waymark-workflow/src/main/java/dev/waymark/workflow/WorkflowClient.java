@@ -7,7 +7,6 @@ import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.Runtime;
 import java.io.IOException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -92,36 +91,19 @@ public sealed class WorkflowClient permits WorkflowEngine {
     public CancelOutcome cancel(String name, String id) {
         WorkflowNames.requireName(name);
         WorkflowNames.requireId(id);
-        for (int tries = 0; tries < 10; tries++) {
-            Optional<Instances.Row> row = instances.find(name, id);
-            if (row.isEmpty()) {
-                return CancelOutcome.UNKNOWN;
-            }
-            WorkflowInfo info = row.get().info();
-            if (info.status().isTerminal()) {
-                return already(info.status());
-            }
-            Instances.Appended a = instances.append(name, id, info.generation(),
-                    dev.waymark.store.internal.UuidV7.next(Clock.systemUTC()), "WorkflowCancelled", "{}", null,
-                    WorkflowStatus.CANCELLED, null, null);
-            switch (a.kind()) {
-                case "appended" -> {
-                    store.signalAppended();
-                    for (Instances.Key child : instances.liveChildren(name, id)) {
-                        cancel(child.name(), child.id());
-                    }
-                    return CancelOutcome.CANCELLED;
+        Instances.Appended a = instances.appendTerminal(name, id, "WorkflowCancelled", "{}", null,
+                WorkflowStatus.CANCELLED, null);
+        return switch (a.kind()) {
+            case "appended" -> {
+                store.signalAppended();
+                for (Instances.Key child : instances.liveChildren(name, id)) {
+                    cancel(child.name(), child.id());
                 }
-                case "refused" -> {
-                    return already(WorkflowStatus.fromSql(a.detail()));
-                }
-                case "missing" -> {
-                    return CancelOutcome.UNKNOWN;
-                }
-                default -> { } // rotated meanwhile: cancel the new generation
+                yield CancelOutcome.CANCELLED;
             }
-        }
-        throw new WorkflowException("cancelling workflow " + name + "/" + id + " kept racing continue-as-new");
+            case "refused" -> already(WorkflowStatus.fromSql(a.detail()));
+            default -> CancelOutcome.UNKNOWN;
+        };
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import dev.waymark.store.WakeSignal;
 import dev.waymark.workflow.internal.Instances;
+import dev.waymark.workflow.internal.Runner;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -142,12 +143,7 @@ public final class WorkflowHandle<R> {
     }
 
     private WorkflowOutcome<R> outcome(Instances.Row row) {
-        return switch (row.info().status()) {
-            case COMPLETED -> new WorkflowOutcome.Completed<>(client.runtime.codec().decode(row.result(), resultType));
-            case CANCELLED -> new WorkflowOutcome.Cancelled<>();
-            case FAILED -> new WorkflowOutcome.Failed<>(String.valueOf(row.info().failure()));
-            default -> throw new IllegalStateException("not terminal");
-        };
+        return Runner.terminalOutcome(row, client.runtime.codec(), resultType);
     }
 
     @Override

@@ -143,28 +143,14 @@ public final class Advancer {
 
     /** Journals WorkflowFailed (waking a parent in the same transaction) unless the instance is already terminal. */
     public boolean markFailed(Instances.Key key, Long epoch, String reason) {
-        for (int tries = 0; tries < 5; tries++) {
-            Instances.Row row = rt.instances.find(key.name(), key.id()).orElse(null);
-            if (row == null || row.info().status().isTerminal()) {
-                return false;
-            }
-            int gen = row.info().generation();
-            String data = "{\"reason\":" + rt.codec.encode(reason) + "}";
-            Instances.Appended a = rt.instances.append(key.name(), key.id(), gen, dev.waymark.store.internal.UuidV7.next(java.time.Clock.systemUTC()), "WorkflowFailed",
-                    data, epoch, WorkflowStatus.FAILED, null, reason);
-            switch (a.kind()) {
-                case "appended" -> {
-                    rt.signal();
-                    log.warn("waymark workflow: marked {}/{} failed: {}", key.name(), key.id(), reason);
-                    return true;
-                }
-                case "stale" -> { } // rotated meanwhile: retry on the new generation
-                default -> {
-                    return false;
-                }
-            }
+        Instances.Appended a = rt.instances.appendTerminal(key.name(), key.id(), "WorkflowFailed",
+                "{\"reason\":" + rt.codec.encode(reason) + "}", epoch, WorkflowStatus.FAILED, reason);
+        if (!"appended".equals(a.kind())) {
+            return false;
         }
-        return false;
+        rt.signal();
+        log.warn("waymark workflow: marked {}/{} failed: {}", key.name(), key.id(), reason);
+        return true;
     }
 
     private static Result resultOf(WorkflowOutcome<?> outcome) {

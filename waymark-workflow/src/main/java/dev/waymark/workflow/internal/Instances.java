@@ -84,11 +84,7 @@ public final class Instances {
                     ps.setObject(4, eventId);
                     ps.setString(5, type);
                     ps.setString(6, data);
-                    if (epoch == null) {
-                        ps.setNull(7, Types.BIGINT);
-                    } else {
-                        ps.setLong(7, epoch);
-                    }
+                    ps.setObject(7, epoch, Types.BIGINT); // null: unfenced
                     ps.setString(8, terminal == null ? null : terminal.sqlValue());
                     ps.setString(9, result);
                     ps.setString(10, failure);
@@ -99,6 +95,33 @@ public final class Instances {
                 });
     }
 
+    /**
+     * Journals a terminal marker ({@code WorkflowCancelled}, {@code WorkflowFailed}) on the instance's
+     * current generation, once more on the new one if continue-as-new closed it meanwhile. The
+     * outcome: {@code appended}; {@code refused} with the terminal status that won; {@code missing};
+     * or {@code lease_lost}. Markers get a random time-ordered id, so a failure can repeat after a retry.
+     */
+    public Appended appendTerminal(String name, String id, String type, String data, Long epoch,
+            WorkflowStatus status, String failure) {
+        for (int tries = 0; tries < 10; tries++) {
+            Optional<Row> row = find(name, id);
+            if (row.isEmpty()) {
+                return new Appended("missing", null);
+            }
+            if (row.get().info().status().isTerminal()) {
+                return new Appended("refused", row.get().info().status().sqlValue());
+            }
+            Appended a = append(name, id, row.get().info().generation(),
+                    dev.waymark.store.internal.UuidV7.next(java.time.Clock.systemUTC()), type, data, epoch, status,
+                    null, failure);
+            if (!"stale".equals(a.kind())) {
+                return a;
+            }
+        }
+        throw new dev.waymark.workflow.WorkflowException("journaling " + type + " of workflow " + name + "/" + id
+                + " kept racing continue-as-new");
+    }
+
     /** {@code wf_suspend}: parks the run unless its wake source resolved. */
     public String suspend(String name, String id, int generation, Long epoch, String waitingOn, Instant wakeAfter,
             UUID awakeable, Key child) {
@@ -107,11 +130,7 @@ public final class Instances {
                     ps.setString(1, name);
                     ps.setString(2, id);
                     ps.setInt(3, generation);
-                    if (epoch == null) {
-                        ps.setNull(4, Types.BIGINT);
-                    } else {
-                        ps.setLong(4, epoch);
-                    }
+                    ps.setObject(4, epoch, Types.BIGINT); // null: unfenced
                     ps.setString(5, waitingOn);
                     ps.setObject(6, wakeAfter == null ? null : java.sql.Timestamp.from(wakeAfter));
                     ps.setObject(7, awakeable);
@@ -127,11 +146,7 @@ public final class Instances {
                     ps.setString(1, name);
                     ps.setString(2, id);
                     ps.setInt(3, generation);
-                    if (epoch == null) {
-                        ps.setNull(4, Types.BIGINT);
-                    } else {
-                        ps.setLong(4, epoch);
-                    }
+                    ps.setObject(4, epoch, Types.BIGINT); // null: unfenced
                     ps.setString(5, seed);
                     ps.setObject(6, Ids.entryId(name, id, generation, "__continued_as_new__"));
                     ps.setObject(7, Ids.entryId(name, id, generation + 1, "__started__"));

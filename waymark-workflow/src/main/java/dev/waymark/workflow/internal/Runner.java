@@ -12,7 +12,6 @@ import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.WorkflowStatus;
 import java.io.IOException;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -141,9 +140,14 @@ public final class Runner {
 
     /** The outcome recorded in a terminal instance row. */
     public WorkflowOutcome<?> terminal(WorkflowRegistry.Definition<?, ?> def, Instances.Row row) {
+        return terminalOutcome(row, rt.codec, def.resultType());
+    }
+
+    /** The outcome recorded in a terminal instance row, its result read as {@code type}. */
+    public static <T> WorkflowOutcome<T> terminalOutcome(Instances.Row row, dev.waymark.workflow.WorkflowCodec codec,
+            Class<T> type) {
         return switch (row.info().status()) {
-            case COMPLETED -> new WorkflowOutcome.Completed<>(
-                    def == null ? row.result() : rt.codec.decode(row.result(), def.resultType()));
+            case COMPLETED -> new WorkflowOutcome.Completed<>(codec.decode(row.result(), type));
             case CANCELLED -> new WorkflowOutcome.Cancelled<>();
             case FAILED -> new WorkflowOutcome.Failed<>(String.valueOf(row.info().failure()));
             default -> throw new IllegalStateException("not terminal: " + row.info().status());
