@@ -21,22 +21,24 @@ final class Finalizer {
 
     /** @return null on success, else the last failure */
     static Exception finalize(Ingested message, AckDecision decision) throws InterruptedException {
-        Exception last = null;
-        for (Duration delay : DELAYS) {
-            if (!delay.isZero()) {
-                TimeUnit.NANOSECONDS.sleep(delay.toNanos());
-            }
-            try {
-                message.ack().finalize(decision);
-                return null;
-            } catch (InterruptedException e) {
-                throw e;
-            } catch (Exception e) {
-                last = e;
-                log.warn("finalizing message {} with {} failed: {}", message.envelope().messageId(), decision,
-                        e.toString());
-            }
+        Exception last = attempt(message, decision); // the common case: the first attempt succeeds
+        for (int i = 1; last != null && i < DELAYS.size(); i++) {
+            TimeUnit.NANOSECONDS.sleep(DELAYS.get(i).toNanos());
+            last = attempt(message, decision);
         }
         return last;
+    }
+
+    private static Exception attempt(Ingested message, AckDecision decision) throws InterruptedException {
+        try {
+            message.ack().finalize(decision);
+            return null;
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            log.warn("finalizing message {} with {} failed: {}", message.envelope().messageId(), decision,
+                    e.toString());
+            return e;
+        }
     }
 }

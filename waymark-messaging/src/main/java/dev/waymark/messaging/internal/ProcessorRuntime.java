@@ -55,11 +55,14 @@ public final class ProcessorRuntime {
     private final AtomicLong retried = new AtomicLong();
     private final AtomicLong deadLettered = new AtomicLong();
 
-    /** Finalizers hold the read lock; a forced stop takes the write lock, so none runs after it. */
-    private final java.util.concurrent.locks.ReentrantReadWriteLock finalizing =
-            new java.util.concurrent.locks.ReentrantReadWriteLock();
+    /** Closed by a forced stop, so no finalizer runs after it. */
+    private final FinalizeGate finalizing;
+    /** Whether the listener wants handler timings (two clock reads per message). */
+    private final boolean timed;
 
-    private volatile long lastProgress = System.nanoTime();
+    /** Progress seen by the last stuck check, and when; guarded by {@code this}. */
+    private long sampledProgress = -1;
+    private long sampledAt;
     private volatile Exception sourceFailure;
     private volatile Lifecycle lifecycle = Lifecycle.STARTING;
     private volatile String halt;
@@ -79,6 +82,8 @@ public final class ProcessorRuntime {
         this.inbox = new ArrayBlockingQueue<>(inboxSize);
         this.onFailure = onFailure;
         this.inline = concurrency instanceof Concurrency.Serial;
+        this.finalizing = inline ? FinalizeGate.singleThread() : FinalizeGate.manyThreads();
+        this.timed = listener != ProcessorListener.NONE;
         this.executor = inline ? null
                 : Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-" + id + "-", 0).factory());
         this.dispatcher = switch (concurrency) {
@@ -127,7 +132,7 @@ public final class ProcessorRuntime {
                     break;
                 }
                 if (next.isPresent()) {
-                    received.incrementAndGet();
+                    count(received);
                     dispatcher.dispatch(next.get());
                 }
             }
@@ -155,7 +160,7 @@ public final class ProcessorRuntime {
             while (!terminal() && !source.isFinished()) {
                 Optional<Ingested> next = source.poll(POLL);
                 if (next.isPresent()) {
-                    received.incrementAndGet();
+                    received.incrementAndGet(); // the ingester is the only writer, but it is not the loop
                     inbox.put(next.get()); // blocks while the inbox is full: backpressure
                 }
             }
@@ -222,7 +227,7 @@ public final class ProcessorRuntime {
         AckDecision decision;
         Message view = new Message(message.envelope(), Optional.ofNullable(message.lease()));
         Exception thrown = null;
-        long started = System.nanoTime();
+        long started = timed ? System.nanoTime() : 0;
         try {
             decision = handler.handle(view);
             if (decision == null) {
@@ -232,52 +237,64 @@ public final class ProcessorRuntime {
             if (forced) {
                 return;
             }
-            failed.incrementAndGet();
+            count(failed);
             thrown = e;
             log.warn("processor {}: handler failed on {}: {}", id, message.envelope().messageId(), e.toString());
             decision = AckDecision.retry(exceptionRetryDelay);
         }
-        long handlerNanos = System.nanoTime() - started;
+        long handlerNanos = timed ? System.nanoTime() - started : 0;
+        if (!finalizing.enter()) {
+            return; // after a forced stop returns, no finalizer runs
+        }
         Exception error;
-        finalizing.readLock().lock();
         try {
-            if (forced) {
-                return; // after a forced stop returns, no finalizer runs
-            }
             error = Finalizer.finalize(message, decision);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
         } finally {
-            finalizing.readLock().unlock();
+            finalizing.exit();
         }
-        lastProgress = System.nanoTime();
         if (error != null) {
             fail(message.envelope().messageId(), "finalization failed after " + Finalizer.DELAYS.size()
                     + " attempts with " + decision, error, true);
             return;
         }
-        switch (decision) {
-            case AckDecision.Ok ok -> processed.incrementAndGet();
-            case AckDecision.Retry r -> {
-                processed.incrementAndGet();
-                retried.incrementAndGet();
-            }
-            case AckDecision.DeadLetter d -> {
-                failed.incrementAndGet();
-                deadLettered.incrementAndGet();
-            }
-            case AckDecision.Halt h -> {
-                if (failure == null && halt == null) {
-                    halt = h.reason();
-                    log.info("processor {} halted by message {}: {}", id, message.envelope().messageId(), h.reason());
-                }
+        account(message, decision);
+        if (timed) {
+            try {
+                listener.handled(id, view, decision, handlerNanos, thrown);
+            } catch (RuntimeException e) {
+                log.debug("processor {}: listener failed: {}", id, e.toString());
             }
         }
-        try {
-            listener.handled(id, view, decision, handlerNanos, thrown);
-        } catch (RuntimeException e) {
-            log.debug("processor {}: listener failed: {}", id, e.toString());
+    }
+
+    /** Counts a finalized decision; a halt stops the processor. */
+    private void account(Ingested message, AckDecision decision) {
+        if (decision instanceof AckDecision.Ok) {
+            count(processed);
+        } else if (decision instanceof AckDecision.Retry) {
+            count(processed);
+            count(retried);
+        } else if (decision instanceof AckDecision.DeadLetter) {
+            count(failed);
+            count(deadLettered);
+        } else if (decision instanceof AckDecision.Halt h && failure == null && halt == null) {
+            halt = h.reason();
+            log.info("processor {} halted by message {}: {}", id, message.envelope().messageId(), h.reason());
+        }
+    }
+
+    /**
+     * Adds one to a counter. Serial processing has a single writer (the loop thread), so a plain
+     * read and an ordered store are enough; other modes finalize on many threads.
+     */
+    private void count(AtomicLong counter) {
+        if (inline) {
+            counter.lazySet(counter.get() + 1);
+        } else {
+            counter.incrementAndGet();
         }
     }
 
@@ -319,17 +336,25 @@ public final class ProcessorRuntime {
         if (executor != null) {
             executor.shutdownNow();
         }
-        finalizing.writeLock().lock(); // waits for finalizers already running
-        finalizing.writeLock().unlock();
+        finalizing.close(); // waits for finalizers already running
     }
 
     /**
      * Whether it has work (in flight or in its inbox) but has finalized nothing for {@code after}:
-     * a handler or an acknowledgement hangs.
+     * a handler or an acknowledgement hangs. Progress is sampled by these checks, not stamped per
+     * message (a clock read per message would cost more than a no-op handler): the time without
+     * progress counts from the first check that saw the processor busy at its current progress.
      */
-    public boolean isStuck(Duration after) {
+    public synchronized boolean isStuck(Duration after) {
+        long now = System.nanoTime();
+        long progress = processed.get() + failed.get();
         boolean busy = dispatcher.inFlight() > 0 || !inbox.isEmpty();
-        return busy && lifecycle == Lifecycle.RUNNING && System.nanoTime() - lastProgress > after.toNanos();
+        if (!busy || progress != sampledProgress) {
+            sampledProgress = busy ? progress : -1;
+            sampledAt = now;
+            return false;
+        }
+        return lifecycle == Lifecycle.RUNNING && now - sampledAt > after.toNanos();
     }
 
     /** Its failure, or null. */

@@ -1,13 +1,15 @@
 package dev.waymark.messaging.internal;
 
 import dev.waymark.messaging.Ingested;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /** One at a time, on the processor loop's own thread. */
 final class SerialDispatcher implements Dispatcher {
 
     private final Consumer<Ingested> work;
-    private volatile int inFlight;
+    /** Written by the loop thread only, read by snapshots: ordered stores, no fence per message. */
+    private final AtomicInteger inFlight = new AtomicInteger();
 
     SerialDispatcher(Consumer<Ingested> work) {
         this.work = work;
@@ -15,11 +17,11 @@ final class SerialDispatcher implements Dispatcher {
 
     @Override
     public void dispatch(Ingested message) {
-        inFlight = 1;
+        inFlight.lazySet(1);
         try {
             work.accept(message);
         } finally {
-            inFlight = 0;
+            inFlight.lazySet(0);
         }
     }
 
@@ -28,6 +30,6 @@ final class SerialDispatcher implements Dispatcher {
 
     @Override
     public int inFlight() {
-        return inFlight;
+        return inFlight.get();
     }
 }
