@@ -23,7 +23,8 @@ public final class Migrations {
     public static final String HISTORY_TABLE = "waymark_schema_history";
 
     /** The migration scripts in order; resources under {@value #LOCATION}. */
-    public static final List<String> SCRIPTS = List.of("V1__event_store.sql", "V2__subscriptions.sql", "V3__workflows.sql");
+    public static final List<String> SCRIPTS = List.of("V1__event_store.sql", "V2__subscriptions.sql", "V3__workflows.sql",
+            "V4__workflow_step_batches.sql");
 
     /** Where the scripts live on the classpath. */
     public static final String LOCATION = "db/waymark";

@@ -33,8 +33,15 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
 
     private static final Logger log = LoggerFactory.getLogger(WorkflowEngine.class);
 
+    /** Most step entries one group-commit transaction holds (see {@link Builder#groupCommit}). */
+    public static final int MAX_STEP_BATCH = 64;
+    /** Group-commit transactions in flight at once: one commits while the next gathers. */
+    private static final int STEP_FLUSHERS = 2;
+
     private final WorkflowRegistry registry;
     private final LeaseKeeper keeper;
+    /** Stops group commit of steps; a no-op when it is off. */
+    private final AutoCloseable stepBatching;
     private final Advancer advancer;
     private final Advancer.Policy policy;
     private final boolean runOnStart;
@@ -47,10 +54,13 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private volatile boolean closed;
 
     private WorkflowEngine(EventStore store, Runtime runtime, WorkflowRegistry registry, LeaseKeeper keeper,
-            Advancer.Policy policy, boolean runOnStart, Duration shutdownTimeout) {
+            Advancer.Policy policy, boolean runOnStart, Duration shutdownTimeout, boolean groupCommit) {
         super(store, runtime);
         this.registry = registry;
         this.keeper = keeper;
+        this.stepBatching = groupCommit
+                ? runtime.instances().batchSteps(STEP_FLUSHERS, MAX_STEP_BATCH, "waymark-" + keeper.owner())
+                : () -> {};
         this.advancer = new Advancer(runtime);
         this.policy = policy;
         this.runOnStart = runOnStart;
@@ -211,7 +221,16 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             runs.shutdownNow();
             Thread.currentThread().interrupt();
         } finally {
+            closeStepBatching();
             keeper.close();
+        }
+    }
+
+    private void closeStepBatching() {
+        try {
+            stepBatching.close();
+        } catch (Exception e) {
+            log.warn("waymark workflow: stopping group commit failed", e);
         }
     }
 
@@ -227,6 +246,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         private Duration backoffCap = Duration.ofSeconds(64);
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
         private boolean runOnStart = true;
+        private boolean groupCommit = true;
         private Duration shutdownTimeout = Duration.ofSeconds(10);
         private String owner;
 
@@ -287,6 +307,18 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             return this;
         }
 
+        /**
+         * Whether runs that journal a step at the same moment share one transaction (default true).
+         * Each step still returns only after its own entry is committed, and each entry is fenced and
+         * deduplicated exactly as alone; sharing only spreads one commit over up to
+         * {@value WorkflowEngine#MAX_STEP_BATCH} entries of distinct instances, which raises step
+         * throughput when many workflows run at once. With it off, every step is its own transaction.
+         */
+        public Builder groupCommit(boolean groupCommit) {
+            this.groupCommit = groupCommit;
+            return this;
+        }
+
         /** How long {@code close} lets running attempts finish before interrupting them (default 10 s). */
         public Builder shutdownTimeout(Duration timeout) {
             if (timeout == null || timeout.isNegative()) {
@@ -314,7 +346,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
                     (parent, child, started) -> self[0].childSpawned(parent, child, started), id, leaseTtl);
             LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
             self[0] = new WorkflowEngine(store, runtime, registry, keeper,
-                    new Advancer.Policy(maxAttempts, backoffBase, backoffCap), runOnStart, shutdownTimeout);
+                    new Advancer.Policy(maxAttempts, backoffBase, backoffCap), runOnStart, shutdownTimeout, groupCommit);
             return self[0];
         }
 

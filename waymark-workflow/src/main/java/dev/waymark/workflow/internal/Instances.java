@@ -46,11 +46,36 @@ public final class Instances {
 
     private final Sql sql;
     private final String s;
+    private volatile StepBatcher batcher;
 
     /** Statements on {@code schema} through {@code dataSource}. */
     public Instances(DataSource dataSource, String schema) {
         this.sql = new Sql(dataSource, schema);
         this.s = "\"" + schema + "\".";
+    }
+
+    /**
+     * From now on, {@link #appendStep} shares transactions among concurrent runs through
+     * {@code flushers} threads named after {@code name}; close the returned handle to stop.
+     */
+    public AutoCloseable batchSteps(int flushers, int maxBatch, String name) {
+        StepBatcher b = new StepBatcher(this, flushers, maxBatch, name);
+        batcher = b;
+        return () -> {
+            batcher = null;
+            b.close();
+        };
+    }
+
+    /**
+     * A plain step entry, fenced on {@code epoch} when not null: in a shared transaction when
+     * batching is on and the instance is free, else on its own ({@link #append}). Same outcomes.
+     */
+    public Appended appendStep(StepEntry entry) {
+        StepBatcher b = batcher;
+        Appended a = b == null ? null : b.append(entry);
+        return a != null ? a : append(entry.name(), entry.id(), entry.generation(), entry.eventId(), "StepRecorded",
+                entry.data(), entry.epoch(), null, null, null);
     }
 
     /** {@code wf_start}: durable, idempotent start; leased to {@code owner} at epoch 1 when given. */
@@ -92,6 +117,54 @@ public final class Instances {
                     rs.next();
                     String[] r = (String[]) rs.getArray(1).getArray();
                     return new Appended(r[0], r[1]);
+                });
+    }
+
+    /** A plain step entry for {@link #appendSteps}: journaled as {@code StepRecorded}, fenced on {@code epoch}. */
+    public record StepEntry(String name, String id, int generation, UUID eventId, String data, Long epoch) {}
+
+    /**
+     * {@code wf_append_steps}: plain step entries of distinct instances in one transaction, each with
+     * exactly the outcome {@link #append} would give it, or {@code busy} (not written) when its
+     * instance lock was held elsewhere. Outcomes are in entry order.
+     */
+    public List<Appended> appendSteps(List<StepEntry> entries) {
+        int n = entries.size();
+        String[] names = new String[n];
+        String[] ids = new String[n];
+        Integer[] gens = new Integer[n];
+        UUID[] eventIds = new UUID[n];
+        String[] types = new String[n];
+        String[] data = new String[n];
+        Long[] epochs = new Long[n];
+        for (int i = 0; i < n; i++) {
+            StepEntry e = entries.get(i);
+            names[i] = e.name();
+            ids[i] = e.id();
+            gens[i] = e.generation();
+            eventIds[i] = e.eventId();
+            types[i] = "StepRecorded";
+            data[i] = e.data();
+            epochs[i] = e.epoch();
+        }
+        return sql.query("journal " + n + " steps", "SELECT " + s
+                + "wf_append_steps(?, ?, ?, ?, ?, ?::jsonb[], ?)", ps -> {
+                    java.sql.Connection c = ps.getConnection();
+                    ps.setArray(1, c.createArrayOf("text", names));
+                    ps.setArray(2, c.createArrayOf("text", ids));
+                    ps.setArray(3, c.createArrayOf("int4", gens));
+                    ps.setArray(4, c.createArrayOf("uuid", eventIds));
+                    ps.setArray(5, c.createArrayOf("text", types));
+                    ps.setArray(6, c.createArrayOf("text", data));
+                    ps.setArray(7, c.createArrayOf("int8", epochs));
+                }, rs -> {
+                    rs.next();
+                    String[] r = (String[]) rs.getArray(1).getArray();
+                    List<Appended> out = new ArrayList<>(n);
+                    for (int i = 0; i < n; i++) {
+                        out.add(new Appended(r[2 * i], r[2 * i + 1]));
+                    }
+                    return out;
                 });
     }
 

@@ -241,8 +241,8 @@ final class RunContext implements WorkflowContext {
     private String journalStep(String key, String json) {
         String data = "{\"step\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(key)) + "\",\"result\":"
                 + json + "}";
-        Instances.Appended a = rt.instances.append(name, id, generation, Ids.entryId(name, id, generation, key),
-                "StepRecorded", data, epoch, null, null, null);
+        Instances.Appended a = rt.instances.appendStep(new Instances.StepEntry(name, id, generation,
+                Ids.entryId(name, id, generation, key), data, epoch));
         String stored = switch (a.kind()) {
             case "appended" -> {
                 progressed = true; // no wake signal: a plain step creates no work for anyone else

@@ -1,0 +1,40 @@
+-- Waymark workflows, version 4: journal entries of many instances in one transaction.
+-- Each entry gets exactly what wf_append gives it (fencing, first writer wins, status upkeep);
+-- the batch only shares one commit among instances whose runs journal a step at the same time.
+
+-- Journals plain step entries (no terminal markers) of distinct instances. Every instance lock is
+-- taken, without waiting, before the first write: the transaction's xid is assigned only after all
+-- of them are held, so each journal stream's order still agrees with the global order (see
+-- append_events). An entry whose lock is held elsewhere comes back 'busy' and is not written; its
+-- caller journals it on its own. Returns kind and detail per entry, flattened in entry order.
+CREATE FUNCTION "${flyway:defaultSchema}".wf_append_steps(
+  p_names text[], p_ids text[], p_gens integer[], p_event_ids uuid[], p_types text[], p_data jsonb[],
+  p_epochs bigint[])
+RETURNS text[]
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_n integer := coalesce(array_length(p_names, 1), 0);
+  v_locked boolean[] := array_fill(false, ARRAY[greatest(v_n, 1)]);
+  v_out text[] := '{}';
+  v_r text[];
+BEGIN
+  IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'WM001',
+      MESSAGE = 'wf_append_steps refused: the transaction already wrote before journaling';
+  END IF;
+  FOR i IN 1 .. v_n LOOP
+    v_locked[i] := pg_try_advisory_xact_lock(
+      hashtextextended('${flyway:defaultSchema}#wf#' || p_names[i] || '#' || p_ids[i], 0));
+  END LOOP;
+  FOR i IN 1 .. v_n LOOP
+    IF v_locked[i] THEN
+      v_r := "${flyway:defaultSchema}".wf_append(p_names[i], p_ids[i], p_gens[i], p_event_ids[i], p_types[i],
+        p_data[i], p_epochs[i], NULL, NULL, NULL);
+    ELSE
+      v_r := ARRAY['busy', NULL];
+    END IF;
+    v_out := v_out || v_r;
+  END LOOP;
+  RETURN v_out;
+END
+$$;

@@ -1,0 +1,133 @@
+package dev.waymark.workflow.internal;
+
+import dev.waymark.workflow.WorkflowException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Group commit for step entries: runs that journal a step at the same moment share one
+ * transaction ({@code wf_append_steps}). A run hands its entry over and waits for its own outcome,
+ * so a step still returns only after its entry is committed; nothing is acknowledged early. While
+ * a flusher commits, the next entries gather in the queue, so batches grow with the number of runs
+ * in flight and a lone run pays only a thread hand-off. Whatever a batch cannot settle (its instance lock was busy,
+ * or the batch failed as a whole) goes back to the run, which journals it on its own as before.
+ */
+final class StepBatcher implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(StepBatcher.class);
+
+    private record Pending(Instances.StepEntry entry, CompletableFuture<Instances.Appended> outcome) {}
+
+    private final Instances instances;
+    private final int maxBatch;
+    private final LinkedBlockingQueue<Pending> queue = new LinkedBlockingQueue<>();
+    private final List<Thread> flushers = new ArrayList<>();
+    private volatile boolean closed;
+
+    /** Starts {@code flushers} threads, each committing up to {@code maxBatch} entries at a time. */
+    StepBatcher(Instances instances, int flushers, int maxBatch, String name) {
+        if (flushers < 1 || maxBatch < 1) {
+            throw new IllegalArgumentException("flushers and maxBatch must be positive");
+        }
+        this.instances = instances;
+        this.maxBatch = maxBatch;
+        for (int i = 0; i < flushers; i++) {
+            this.flushers.add(Thread.ofPlatform().daemon().name(name + "-journal-" + i).start(this::flushLoop));
+        }
+    }
+
+    /**
+     * Journals {@code entry} in a shared transaction and returns its outcome, or null when the caller
+     * must journal it on its own (the batcher is closed, the instance was busy, or the batch failed).
+     */
+    Instances.Appended append(Instances.StepEntry entry) {
+        if (closed) {
+            return null;
+        }
+        Pending p = new Pending(entry, new CompletableFuture<>());
+        queue.add(p);
+        if (closed && queue.remove(p)) {
+            return null; // raced with close: no flusher may be left to take it
+        }
+        try {
+            return p.outcome().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the entry may still commit: replay then finds it
+            throw new WorkflowException("interrupted while journaling step of workflow " + entry.name() + "/"
+                    + entry.id(), e);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException r ? r : new WorkflowException(e.getMessage(), e);
+        }
+    }
+
+    private void flushLoop() {
+        List<Pending> batch = new ArrayList<>(maxBatch);
+        while (!closed || !queue.isEmpty()) {
+            Pending first;
+            try {
+                first = queue.poll(100, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                continue; // close interrupts to end the wait; the loop condition decides
+            }
+            if (first == null) {
+                continue;
+            }
+            batch.clear();
+            batch.add(first);
+            queue.drainTo(batch, maxBatch - 1);
+            flush(batch);
+        }
+    }
+
+    private void flush(List<Pending> batch) {
+        if (batch.size() == 1) {
+            // Alone: a plain wf_append, but here, so that whoever comes meanwhile gathers behind it.
+            Pending p = batch.get(0);
+            Instances.StepEntry e = p.entry();
+            try {
+                p.outcome().complete(instances.append(e.name(), e.id(), e.generation(), e.eventId(), "StepRecorded",
+                        e.data(), e.epoch(), null, null, null));
+            } catch (RuntimeException failure) {
+                p.outcome().completeExceptionally(failure);
+            }
+            return;
+        }
+        List<Instances.Appended> outcomes;
+        try {
+            outcomes = instances.appendSteps(batch.stream().map(Pending::entry).toList());
+        } catch (RuntimeException e) {
+            log.debug("waymark workflow: a batch of {} step entries failed; each is journaled on its own: {}",
+                    batch.size(), e.toString());
+            batch.forEach(p -> p.outcome().complete(null));
+            return;
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            Instances.Appended a = outcomes.get(i);
+            batch.get(i).outcome().complete("busy".equals(a.kind()) ? null : a);
+        }
+    }
+
+    /** Stops taking entries; what is queued is still committed (or handed back) before this returns. */
+    @Override
+    public void close() {
+        closed = true;
+        flushers.forEach(Thread::interrupt);
+        for (Thread t : flushers) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        for (Pending p; (p = queue.poll()) != null; ) {
+            p.outcome().complete(null);
+        }
+    }
+}

@@ -1,0 +1,117 @@
+package dev.waymark.workflow;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.testkit.PostgresExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Group commit: runs journaling a step at the same moment share transactions, and every step is
+ * still journaled exactly once and run exactly once; with it off, each step is its own transaction.
+ */
+class GroupCommitTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final int WORKFLOWS = 24;
+    private static final int STEPS = 10;
+    private static EventStore store;
+
+    @BeforeAll
+    static void setUp() {
+        store = WorkflowTesting.migratedStore(POSTGRES);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    /** Every run waits at its first step until all have reached it, then all journal it at once. */
+    private static WorkflowRegistry registry(String name, WorkflowTesting.Effects effects, CountDownLatch together) {
+        return new WorkflowRegistry().register(name, Integer.class, Integer.class, (ctx, in) -> {
+            int sum = 0;
+            for (int i = 0; i < STEPS; i++) {
+                final int k = i;
+                sum += ctx.step("s" + i, Integer.class, () -> {
+                    effects.hit(ctx.workflowId() + "/s" + k);
+                    if (k == 0) {
+                        together.countDown();
+                        together.await(30, TimeUnit.SECONDS);
+                    }
+                    return k;
+                });
+            }
+            return sum;
+        });
+    }
+
+    private static void runAll(WorkflowEngine engine, String name) throws Exception {
+        List<WorkflowHandle<Integer>> handles = new ArrayList<>();
+        for (int w = 0; w < WORKFLOWS; w++) {
+            handles.add(engine.start(name, "w" + w, w, Integer.class));
+        }
+        for (WorkflowHandle<Integer> h : handles) {
+            assertThat(h.await(WAIT)).isEqualTo(45);
+        }
+    }
+
+    @Test
+    void concurrent_steps_share_transactions_and_each_is_journaled_and_run_once() throws Exception {
+        WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
+        CountDownLatch together = new CountDownLatch(WORKFLOWS);
+        try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry("grouped", effects, together)).build()) {
+            runAll(engine, "grouped");
+        }
+        for (int w = 0; w < WORKFLOWS; w++) {
+            for (int i = 0; i < STEPS; i++) {
+                assertThat(effects.count("w" + w + "/s" + i)).as("w%d/s%d", w, i).isEqualTo(1);
+            }
+        }
+        assertThat(stepEntries("grouped")).isEqualTo(WORKFLOWS * STEPS);
+        assertThat(distinctSteps("grouped")).isEqualTo(WORKFLOWS * STEPS);
+        assertThat(largestTransaction("grouped")).isGreaterThan(1);
+    }
+
+    @Test
+    void with_group_commit_off_every_step_is_its_own_transaction() throws Exception {
+        WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
+        CountDownLatch together = new CountDownLatch(WORKFLOWS);
+        try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry("alone", effects, together))
+                .groupCommit(false).build()) {
+            runAll(engine, "alone");
+        }
+        assertThat(stepEntries("alone")).isEqualTo(WORKFLOWS * STEPS);
+        assertThat(largestTransaction("alone")).isEqualTo(1);
+    }
+
+    private static String steps(String name) {
+        return "FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema() + "\".streams s USING (stream_id)"
+                + " WHERE s.stream_name LIKE '$wf-" + name + "-%' AND e.event_type = 'StepRecorded'";
+    }
+
+    private static long stepEntries(String name) {
+        return WorkflowTesting.count(POSTGRES, "SELECT count(*) " + steps(name));
+    }
+
+    private static long distinctSteps(String name) {
+        return WorkflowTesting.count(POSTGRES, "SELECT count(DISTINCT (s.stream_name, e.data->>'step')) " + steps(name));
+    }
+
+    /** The most step entries any one transaction journaled. */
+    private static long largestTransaction(String name) {
+        return WorkflowTesting.count(POSTGRES, "SELECT max(n) FROM (SELECT count(*) AS n " + steps(name)
+                + " GROUP BY e.tx_id) t");
+    }
+}

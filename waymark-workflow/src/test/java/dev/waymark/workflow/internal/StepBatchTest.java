@@ -1,0 +1,132 @@
+package dev.waymark.workflow.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.WorkflowStatus;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * {@code wf_append_steps}: each entry of a shared transaction gets exactly the outcome it would get
+ * alone (fencing, first writer wins, terminal refusal), an instance locked elsewhere is skipped
+ * unwritten, and the written entries share one transaction.
+ */
+class StepBatchTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static EventStore store;
+    private static Instances instances;
+
+    @BeforeAll
+    static void setUp() {
+        store = EventStore.builder(POSTGRES.dataSource()).build();
+        store.migrate();
+        instances = new Instances(POSTGRES.dataSource(), store.schema());
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    private static long started(String id) {
+        return instances.start("batch", id, "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5)).epoch();
+    }
+
+    private static Instances.StepEntry entry(String id, String step, long epoch) {
+        return new Instances.StepEntry("batch", id, 0, Ids.entryId("batch", id, 0, step),
+                "{\"step\":\"" + step + "\",\"result\":\"" + id + "-" + step + "\"}", epoch);
+    }
+
+    @Test
+    void every_entry_gets_its_own_outcome_and_written_entries_share_one_transaction() throws Exception {
+        long fresh = started("fresh");
+        long other = started("other");
+        long fenced = started("fenced");
+        long dup = started("dup");
+        assertThat(instances.appendStep(entry("dup", "s", dup)).kind()).isEqualTo("appended");
+        long done = started("done");
+        assertThat(instances.append("batch", "done", 0, UUID.randomUUID(), "WorkflowCompleted", "{\"result\":1}", done,
+                WorkflowStatus.COMPLETED, "1", null).kind()).isEqualTo("appended");
+        long busy = started("busy");
+
+        try (Connection holder = POSTGRES.dataSource().getConnection()) {
+            holder.setAutoCommit(false);
+            try (PreparedStatement lock = holder.prepareStatement("SELECT \"" + store.schema() + "\".wf_lock(?, ?)")) {
+                lock.setString(1, "batch");
+                lock.setString(2, "busy");
+                lock.execute(); // another transaction holds the busy instance
+            }
+            List<Instances.Appended> out = instances.appendSteps(List.of(entry("fresh", "s", fresh),
+                    entry("fenced", "s", fenced + 1), entry("dup", "s", dup), entry("done", "s", done),
+                    entry("busy", "s", busy), entry("other", "s", other)));
+            assertThat(out).extracting(Instances.Appended::kind)
+                    .containsExactly("appended", "lease_lost", "present", "refused", "busy", "appended");
+            assertThat(out.get(2).detail()).isEqualTo("\"dup-s\""); // the first writer's result
+            assertThat(out.get(3).detail()).isEqualTo("completed");
+            holder.rollback();
+        }
+        assertThat(steps("fresh")).isEqualTo(1);
+        assertThat(steps("other")).isEqualTo(1);
+        assertThat(steps("fenced")).isZero();
+        assertThat(steps("dup")).isEqualTo(1);
+        assertThat(steps("done")).isZero();
+        assertThat(steps("busy")).isZero(); // skipped, not half-written: its run journals it alone
+        assertThat(transactions("fresh", "other")).isEqualTo(1);
+        assertThat(instances.appendStep(entry("busy", "s", busy)).kind()).isEqualTo("appended");
+    }
+
+    @Test
+    void a_batch_inside_a_transaction_that_already_wrote_is_refused_whole() throws Exception {
+        long epoch = started("late");
+        try (Connection c = POSTGRES.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement write = c.prepareStatement("UPDATE \"" + store.schema()
+                    + "\".workflows SET updated_at = now() WHERE id = 'late'")) {
+                write.executeUpdate();
+            }
+            try (PreparedStatement batch = c.prepareStatement("SELECT \"" + store.schema()
+                    + "\".wf_append_steps(ARRAY['batch'], ARRAY['late'], ARRAY[0], ARRAY[gen_random_uuid()],"
+                    + " ARRAY['StepRecorded'], ARRAY['{}'::jsonb], ARRAY[" + epoch + "::bigint])")) {
+                org.assertj.core.api.Assertions.assertThatThrownBy(batch::executeQuery)
+                        .isInstanceOf(SQLException.class).hasMessageContaining("already wrote");
+            }
+            c.rollback();
+        }
+        assertThat(steps("late")).isZero();
+    }
+
+    private static long steps(String id) throws SQLException {
+        return query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
+                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-" + id
+                + "' AND e.event_type = 'StepRecorded'");
+    }
+
+    private static long transactions(String a, String b) throws SQLException {
+        return query("SELECT count(DISTINCT e.tx_id) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
+                + "\".streams s USING (stream_id) WHERE s.stream_name IN ('$wf-batch-" + a + "', '$wf-batch-" + b
+                + "') AND e.event_type = 'StepRecorded'");
+    }
+
+    private static long query(String sql) throws SQLException {
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement(sql);
+                ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
