@@ -395,6 +395,22 @@ final class AckLedger {
         }
     }
 
+    /** {@link #ack} and {@link #completed} under one acquisition of the lock. */
+    boolean ackCompleted(Delivery d) {
+        lock.lock();
+        try {
+            outstanding--;
+            PartitionState ps = current(d);
+            if (ps == null) {
+                return false;
+            }
+            ps.acknowledge(d);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The acknowledgement of a handed-out delivery completed (whatever it did). */
     void completed() {
         lock.lock();

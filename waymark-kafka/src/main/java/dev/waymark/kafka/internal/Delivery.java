@@ -5,19 +5,30 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * One hand-out of a record to the processor. Its acknowledgement counts only while the partition's
  * assignment generation is unchanged and no retry seek has superseded it. Mutable fields are
- * guarded by the {@link AckLedger}'s lock.
+ * written under the {@link AckLedger}'s lock; {@link #isFenced()} reads without it.
  */
 final class Delivery {
 
     final TopicPartition partition;
     final long offset;
     final long generation;
+    private final PartitionState owner;
     boolean acked;
-    boolean superseded;
+    volatile boolean superseded;
 
-    Delivery(TopicPartition partition, long offset, long generation) {
-        this.partition = partition;
+    Delivery(PartitionState owner, long offset) {
+        this.owner = owner;
+        this.partition = owner.partition();
         this.offset = offset;
-        this.generation = generation;
+        this.generation = owner.generation;
+    }
+
+    /**
+     * Whether it no longer counts: revoked, reassigned or superseded by a retry. Reads volatile
+     * state without the ledger's lock (a hint checked before every handler call); the ledger's
+     * locked checks stay authoritative for acknowledgements.
+     */
+    boolean isFenced() {
+        return !owner.counts(this);
     }
 }

@@ -34,6 +34,11 @@ final class KafkaAckHandle implements AckHandle {
             return;
         }
         AckLedger ledger = runtime.ledger();
+        if (decision instanceof AckDecision.Ok) { // the common case: one trip through the ledger's lock
+            ledger.ackCompleted(delivery);
+            completed = true;
+            return;
+        }
         switch (decision) {
             case AckDecision.Ok ok -> ledger.ack(delivery);
             case AckDecision.Retry retry -> {
@@ -54,7 +59,7 @@ final class KafkaAckHandle implements AckHandle {
 
     @Override
     public boolean isSuperseded() {
-        return !runtime.ledger().isCurrent(delivery);
+        return delivery.isFenced(); // lock-free: checked before every handler call
     }
 
     private void deadLetter(DeadLetterReason reason) throws InterruptedException {

@@ -26,8 +26,8 @@ final class PartitionState {
     private final TopicPartition partition;
     private final String id;
     /** Advances on every assign and revoke: handles of an older generation are fenced. */
-    long generation;
-    boolean assigned;
+    volatile long generation;
+    volatile boolean assigned;
     /** Handed out and not yet resolved, in offset order; the head bounds what may be committed. */
     private final ArrayDeque<Delivery> inFlight = new ArrayDeque<>();
     /** Retries requested per offset in this assignment (the envelope's attempt). */
@@ -113,7 +113,7 @@ final class PartitionState {
 
     /** Records a hand-out of {@code offset}; returns its delivery. */
     Delivery handOut(long offset) {
-        Delivery d = new Delivery(partition, offset, generation);
+        Delivery d = new Delivery(this, offset);
         inFlight.addLast(d);
         return d;
     }
@@ -123,7 +123,7 @@ final class PartitionState {
         return attempts.isEmpty() ? 0 : attempts.getOrDefault(offset, 0);
     }
 
-    /** Whether the delivery still counts (same generation, not superseded). */
+    /** Whether the delivery still counts (same generation, not superseded); safe without the lock. */
     boolean counts(Delivery d) {
         return assigned && generation == d.generation && !d.superseded;
     }

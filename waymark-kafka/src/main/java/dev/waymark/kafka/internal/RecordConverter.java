@@ -49,14 +49,15 @@ public final class RecordConverter {
         }
         Instant eventTime = record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE || record.timestamp() < 0
                 ? null : Instant.ofEpochMilli(record.timestamp());
-        return Envelope.builder(partitionId + "-" + record.offset(), record.value() == null ? EMPTY : record.value())
+        String offset = Long.toString(record.offset());
+        return Envelope.builder(partitionId + "-" + offset, record.value() == null ? EMPTY : record.value())
                 .key(key)
                 .orderingKey(ordering == KafkaOrdering.PARTITION ? partitionId : key)
                 .headers(headers)
                 .eventTime(eventTime)
                 .attempt(attempt)
                 .trace(traceparent, tracestate)
-                .cursor(Long.toString(record.offset()))
+                .cursor(offset)
                 .build();
     }
 }

@@ -26,6 +26,8 @@ public final class SourceRuntime {
     private final DeadLetterPublisher publisher;
     private Thread thread;
     private boolean stopped;
+    /** Set once the consumer thread was started or the source stopped: polls skip the monitor. */
+    private volatile boolean settled;
 
     /** A runtime for {@code config}; nothing is started. */
     public SourceRuntime(KafkaSourceConfig config) {
@@ -56,7 +58,14 @@ public final class SourceRuntime {
         loop.wakeup();
     }
 
-    private synchronized void ensureStarted() {
+    private void ensureStarted() {
+        if (!settled) {
+            startOnce();
+        }
+    }
+
+    private synchronized void startOnce() {
+        settled = true;
         if (thread == null && !stopped) {
             thread = Thread.ofPlatform().name("waymark-kafka-" + config.name()).daemon(true).start(() -> {
                 try {
