@@ -351,6 +351,32 @@ class ProcessingAppTest {
     }
 
     @Test
+    void a_handler_that_ignores_the_interrupt_and_returns_after_the_forced_stop_finalizes_nothing() throws Exception {
+        InMemorySource s = source("s", 5);
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch returned = new CountDownLatch(1);
+        ProcessingApp app = ProcessingApp.builder().processor("p", s, Concurrency.serial(), m -> {
+            started.countDown();
+            while (true) {
+                try {
+                    release.await(); // a handler that swallows interrupts
+                    break;
+                } catch (InterruptedException ignored) {
+                    // keeps waiting
+                }
+            }
+            returned.countDown();
+            return AckDecision.ok();
+        }).build().start();
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(app.stop(Duration.ofMillis(200), Duration.ofMillis(200))).isFalse();
+        release.countDown();
+        assertThat(returned.await(10, TimeUnit.SECONDS)).isTrue();
+        await().during(Duration.ofMillis(300)).atMost(WAIT).until(() -> s.decisions().isEmpty());
+    }
+
+    @Test
     void a_graceful_stop_under_load_finalizes_every_pulled_message_exactly_once() throws Exception {
         InMemorySource s = source("s", 20_000);
         ProcessingApp app = ProcessingApp.builder().inboxSize(50)
