@@ -2,6 +2,24 @@
 -- Each entry gets exactly what wf_append gives it (fencing, first writer wins, status upkeep);
 -- the batch only shares one commit among instances whose runs journal a step at the same time.
 
+-- wf_stream again, now inlinable: its body casts the generation to text explicitly, so every
+-- operator in it is immutable and the planner folds it into the calling query (with the implicit
+-- text || integer of version 3, a STABLE operator, each call parsed and planned the body again:
+-- about a tenth of the server's time per journal write). Same names as before.
+CREATE OR REPLACE FUNCTION "${flyway:defaultSchema}".wf_stream(p_name text, p_id text, p_gen integer)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT '$wf-' || p_name || '-' || p_id || CASE WHEN p_gen > 0 THEN '#' || p_gen::text ELSE '' END
+$$;
+
+-- wf_lock again, in PL/pgSQL: a SQL-language function that cannot be inlined is parsed and planned
+-- on every call; PL/pgSQL keeps its plan for the session. Same lock key as before.
+CREATE OR REPLACE FUNCTION "${flyway:defaultSchema}".wf_lock(p_name text, p_id text)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || p_name || '#' || p_id, 0));
+END
+$$;
+
 -- Journals plain step entries (no terminal markers) of distinct instances. Every instance lock is
 -- taken, without waiting, before the first write: the transaction's xid is assigned only after all
 -- of them are held, so each journal stream's order still agrees with the global order (see

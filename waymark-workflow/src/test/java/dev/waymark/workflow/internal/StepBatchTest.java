@@ -109,6 +109,22 @@ class StepBatchTest {
         assertThat(steps("late")).isZero();
     }
 
+    @Test
+    void the_database_names_journal_streams_as_the_engine_does() throws Exception {
+        for (int generation : new int[] {0, 1, 12}) {
+            try (Connection c = POSTGRES.dataSource().getConnection();
+                    PreparedStatement ps = c.prepareStatement("SELECT \"" + store.schema() + "\".wf_stream(?, ?, ?)")) {
+                ps.setString(1, "orders");
+                ps.setString(2, "o-1");
+                ps.setInt(3, generation);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    assertThat(rs.getString(1)).isEqualTo(Ids.stream("orders", "o-1", generation));
+                }
+            }
+        }
+    }
+
     private static long steps(String id) throws SQLException {
         return query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
                 + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-" + id
