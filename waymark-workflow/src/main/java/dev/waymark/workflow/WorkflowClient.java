@@ -197,6 +197,16 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     void unwatch(Instances.Key key, java.util.concurrent.CompletableFuture<WorkflowOutcome<?>> watcher) {}
 
+    /** A final outcome this process remembers from running the workflow itself, or null. */
+    WorkflowOutcome<?> finalOutcome(Instances.Key key) {
+        return null;
+    }
+
+    /** Whether a run of the workflow is under way in this process (its end completes {@link #watch}). */
+    boolean runsHere(Instances.Key key) {
+        return false;
+    }
+
     private AwakeableOutcome settle(UUID awakeable, String status, String payload, String failure) {
         String r = instances.settleAwakeable(awakeable, status, payload, failure);
         return switch (r) {

@@ -4,6 +4,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
+import dev.waymark.workflow.internal.LocalRuns;
 import dev.waymark.workflow.internal.Runtime;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
@@ -48,8 +49,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private final Duration shutdownTimeout;
     private final ExecutorService runs;
     private final Map<Instances.Key, Instances.Key> localParents = new ConcurrentHashMap<>();
-    private final Map<Instances.Key, java.util.List<CompletableFuture<WorkflowOutcome<?>>>> watchers =
-            new ConcurrentHashMap<>();
+    private final LocalRuns local = new LocalRuns();
     private final java.util.List<ResumeWorker> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile boolean closed;
 
@@ -137,17 +137,22 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
 
     @Override
     CompletableFuture<WorkflowOutcome<?>> watch(Instances.Key key) {
-        CompletableFuture<WorkflowOutcome<?>> watcher = new CompletableFuture<>();
-        watchers.computeIfAbsent(key, k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(watcher);
-        return watcher;
+        return local.watch(key);
     }
 
     @Override
     void unwatch(Instances.Key key, CompletableFuture<WorkflowOutcome<?>> watcher) {
-        watchers.computeIfPresent(key, (k, list) -> {
-            list.remove(watcher);
-            return list.isEmpty() ? null : list;
-        });
+        local.unwatch(key, watcher);
+    }
+
+    @Override
+    WorkflowOutcome<?> finalOutcome(Instances.Key key) {
+        return local.finalOutcome(key);
+    }
+
+    @Override
+    boolean runsHere(Instances.Key key) {
+        return local.isUnderWay(key);
     }
 
     void childSpawned(Instances.Key parent, Instances.Key child, Instances.Started started) {
@@ -171,23 +176,20 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     }
 
     private void submit(Instances.Key key, long epoch, String freshInput) {
+        local.submitted(key);
         try {
             runs.execute(() -> advanced(key, advancer.advance(key, epoch, keeper, policy, freshInput)));
         } catch (java.util.concurrent.RejectedExecutionException e) {
+            local.ended(key, null);
             // closing: the lease expires (or is released below) and a resume worker takes over
             instances.release(key.name(), key.id(), keeper.owner(), epoch, false);
         }
     }
 
     private void advanced(Instances.Key key, Advancer.Advance advance) {
+        local.ended(key, advance.outcome()); // before a re-run below marks it under way again
         if (advance.wokenMeanwhile()) {
             tryRun(key);
-        }
-        if (advance.outcome() != null && advance.outcome().isTerminal()) {
-            java.util.List<CompletableFuture<WorkflowOutcome<?>>> waiting = watchers.remove(key);
-            if (waiting != null) {
-                waiting.forEach(w -> w.complete(advance.outcome()));
-            }
         }
         switch (advance.result()) {
             case COMPLETED, FAILED, CANCELLED -> {

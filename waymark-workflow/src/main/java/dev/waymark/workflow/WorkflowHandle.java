@@ -70,6 +70,27 @@ public final class WorkflowHandle<R> {
         CompletableFuture<WorkflowOutcome<?>> local = client.watch(key); // completed in-process by the engine
         WakeSignal wake = local == null ? client.store.wakeSignal() : null;
         try {
+            if (local != null) {
+                // A run here ends by completing `local` (watched before these checks), so the row
+                // needs reading only if that does not come.
+                WorkflowOutcome<?> known = client.finalOutcome(key);
+                WorkflowOutcome<R> adopted = known == null ? null : adopt(known);
+                if (adopted != null) {
+                    return adopted;
+                }
+                if (client.runsHere(key)) {
+                    try {
+                        adopted = adopt(local.get(Math.min(deadline - System.nanoTime(), MAX_WAIT_SLICE.toNanos()),
+                                TimeUnit.NANOSECONDS));
+                        if (adopted != null) {
+                            return adopted;
+                        }
+                        local = client.watch(key);
+                    } catch (TimeoutException | ExecutionException e) {
+                        // still running (or ended in a way to read from the row): read it below
+                    }
+                }
+            }
             while (true) {
                 long seen = wake == null ? 0 : wake.generation();
                 Instances.Row row = row();
