@@ -55,7 +55,7 @@ public final class Instances {
     }
 
     /**
-     * From now on, {@link #appendStep} shares transactions among concurrent runs through
+     * From now on, {@link #appendEntry} shares transactions among concurrent runs through
      * {@code flushers} threads named after {@code name}; close the returned handle to stop.
      */
     public AutoCloseable batchSteps(int flushers, int maxBatch, String name) {
@@ -68,14 +68,19 @@ public final class Instances {
     }
 
     /**
-     * A plain step entry, fenced on {@code epoch} when not null: in a shared transaction when
-     * batching is on and the instance is free, else on its own ({@link #append}). Same outcomes.
+     * Journals {@code entry}: in a shared transaction when batching is on and its locks are free,
+     * else on its own ({@link #append}). Same outcomes either way.
      */
-    public Appended appendStep(StepEntry entry) {
+    public Appended appendEntry(Entry entry) {
         StepBatcher b = batcher;
         Appended a = b == null ? null : b.append(entry);
-        return a != null ? a : append(entry.name(), entry.id(), entry.generation(), entry.eventId(), "StepRecorded",
-                entry.data(), entry.epoch(), null, null, null);
+        return a != null ? a : appendAlone(entry);
+    }
+
+    /** {@link #append} of {@code entry}, in a transaction of its own. */
+    Appended appendAlone(Entry entry) {
+        return append(entry.name(), entry.id(), entry.generation(), entry.eventId(), entry.type(), entry.data(),
+                entry.epoch(), entry.terminal(), entry.completedResult(), null);
     }
 
     /** {@code wf_start}: durable, idempotent start; leased to {@code owner} at epoch 1 when given. */
@@ -120,15 +125,37 @@ public final class Instances {
                 });
     }
 
-    /** A plain step entry for {@link #appendSteps}: journaled as {@code StepRecorded}, fenced on {@code epoch}. */
-    public record StepEntry(String name, String id, int generation, UUID eventId, String data, Long epoch) {}
+    /**
+     * A journal entry {@link #appendSteps} can share a transaction with others: a step
+     * ({@code StepRecorded}) or a completion marker ({@code WorkflowCompleted} with its result),
+     * fenced on {@code epoch} when not null.
+     */
+    public record Entry(String name, String id, int generation, UUID eventId, String type, String data, Long epoch,
+            String completedResult) {
+
+        /** A step entry. */
+        public static Entry step(String name, String id, int generation, UUID eventId, String data, Long epoch) {
+            return new Entry(name, id, generation, eventId, "StepRecorded", data, epoch, null);
+        }
+
+        /** A completion marker with the workflow's result (JSON). */
+        public static Entry completion(String name, String id, int generation, UUID eventId, String result,
+                Long epoch) {
+            return new Entry(name, id, generation, eventId, "WorkflowCompleted", "{\"result\":" + result + "}", epoch,
+                    result);
+        }
+
+        WorkflowStatus terminal() {
+            return completedResult == null ? null : WorkflowStatus.COMPLETED;
+        }
+    }
 
     /**
-     * {@code wf_append_steps}: plain step entries of distinct instances in one transaction, each with
-     * exactly the outcome {@link #append} would give it, or {@code busy} (not written) when its
-     * instance lock was held elsewhere. Outcomes are in entry order.
+     * {@code wf_append_steps}: entries of distinct instances in one transaction, each with exactly
+     * the outcome {@link #append} would give it, or {@code busy} (not written) when a lock it needs
+     * was held elsewhere. Outcomes are in entry order.
      */
-    public List<Appended> appendSteps(List<StepEntry> entries) {
+    public List<Appended> appendSteps(List<Entry> entries) {
         int n = entries.size();
         String[] names = new String[n];
         String[] ids = new String[n];
@@ -137,18 +164,22 @@ public final class Instances {
         String[] types = new String[n];
         String[] data = new String[n];
         Long[] epochs = new Long[n];
+        String[] terminals = new String[n];
+        String[] results = new String[n];
         for (int i = 0; i < n; i++) {
-            StepEntry e = entries.get(i);
+            Entry e = entries.get(i);
             names[i] = e.name();
             ids[i] = e.id();
             gens[i] = e.generation();
             eventIds[i] = e.eventId();
-            types[i] = "StepRecorded";
+            types[i] = e.type();
             data[i] = e.data();
             epochs[i] = e.epoch();
+            terminals[i] = e.terminal() == null ? null : e.terminal().sqlValue();
+            results[i] = e.completedResult();
         }
         return sql.query("journal " + n + " steps", "SELECT " + s
-                + "wf_append_steps(?, ?, ?, ?, ?, ?::jsonb[], ?)", ps -> {
+                + "wf_append_steps(?, ?, ?, ?, ?, ?::jsonb[], ?, ?, ?::jsonb[])", ps -> {
                     java.sql.Connection c = ps.getConnection();
                     ps.setArray(1, c.createArrayOf("text", names));
                     ps.setArray(2, c.createArrayOf("text", ids));
@@ -157,6 +188,8 @@ public final class Instances {
                     ps.setArray(5, c.createArrayOf("text", types));
                     ps.setArray(6, c.createArrayOf("text", data));
                     ps.setArray(7, c.createArrayOf("int8", epochs));
+                    ps.setArray(8, c.createArrayOf("text", terminals));
+                    ps.setArray(9, c.createArrayOf("text", results));
                 }, rs -> {
                     rs.next();
                     String[] r = (String[]) rs.getArray(1).getArray();

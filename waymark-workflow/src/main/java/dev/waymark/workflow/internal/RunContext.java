@@ -241,7 +241,7 @@ final class RunContext implements WorkflowContext {
     private String journalStep(String key, String json) {
         String data = "{\"step\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(key)) + "\",\"result\":"
                 + json + "}";
-        Instances.Appended a = rt.instances.appendStep(new Instances.StepEntry(name, id, generation,
+        Instances.Appended a = rt.instances.appendEntry(Instances.Entry.step(name, id, generation,
                 Ids.entryId(name, id, generation, key), data, epoch));
         String stored = switch (a.kind()) {
             case "appended" -> {

@@ -96,9 +96,8 @@ public final class Runner {
         try {
             Object result = body.run(ctx, input);
             String json = rt.encode(result, "result of workflow " + name + "/" + id);
-            Instances.Appended a = rt.instances.append(name, id, generation,
-                    Ids.entryId(name, id, generation, "__completed__"), "WorkflowCompleted",
-                    "{\"result\":" + json + "}", epoch, WorkflowStatus.COMPLETED, json, null);
+            Instances.Appended a = rt.instances.appendEntry(Instances.Entry.completion(name, id, generation,
+                    Ids.entryId(name, id, generation, "__completed__"), json, epoch));
             return switch (a.kind()) {
                 case "appended" -> {
                     rt.signal();

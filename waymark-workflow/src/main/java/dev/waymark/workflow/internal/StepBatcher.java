@@ -11,8 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Group commit for step entries: runs that journal a step at the same moment share one
- * transaction ({@code wf_append_steps}). A run hands its entry over and waits for its own outcome,
+ * Group commit for journal entries (steps and completions): runs that journal an entry at the same
+ * moment share one transaction ({@code wf_append_steps}). A run hands its entry over and waits for its own outcome,
  * so a step still returns only after its entry is committed; nothing is acknowledged early. While
  * a flusher commits, the next entries gather in the queue, so batches grow with the number of runs
  * in flight and a lone run pays only a thread hand-off. Whatever a batch cannot settle (its instance lock was busy,
@@ -22,7 +22,7 @@ final class StepBatcher implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(StepBatcher.class);
 
-    private record Pending(Instances.StepEntry entry, CompletableFuture<Instances.Appended> outcome) {}
+    private record Pending(Instances.Entry entry, CompletableFuture<Instances.Appended> outcome) {}
 
     private final Instances instances;
     private final int maxBatch;
@@ -46,7 +46,7 @@ final class StepBatcher implements AutoCloseable {
      * Journals {@code entry} in a shared transaction and returns its outcome, or null when the caller
      * must journal it on its own (the batcher is closed, the instance was busy, or the batch failed).
      */
-    Instances.Appended append(Instances.StepEntry entry) {
+    Instances.Appended append(Instances.Entry entry) {
         if (closed) {
             return null;
         }
@@ -89,10 +89,8 @@ final class StepBatcher implements AutoCloseable {
         if (batch.size() == 1) {
             // Alone: a plain wf_append, but here, so that whoever comes meanwhile gathers behind it.
             Pending p = batch.get(0);
-            Instances.StepEntry e = p.entry();
             try {
-                p.outcome().complete(instances.append(e.name(), e.id(), e.generation(), e.eventId(), "StepRecorded",
-                        e.data(), e.epoch(), null, null, null));
+                p.outcome().complete(instances.appendAlone(p.entry()));
             } catch (RuntimeException failure) {
                 p.outcome().completeExceptionally(failure);
             }

@@ -46,8 +46,8 @@ class StepBatchTest {
         return instances.start("batch", id, "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5)).epoch();
     }
 
-    private static Instances.StepEntry entry(String id, String step, long epoch) {
-        return new Instances.StepEntry("batch", id, 0, Ids.entryId("batch", id, 0, step),
+    private static Instances.Entry entry(String id, String step, long epoch) {
+        return Instances.Entry.step("batch", id, 0, Ids.entryId("batch", id, 0, step),
                 "{\"step\":\"" + step + "\",\"result\":\"" + id + "-" + step + "\"}", epoch);
     }
 
@@ -57,7 +57,7 @@ class StepBatchTest {
         long other = started("other");
         long fenced = started("fenced");
         long dup = started("dup");
-        assertThat(instances.appendStep(entry("dup", "s", dup)).kind()).isEqualTo("appended");
+        assertThat(instances.appendEntry(entry("dup", "s", dup)).kind()).isEqualTo("appended");
         long done = started("done");
         assertThat(instances.append("batch", "done", 0, UUID.randomUUID(), "WorkflowCompleted", "{\"result\":1}", done,
                 WorkflowStatus.COMPLETED, "1", null).kind()).isEqualTo("appended");
@@ -86,7 +86,37 @@ class StepBatchTest {
         assertThat(steps("done")).isZero();
         assertThat(steps("busy")).isZero(); // skipped, not half-written: its run journals it alone
         assertThat(transactions("fresh", "other")).isEqualTo(1);
-        assertThat(instances.appendStep(entry("busy", "s", busy)).kind()).isEqualTo("appended");
+        assertThat(instances.appendEntry(entry("busy", "s", busy)).kind()).isEqualTo("appended");
+    }
+
+    @Test
+    void a_completion_in_a_batch_needs_its_parents_lock_too_and_wakes_the_parent() throws Exception {
+        started("parent");
+        long kid = instances.start("batch", "kid", "1", UUID.randomUUID(), new Instances.Key("batch", "parent"), "me",
+                Duration.ofMinutes(5)).epoch();
+        long solo = started("solo");
+        Instances.Entry done = Instances.Entry.completion("batch", "kid", 0, Ids.entryId("batch", "kid", 0,
+                "__completed__"), "42", kid);
+        try (Connection holder = POSTGRES.dataSource().getConnection()) {
+            holder.setAutoCommit(false);
+            try (PreparedStatement lock = holder.prepareStatement("SELECT \"" + store.schema() + "\".wf_lock(?, ?)")) {
+                lock.setString(1, "batch");
+                lock.setString(2, "parent");
+                lock.execute(); // the parent is busy elsewhere: the child's completion must not wait for it
+            }
+            assertThat(instances.appendSteps(List.of(done, entry("solo", "s", solo))))
+                    .extracting(Instances.Appended::kind).containsExactly("busy", "appended");
+            holder.rollback();
+        }
+        assertThat(status("kid")).isEqualTo("running");
+        execute("UPDATE \"" + store.schema() + "\".workflows SET status = 'suspended', waiting_on = 'child'"
+                + " WHERE id = 'parent'");
+        assertThat(instances.appendSteps(List.of(done, entry("solo", "t", solo))))
+                .extracting(Instances.Appended::kind).containsExactly("appended", "appended");
+        assertThat(status("kid")).isEqualTo("completed");
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'kid'"
+                + " AND result = '42'::jsonb AND lease_owner IS NULL")).isEqualTo(1);
+        assertThat(status("parent")).isEqualTo("running"); // woken in the same transaction
     }
 
     @Test
@@ -100,7 +130,7 @@ class StepBatchTest {
             }
             try (PreparedStatement batch = c.prepareStatement("SELECT \"" + store.schema()
                     + "\".wf_append_steps(ARRAY['batch'], ARRAY['late'], ARRAY[0], ARRAY[gen_random_uuid()],"
-                    + " ARRAY['StepRecorded'], ARRAY['{}'::jsonb], ARRAY[" + epoch + "::bigint])")) {
+                    + " ARRAY['StepRecorded'], ARRAY['{}'::jsonb], ARRAY[" + epoch + "::bigint], ARRAY[NULL::text], ARRAY[NULL::jsonb])")) {
                 org.assertj.core.api.Assertions.assertThatThrownBy(batch::executeQuery)
                         .isInstanceOf(SQLException.class).hasMessageContaining("already wrote");
             }
@@ -122,6 +152,24 @@ class StepBatchTest {
                     assertThat(rs.getString(1)).isEqualTo(Ids.stream("orders", "o-1", generation));
                 }
             }
+        }
+    }
+
+    private static String status(String id) throws SQLException {
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement("SELECT status FROM \"" + store.schema()
+                        + "\".workflows WHERE name = 'batch' AND id = ?")) {
+            ps.setString(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getString(1);
+            }
+        }
+    }
+
+    private static void execute(String sql) throws SQLException {
+        try (Connection c = POSTGRES.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.execute();
         }
     }
 
