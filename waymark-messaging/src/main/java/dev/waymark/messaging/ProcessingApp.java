@@ -196,7 +196,10 @@ public final class ProcessingApp {
 
     /**
      * Healthy while no processor has failed and none is stuck: having messages in flight or in its
-     * inbox but finalizing none for {@code stuckAfter}.
+     * inbox but finalizing none for {@code stuckAfter}. Progress is sampled by these calls rather
+     * than stamped per message (a clock read per message would cost more than a fast handler), so
+     * the time without progress counts from the first call that saw the processor busy at its
+     * current progress: call this from a periodic probe.
      */
     public boolean isHealthy(Duration stuckAfter) {
         return processors.stream().noneMatch(p -> p.snapshot().lifecycle() == ProcessorState.Lifecycle.FAILED
