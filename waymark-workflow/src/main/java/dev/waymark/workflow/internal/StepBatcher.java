@@ -12,11 +12,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Group commit for journal entries (steps and completions): runs that journal an entry at the same
- * moment share one transaction ({@code wf_append_steps}). A run hands its entry over and waits for its own outcome,
- * so a step still returns only after its entry is committed; nothing is acknowledged early. While
- * a flusher commits, the next entries gather in the queue, so batches grow with the number of runs
- * in flight and a lone run pays only a thread hand-off. Whatever a batch cannot settle (its instance lock was busy,
- * or the batch failed as a whole) goes back to the run, which journals it on its own as before.
+ * moment share one transaction ({@code wf_append_steps}). A run hands its entry over and waits for
+ * its own outcome, so a step still returns only after its entry is committed; nothing is
+ * acknowledged early. While a flusher commits, the next entries gather in the queue, so batches
+ * grow with the number of runs in flight and a lone run pays only a thread hand-off. A flusher
+ * never waits for a lock (the batch only try-locks): whatever a batch cannot settle (a lock was
+ * busy, or the batch failed as a whole) goes back to the run, which journals it on its own.
  */
 final class StepBatcher implements AutoCloseable {
 
@@ -86,16 +87,6 @@ final class StepBatcher implements AutoCloseable {
     }
 
     private void flush(List<Pending> batch) {
-        if (batch.size() == 1) {
-            // Alone: a plain wf_append, but here, so that whoever comes meanwhile gathers behind it.
-            Pending p = batch.get(0);
-            try {
-                p.outcome().complete(instances.appendAlone(p.entry()));
-            } catch (RuntimeException failure) {
-                p.outcome().completeExceptionally(failure);
-            }
-            return;
-        }
         List<Instances.Appended> outcomes;
         try {
             outcomes = instances.appendSteps(batch.stream().map(Pending::entry).toList());
