@@ -34,7 +34,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
 
     private static final Logger log = LoggerFactory.getLogger(WorkflowEngine.class);
 
-    /** Most step entries one group-commit transaction holds (see {@link Builder#groupCommit}). */
+    /** Most journal entries one group-commit transaction holds (see {@link Builder#groupCommit}). */
     public static final int MAX_STEP_BATCH = 64;
     /** Group-commit transactions in flight at once: one commits while the next gathers. */
     private static final int STEP_FLUSHERS = 2;
@@ -310,11 +310,11 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         }
 
         /**
-         * Whether runs that journal a step at the same moment share one transaction (default true).
-         * Each step still returns only after its own entry is committed, and each entry is fenced and
-         * deduplicated exactly as alone; sharing only spreads one commit over up to
-         * {@value WorkflowEngine#MAX_STEP_BATCH} entries of distinct instances, which raises step
-         * throughput when many workflows run at once. With it off, every step is its own transaction.
+         * Whether runs that journal a step or a completion at the same moment share one transaction
+         * (default true). Each step still returns only after its own entry is committed, and each
+         * entry is fenced and deduplicated exactly as alone; sharing only spreads one commit over up
+         * to {@value WorkflowEngine#MAX_STEP_BATCH} entries of distinct instances, which raises step
+         * throughput when many workflows run at once. With it off, every entry is its own transaction.
          */
         public Builder groupCommit(boolean groupCommit) {
             this.groupCommit = groupCommit;
