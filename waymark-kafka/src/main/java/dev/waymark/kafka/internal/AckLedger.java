@@ -323,15 +323,19 @@ final class AckLedger {
     boolean ack(Delivery d) {
         lock.lock();
         try {
-            PartitionState ps = current(d);
-            if (ps == null) {
-                return false;
-            }
-            ps.acknowledge(d);
-            return true;
+            return acknowledge(d);
         } finally {
             lock.unlock();
         }
+    }
+
+    private boolean acknowledge(Delivery d) {
+        PartitionState ps = current(d);
+        if (ps == null) {
+            return false;
+        }
+        ps.acknowledge(d);
+        return true;
     }
 
     /**
@@ -400,12 +404,7 @@ final class AckLedger {
         lock.lock();
         try {
             outstanding--;
-            PartitionState ps = current(d);
-            if (ps == null) {
-                return false;
-            }
-            ps.acknowledge(d);
-            return true;
+            return acknowledge(d);
         } finally {
             lock.unlock();
         }

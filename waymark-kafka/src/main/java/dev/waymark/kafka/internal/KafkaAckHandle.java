@@ -34,13 +34,12 @@ final class KafkaAckHandle implements AckHandle {
             return;
         }
         AckLedger ledger = runtime.ledger();
-        if (decision instanceof AckDecision.Ok) { // the common case: one trip through the ledger's lock
-            ledger.ackCompleted(delivery);
-            completed = true;
-            return;
-        }
         switch (decision) {
-            case AckDecision.Ok ok -> ledger.ack(delivery);
+            case AckDecision.Ok ok -> {
+                ledger.ackCompleted(delivery); // the common case: one trip through the ledger's lock
+                completed = true;
+                return;
+            }
             case AckDecision.Retry retry -> {
                 if (ledger.retry(delivery, retry.delay())) {
                     runtime.wakeConsumer();
