@@ -16,7 +16,7 @@ import java.util.OptionalInt;
 import java.util.UUID;
 import javax.sql.DataSource;
 
-/** Every statement of the workflow tables and functions (schema V3). */
+/** Every statement of the workflow tables and functions (schema V3 to V5). */
 public final class Instances {
 
     /** The outcome of {@code wf_append}: a kind and its detail. */
@@ -73,8 +73,8 @@ public final class Instances {
      */
     public Appended appendEntry(Entry entry) {
         StepBatcher b = batcher;
-        Appended a = b == null ? null : b.append(entry);
-        return a != null ? a : appendAlone(entry);
+        Outcome o = b == null ? null : b.journal(entry);
+        return o != null ? o.appended() : appendAlone(entry);
     }
 
     /** {@link #append} of {@code entry}, in a transaction of its own. */
@@ -83,8 +83,19 @@ public final class Instances {
                 entry.epoch(), entry.terminal(), entry.completedResult(), null);
     }
 
-    /** {@code wf_start}: durable, idempotent start; leased to {@code owner} at epoch 1 when given. */
+    /**
+     * Durable, idempotent start ({@code wf_start}); leased to {@code owner} at epoch 1 when given.
+     * In a shared transaction when batching is on and the instance's lock is free, else on its own.
+     * Same outcome either way.
+     */
     public Started start(String name, String id, String input, UUID eventId, Key parent, String owner, Duration ttl) {
+        StepBatcher b = batcher;
+        Outcome o = b == null ? null : b.journal(Entry.start(name, id, input, eventId, parent, owner, ttl));
+        return o != null ? o.started() : startAlone(name, id, input, eventId, parent, owner, ttl);
+    }
+
+    /** {@code wf_start} in a transaction of its own. */
+    Started startAlone(String name, String id, String input, UUID eventId, Key parent, String owner, Duration ttl) {
         return sql.query("start workflow " + name + "/" + id,
                 "SELECT " + s + "wf_start(?, ?, ?::jsonb, ?, ?, ?, ?, ?)", ps -> {
                     ps.setString(1, name);
@@ -98,8 +109,7 @@ public final class Instances {
                 }, rs -> {
                     rs.next();
                     String[] r = (String[]) rs.getArray(1).getArray();
-                    return new Started("created".equals(r[0]), WorkflowStatus.fromSql(r[1]), r[2],
-                            r[3] == null ? 0 : Long.parseLong(r[3]));
+                    return new Outcome(r[0], r[1], r[2], r[3]).started();
                 });
     }
 
@@ -126,23 +136,33 @@ public final class Instances {
     }
 
     /**
-     * A journal entry {@link #appendSteps} can share a transaction with others: a step
-     * ({@code StepRecorded}) or a completion marker ({@code WorkflowCompleted} with its result),
-     * fenced on {@code epoch} when not null.
+     * A journal entry {@link #journal} can share a transaction with others: a start
+     * ({@code WorkflowStarted}, its input in {@code data}), a step ({@code StepRecorded}) or a
+     * completion marker ({@code WorkflowCompleted} with its result), fenced on {@code epoch} when not
+     * null.
      */
     public record Entry(String name, String id, int generation, UUID eventId, String type, String data, Long epoch,
-            String completedResult) {
+            String completedResult, Start start) {
+
+        /** What a start carries besides its input: its parent (or null), owner (or null) and lease length. */
+        public record Start(Key parent, String owner, Duration ttl) {}
+
+        /** A start entry: the instance row and journal stream of a new instance, leased to {@code owner} if given. */
+        public static Entry start(String name, String id, String input, UUID eventId, Key parent, String owner,
+                Duration ttl) {
+            return new Entry(name, id, 0, eventId, "WorkflowStarted", input, null, null, new Start(parent, owner, ttl));
+        }
 
         /** A step entry. */
         public static Entry step(String name, String id, int generation, UUID eventId, String data, Long epoch) {
-            return new Entry(name, id, generation, eventId, "StepRecorded", data, epoch, null);
+            return new Entry(name, id, generation, eventId, "StepRecorded", data, epoch, null, null);
         }
 
         /** A completion marker with the workflow's result (JSON). */
         public static Entry completion(String name, String id, int generation, UUID eventId, String result,
                 Long epoch) {
             return new Entry(name, id, generation, eventId, "WorkflowCompleted", "{\"result\":" + result + "}", epoch,
-                    result);
+                    result, null);
         }
 
         WorkflowStatus terminal() {
@@ -151,11 +171,35 @@ public final class Instances {
     }
 
     /**
-     * {@code wf_append_steps}: entries of distinct instances in one transaction, each with exactly
-     * the outcome {@link #append} would give it, or {@code busy} (not written) when a lock it needs
-     * was held elsewhere. Outcomes are in entry order.
+     * The outcome of one entry of {@link #journal}: for a start, {@code wf_start}'s outcome, status,
+     * existing input and epoch; for an append, {@code wf_append}'s kind and detail; for an entry whose
+     * lock was held elsewhere, kind {@code busy}.
      */
-    public List<Appended> appendSteps(List<Entry> entries) {
+    public record Outcome(String kind, String detail, String existingInput, String epoch) {
+
+        /** Whether the entry was left unwritten because a lock it needs was held elsewhere. */
+        public boolean busy() {
+            return "busy".equals(kind);
+        }
+
+        /** As an append's outcome. */
+        public Appended appended() {
+            return new Appended(kind, detail);
+        }
+
+        /** As a start's outcome. */
+        public Started started() {
+            return new Started("created".equals(kind), WorkflowStatus.fromSql(detail), existingInput,
+                    epoch == null ? 0 : Long.parseLong(epoch));
+        }
+    }
+
+    /**
+     * {@code wf_journal}: entries of distinct instances in one transaction, each with exactly the
+     * outcome {@link #startAlone} or {@link #append} would give it, or {@code busy} (not written) when
+     * a lock it needs was held elsewhere. Outcomes are in entry order.
+     */
+    public List<Outcome> journal(List<Entry> entries) {
         int n = entries.size();
         String[] names = new String[n];
         String[] ids = new String[n];
@@ -166,6 +210,10 @@ public final class Instances {
         Long[] epochs = new Long[n];
         String[] terminals = new String[n];
         String[] results = new String[n];
+        String[] parentNames = new String[n];
+        String[] parentIds = new String[n];
+        String[] owners = new String[n];
+        Long[] ttls = new Long[n];
         for (int i = 0; i < n; i++) {
             Entry e = entries.get(i);
             names[i] = e.name();
@@ -177,9 +225,15 @@ public final class Instances {
             epochs[i] = e.epoch();
             terminals[i] = e.terminal() == null ? null : e.terminal().sqlValue();
             results[i] = e.completedResult();
+            if (e.start() != null) {
+                parentNames[i] = e.start().parent() == null ? null : e.start().parent().name();
+                parentIds[i] = e.start().parent() == null ? null : e.start().parent().id();
+                owners[i] = e.start().owner();
+                ttls[i] = e.start().ttl().toMillis();
+            }
         }
-        return sql.query("journal " + n + " steps", "SELECT " + s
-                + "wf_append_steps(?, ?, ?, ?, ?, ?::jsonb[], ?, ?, ?::jsonb[])", ps -> {
+        return sql.query("journal " + n + " entries", "SELECT " + s
+                + "wf_journal(?, ?, ?, ?, ?, ?::jsonb[], ?, ?, ?::jsonb[], ?, ?, ?, ?)", ps -> {
                     java.sql.Connection c = ps.getConnection();
                     ps.setArray(1, c.createArrayOf("text", names));
                     ps.setArray(2, c.createArrayOf("text", ids));
@@ -190,12 +244,16 @@ public final class Instances {
                     ps.setArray(7, c.createArrayOf("int8", epochs));
                     ps.setArray(8, c.createArrayOf("text", terminals));
                     ps.setArray(9, c.createArrayOf("text", results));
+                    ps.setArray(10, c.createArrayOf("text", parentNames));
+                    ps.setArray(11, c.createArrayOf("text", parentIds));
+                    ps.setArray(12, c.createArrayOf("text", owners));
+                    ps.setArray(13, c.createArrayOf("int8", ttls));
                 }, rs -> {
                     rs.next();
                     String[] r = (String[]) rs.getArray(1).getArray();
-                    List<Appended> out = new ArrayList<>(n);
+                    List<Outcome> out = new ArrayList<>(n);
                     for (int i = 0; i < n; i++) {
-                        out.add(new Appended(r[2 * i], r[2 * i + 1]));
+                        out.add(new Outcome(r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]));
                     }
                     return out;
                 });

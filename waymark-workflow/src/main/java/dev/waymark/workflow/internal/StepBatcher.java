@@ -11,8 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Group commit for journal entries (steps and completions): runs that journal an entry at the same
- * moment share one transaction ({@code wf_append_steps}). A run hands its entry over and waits for
+ * Group commit for journal entries (starts, steps and completions): runs that journal an entry at
+ * the same moment share one transaction ({@code wf_journal}). A run hands its entry over and waits for
  * its own outcome, so a step still returns only after its entry is committed; nothing is
  * acknowledged early. While a flusher commits, the next entries gather in the queue, so batches
  * grow with the number of runs in flight and a lone run pays only a thread hand-off. A flusher
@@ -23,7 +23,7 @@ final class StepBatcher implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(StepBatcher.class);
 
-    private record Pending(Instances.Entry entry, CompletableFuture<Instances.Appended> outcome) {}
+    private record Pending(Instances.Entry entry, CompletableFuture<Instances.Outcome> outcome) {}
 
     private final Instances instances;
     private final int maxBatch;
@@ -47,7 +47,7 @@ final class StepBatcher implements AutoCloseable {
      * Journals {@code entry} in a shared transaction and returns its outcome, or null when the caller
      * must journal it on its own (the batcher is closed, the instance was busy, or the batch failed).
      */
-    Instances.Appended append(Instances.Entry entry) {
+    Instances.Outcome journal(Instances.Entry entry) {
         if (closed) {
             return null;
         }
@@ -60,7 +60,7 @@ final class StepBatcher implements AutoCloseable {
             return p.outcome().get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // the entry may still commit: replay then finds it
-            throw new WorkflowException("interrupted while journaling step of workflow " + entry.name() + "/"
+            throw new WorkflowException("interrupted while journaling " + entry.type() + " of workflow " + entry.name() + "/"
                     + entry.id(), e);
         } catch (ExecutionException e) {
             throw e.getCause() instanceof RuntimeException r ? r : new WorkflowException(e.getMessage(), e);
@@ -87,18 +87,18 @@ final class StepBatcher implements AutoCloseable {
     }
 
     private void flush(List<Pending> batch) {
-        List<Instances.Appended> outcomes;
+        List<Instances.Outcome> outcomes;
         try {
-            outcomes = instances.appendSteps(batch.stream().map(Pending::entry).toList());
+            outcomes = instances.journal(batch.stream().map(Pending::entry).toList());
         } catch (RuntimeException e) {
-            log.debug("waymark workflow: a batch of {} step entries failed; each is journaled on its own: {}",
+            log.debug("waymark workflow: a batch of {} journal entries failed; each is journaled on its own: {}",
                     batch.size(), e.toString());
             batch.forEach(p -> p.outcome().complete(null));
             return;
         }
         for (int i = 0; i < batch.size(); i++) {
-            Instances.Appended a = outcomes.get(i);
-            batch.get(i).outcome().complete("busy".equals(a.kind()) ? null : a);
+            Instances.Outcome o = outcomes.get(i);
+            batch.get(i).outcome().complete(o.busy() ? null : o);
         }
     }
 

@@ -18,9 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@code wf_append_steps}: each entry of a shared transaction gets exactly the outcome it would get
- * alone (fencing, first writer wins, terminal refusal), an instance locked elsewhere is skipped
- * unwritten, and the written entries share one transaction.
+ * {@code wf_journal}: each entry of a shared transaction (starts, steps, completions) gets exactly
+ * the outcome it would get alone (fencing, first writer wins, terminal refusal, idempotent start), an
+ * instance locked elsewhere is skipped unwritten, and the written entries share one transaction.
  */
 class StepBatchTest {
 
@@ -70,10 +70,10 @@ class StepBatchTest {
                 lock.setString(2, "busy");
                 lock.execute(); // another transaction holds the busy instance
             }
-            List<Instances.Appended> out = instances.appendSteps(List.of(entry("fresh", "s", fresh),
+            List<Instances.Outcome> out = instances.journal(List.of(entry("fresh", "s", fresh),
                     entry("fenced", "s", fenced + 1), entry("dup", "s", dup), entry("done", "s", done),
                     entry("busy", "s", busy), entry("other", "s", other)));
-            assertThat(out).extracting(Instances.Appended::kind)
+            assertThat(out).extracting(Instances.Outcome::kind)
                     .containsExactly("appended", "lease_lost", "present", "refused", "busy", "appended");
             assertThat(out.get(2).detail()).isEqualTo("\"dup-s\""); // the first writer's result
             assertThat(out.get(3).detail()).isEqualTo("completed");
@@ -104,19 +104,67 @@ class StepBatchTest {
                 lock.setString(2, "parent");
                 lock.execute(); // the parent is busy elsewhere: the child's completion must not wait for it
             }
-            assertThat(instances.appendSteps(List.of(done, entry("solo", "s", solo))))
-                    .extracting(Instances.Appended::kind).containsExactly("busy", "appended");
+            assertThat(instances.journal(List.of(done, entry("solo", "s", solo))))
+                    .extracting(Instances.Outcome::kind).containsExactly("busy", "appended");
             holder.rollback();
         }
         assertThat(status("kid")).isEqualTo("running");
         execute("UPDATE \"" + store.schema() + "\".workflows SET status = 'suspended', waiting_on = 'child'"
                 + " WHERE id = 'parent'");
-        assertThat(instances.appendSteps(List.of(done, entry("solo", "t", solo))))
-                .extracting(Instances.Appended::kind).containsExactly("appended", "appended");
+        assertThat(instances.journal(List.of(done, entry("solo", "t", solo))))
+                .extracting(Instances.Outcome::kind).containsExactly("appended", "appended");
         assertThat(status("kid")).isEqualTo("completed");
         assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'kid'"
                 + " AND result = '42'::jsonb AND lease_owner IS NULL")).isEqualTo(1);
         assertThat(status("parent")).isEqualTo("running"); // woken in the same transaction
+    }
+
+    @Test
+    void starts_share_the_transaction_with_steps_and_get_what_a_lone_start_gets() throws Exception {
+        long stepper = started("stepper");
+        started("twice");
+        Instances.Entry fresh = Instances.Entry.start("batch", "new", "{\"n\":1}", UUID.randomUUID(), null, "me",
+                Duration.ofMinutes(5));
+        Instances.Entry again = Instances.Entry.start("batch", "twice", "7", UUID.randomUUID(), null, "me",
+                Duration.ofMinutes(5));
+        Instances.Entry locked = Instances.Entry.start("batch", "locked", "1", UUID.randomUUID(), null, "me",
+                Duration.ofMinutes(5));
+        Instances.Entry unowned = Instances.Entry.start("batch", "unowned", "2", UUID.randomUUID(),
+                new Instances.Key("batch", "stepper"), null, Duration.ofMinutes(5));
+        try (Connection holder = POSTGRES.dataSource().getConnection()) {
+            holder.setAutoCommit(false);
+            try (PreparedStatement lock = holder.prepareStatement("SELECT \"" + store.schema() + "\".wf_lock(?, ?)")) {
+                lock.setString(1, "batch");
+                lock.setString(2, "locked");
+                lock.execute(); // someone else is starting this id right now
+            }
+            List<Instances.Outcome> out = instances.journal(List.of(fresh, entry("stepper", "s", stepper), again,
+                    locked, unowned));
+            holder.rollback();
+            assertThat(out).extracting(Instances.Outcome::kind)
+                    .containsExactly("created", "appended", "exists", "busy", "created");
+            Instances.Started created = out.get(0).started();
+            assertThat(created.created()).isTrue();
+            assertThat(created.status()).isEqualTo(WorkflowStatus.RUNNING);
+            assertThat(created.epoch()).isEqualTo(1); // leased to its starter, which runs it at once
+            Instances.Started existing = out.get(2).started();
+            assertThat(existing.created()).isFalse();
+            assertThat(existing.existingInput()).isEqualTo("1"); // compared with "7" by the caller
+            assertThat(out.get(4).started().epoch()).isZero(); // no owner: left for a worker to claim
+        }
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'new'"
+                + " AND input = '{\"n\":1}'::jsonb AND lease_owner = 'me' AND lease_epoch = 1")).isEqualTo(1);
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'unowned'"
+                + " AND parent_id = 'stepper' AND lease_owner IS NULL")).isEqualTo(1);
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'locked'")).isZero();
+        assertThat(query("SELECT count(DISTINCT e.tx_id) FROM \"" + store.schema() + "\".events e JOIN \""
+                + store.schema() + "\".streams s USING (stream_id) WHERE (s.stream_name IN ('$wf-batch-new',"
+                + " '$wf-batch-unowned') AND e.event_type = 'WorkflowStarted')"
+                + " OR (s.stream_name = '$wf-batch-stepper' AND e.event_type = 'StepRecorded')")).isEqualTo(1);
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
+                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-new'"
+                + " AND e.event_type = 'WorkflowStarted' AND e.stream_version = 1"
+                + " AND e.data = '{\"input\":{\"n\":1},\"generation\":0}'::jsonb")).isEqualTo(1);
     }
 
     @Test
@@ -129,8 +177,9 @@ class StepBatchTest {
                 write.executeUpdate();
             }
             try (PreparedStatement batch = c.prepareStatement("SELECT \"" + store.schema()
-                    + "\".wf_append_steps(ARRAY['batch'], ARRAY['late'], ARRAY[0], ARRAY[gen_random_uuid()],"
-                    + " ARRAY['StepRecorded'], ARRAY['{}'::jsonb], ARRAY[" + epoch + "::bigint], ARRAY[NULL::text], ARRAY[NULL::jsonb])")) {
+                    + "\".wf_journal(ARRAY['batch'], ARRAY['late'], ARRAY[0], ARRAY[gen_random_uuid()],"
+                    + " ARRAY['StepRecorded'], ARRAY['{}'::jsonb], ARRAY[" + epoch + "::bigint], ARRAY[NULL::text],"
+                    + " ARRAY[NULL::jsonb], ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[NULL::bigint])")) {
                 org.assertj.core.api.Assertions.assertThatThrownBy(batch::executeQuery)
                         .isInstanceOf(SQLException.class).hasMessageContaining("already wrote");
             }
