@@ -310,8 +310,9 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         }
 
         /**
-         * Whether runs that journal a step or a completion at the same moment share one transaction
-         * (default true). Each step still returns only after its own entry is committed, and each
+         * Whether starts, and runs that journal a step or a completion, share one transaction when
+         * they happen at the same moment (default true). {@code start} and each step still return
+         * only after their own entry is committed, and each
          * entry is fenced and deduplicated exactly as alone; sharing only spreads one commit over up
          * to {@value WorkflowEngine#MAX_STEP_BATCH} entries of distinct instances, which raises step
          * throughput when many workflows run at once. With it off, every entry is its own transaction.
