@@ -16,7 +16,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Group commit: runs journaling a step at the same moment share transactions, and every step is
- * still journaled exactly once and run exactly once; with it off, each step is its own transaction.
+ * still journaled exactly once and run exactly once; concurrent starts share transactions too, and
+ * each returns only once its instance is committed; with it off, each entry is its own transaction.
  */
 class GroupCommitTest {
 
@@ -94,6 +95,68 @@ class GroupCommitTest {
         }
         assertThat(stepEntries("alone")).isEqualTo(WORKFLOWS * STEPS);
         assertThat(largestTransaction("alone")).isEqualTo(1);
+    }
+
+    /** Starts {@code WORKFLOWS} instances from as many threads at once; each checks its row is committed. */
+    private static void startTogether(WorkflowEngine engine, String name) throws Exception {
+        CountDownLatch go = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        java.util.Queue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        for (int w = 0; w < WORKFLOWS; w++) {
+            String id = "w" + w;
+            int input = w;
+            threads.add(Thread.ofPlatform().start(() -> {
+                try {
+                    go.await();
+                    engine.start(name, id, input, Integer.class);
+                    // durable on return: another connection sees the row and its journal's first entry
+                    assertThat(WorkflowTesting.count(POSTGRES, "SELECT count(*) FROM \"" + store.schema()
+                            + "\".workflows w JOIN \"" + store.schema() + "\".streams s ON s.stream_name = '$wf-"
+                            + name + "-" + id + "' JOIN \"" + store.schema() + "\".events e USING (stream_id)"
+                            + " WHERE w.name = '" + name + "' AND w.id = '" + id + "' AND w.input = '" + input
+                            + "'::jsonb AND e.event_type = 'WorkflowStarted'")).isEqualTo(1);
+                } catch (Throwable t) {
+                    failures.add(t);
+                }
+            }));
+        }
+        go.countDown();
+        for (Thread t : threads) {
+            t.join(WAIT.toMillis());
+        }
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void concurrent_starts_share_transactions_and_each_is_durable_when_start_returns() throws Exception {
+        try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry("starts", new WorkflowTesting.Effects(),
+                new CountDownLatch(0))).runOnStart(false).build()) {
+            startTogether(engine, "starts");
+            startTogether(engine, "starts"); // idempotent: the same ids and inputs again create nothing
+        }
+        assertThat(WorkflowTesting.count(POSTGRES, "SELECT count(*) " + starts("starts"))).isEqualTo(WORKFLOWS);
+        assertThat(largestStartTransaction("starts")).isGreaterThan(1);
+    }
+
+    @Test
+    void with_group_commit_off_every_start_is_its_own_transaction() throws Exception {
+        try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry("lone", new WorkflowTesting.Effects(),
+                new CountDownLatch(0))).runOnStart(false).groupCommit(false).build()) {
+            startTogether(engine, "lone");
+        }
+        assertThat(WorkflowTesting.count(POSTGRES, "SELECT count(*) " + starts("lone"))).isEqualTo(WORKFLOWS);
+        assertThat(largestStartTransaction("lone")).isEqualTo(1);
+    }
+
+    private static String starts(String name) {
+        return "FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema() + "\".streams s USING (stream_id)"
+                + " WHERE s.stream_name LIKE '$wf-" + name + "-%' AND e.event_type = 'WorkflowStarted'";
+    }
+
+    /** The most start entries any one transaction journaled. */
+    private static long largestStartTransaction(String name) {
+        return WorkflowTesting.count(POSTGRES, "SELECT max(n) FROM (SELECT count(*) AS n " + starts(name)
+                + " GROUP BY e.tx_id) t");
     }
 
     private static String steps(String name) {
