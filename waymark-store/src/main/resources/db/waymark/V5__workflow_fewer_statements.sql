@@ -99,6 +99,28 @@ BEGIN
   IF pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || p_name || '#' || p_id, 0)) IS NULL THEN
     NULL; -- the condition only takes the lock
   END IF;
+  IF p_terminal IS NULL AND p_epoch IS NOT NULL THEN
+    -- The usual case, a fenced step of a running instance, in one statement: it inserts only when
+    -- every check below would pass (instance found, epoch equal, no entry with this id, status
+    -- running, so nothing to flip, generation current, stream present), with the same version.
+    -- Nothing else writes this instance's entries while its lock is held, so the check for an
+    -- entry with this id cannot race the insert. Otherwise nothing was written: check one by one.
+    INSERT INTO "${flyway:defaultSchema}".events
+      (event_id, stream_id, stream_version, category, event_type, data, created_at)
+    SELECT p_event_id, s.stream_id,
+           COALESCE((SELECT e.stream_version FROM "${flyway:defaultSchema}".events e
+                      WHERE e.stream_id = s.stream_id ORDER BY e.stream_version DESC LIMIT 1), 0) + 1,
+           '$wf', p_type, p_data, now()
+      FROM "${flyway:defaultSchema}".workflows w
+      JOIN "${flyway:defaultSchema}".streams s
+        ON s.stream_name = "${flyway:defaultSchema}".wf_stream(p_name, p_id, p_gen)
+     WHERE w.name = p_name AND w.id = p_id AND w.lease_epoch = p_epoch AND w.status = 'running'
+       AND w.generation = p_gen
+       AND NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".events e WHERE e.event_id = p_event_id);
+    IF FOUND THEN
+      RETURN ARRAY['appended', NULL];
+    END IF;
+  END IF;
   SELECT status, lease_epoch, generation, parent_name, parent_id
     INTO v_status, v_epoch, v_gen, v_parent_name, v_parent_id
     FROM "${flyway:defaultSchema}".workflows WHERE name = p_name AND id = p_id;
@@ -117,8 +139,7 @@ BEGIN
     END IF;
     RETURN ARRAY['stale', v_gen::text];
   END IF;
-  -- The usual case in one statement. Nothing else writes this instance's entries while its lock
-  -- is held, so the check for an entry with this id cannot race the insert.
+  -- Stream lookup, head read, first-writer check and insert in one statement (see above).
   INSERT INTO "${flyway:defaultSchema}".events
     (event_id, stream_id, stream_version, category, event_type, data, created_at)
   SELECT p_event_id, s.stream_id,
