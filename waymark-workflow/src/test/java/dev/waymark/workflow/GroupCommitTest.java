@@ -82,7 +82,7 @@ class GroupCommitTest {
         }
         assertThat(stepEntries("grouped")).isEqualTo(WORKFLOWS * STEPS);
         assertThat(distinctSteps("grouped")).isEqualTo(WORKFLOWS * STEPS);
-        assertThat(largestTransaction("grouped")).isGreaterThan(1);
+        assertThat(largestTransaction(steps("grouped"))).isGreaterThan(1);
     }
 
     @Test
@@ -94,7 +94,7 @@ class GroupCommitTest {
             runAll(engine, "alone");
         }
         assertThat(stepEntries("alone")).isEqualTo(WORKFLOWS * STEPS);
-        assertThat(largestTransaction("alone")).isEqualTo(1);
+        assertThat(largestTransaction(steps("alone"))).isEqualTo(1);
     }
 
     /** Starts {@code WORKFLOWS} instances from as many threads at once; each checks its row is committed. */
@@ -135,7 +135,7 @@ class GroupCommitTest {
             startTogether(engine, "starts"); // idempotent: the same ids and inputs again create nothing
         }
         assertThat(WorkflowTesting.count(POSTGRES, "SELECT count(*) " + starts("starts"))).isEqualTo(WORKFLOWS);
-        assertThat(largestStartTransaction("starts")).isGreaterThan(1);
+        assertThat(largestTransaction(starts("starts"))).isGreaterThan(1);
     }
 
     @Test
@@ -145,23 +145,21 @@ class GroupCommitTest {
             startTogether(engine, "lone");
         }
         assertThat(WorkflowTesting.count(POSTGRES, "SELECT count(*) " + starts("lone"))).isEqualTo(WORKFLOWS);
-        assertThat(largestStartTransaction("lone")).isEqualTo(1);
+        assertThat(largestTransaction(starts("lone"))).isEqualTo(1);
     }
 
-    private static String starts(String name) {
+    /** The journal entries of type {@code type} of the instances of workflow {@code name}. */
+    private static String entries(String name, String type) {
         return "FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema() + "\".streams s USING (stream_id)"
-                + " WHERE s.stream_name LIKE '$wf-" + name + "-%' AND e.event_type = 'WorkflowStarted'";
-    }
-
-    /** The most start entries any one transaction journaled. */
-    private static long largestStartTransaction(String name) {
-        return WorkflowTesting.count(POSTGRES, "SELECT max(n) FROM (SELECT count(*) AS n " + starts(name)
-                + " GROUP BY e.tx_id) t");
+                + " WHERE s.stream_name LIKE '$wf-" + name + "-%' AND e.event_type = '" + type + "'";
     }
 
     private static String steps(String name) {
-        return "FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema() + "\".streams s USING (stream_id)"
-                + " WHERE s.stream_name LIKE '$wf-" + name + "-%' AND e.event_type = 'StepRecorded'";
+        return entries(name, "StepRecorded");
+    }
+
+    private static String starts(String name) {
+        return entries(name, "WorkflowStarted");
     }
 
     private static long stepEntries(String name) {
@@ -172,9 +170,9 @@ class GroupCommitTest {
         return WorkflowTesting.count(POSTGRES, "SELECT count(DISTINCT (s.stream_name, e.data->>'step')) " + steps(name));
     }
 
-    /** The most step entries any one transaction journaled. */
-    private static long largestTransaction(String name) {
-        return WorkflowTesting.count(POSTGRES, "SELECT max(n) FROM (SELECT count(*) AS n " + steps(name)
+    /** The most entries of {@code entries} that any one transaction journaled. */
+    private static long largestTransaction(String entries) {
+        return WorkflowTesting.count(POSTGRES, "SELECT max(n) FROM (SELECT count(*) AS n " + entries
                 + " GROUP BY e.tx_id) t");
     }
 }
