@@ -90,6 +90,51 @@ class StepBatchTest {
     }
 
     @Test
+    void entries_of_one_instance_in_one_batch_are_journaled_in_batch_order_each_with_its_own_outcome()
+            throws Exception {
+        long twin = started("twin");
+        started("taken");
+        long current = 2;
+        execute("UPDATE \"" + store.schema() + "\".workflows SET lease_epoch = " + current + " WHERE id = 'taken'");
+        Instances.Entry stale = entry("taken", "u", current - 1); // a run that lost its lease, same step id
+        Instances.Entry unfenced = Instances.Entry.step("batch", "taken", 0, Ids.entryId("batch", "taken", 0, "u"),
+                "{\"step\":\"u\",\"result\":\"other\"}", null);
+
+        List<Instances.Outcome> out = instances.journal(List.of(entry("twin", "s", twin), stale,
+                entry("taken", "u", current), entry("twin", "t", twin), unfenced));
+
+        assertThat(out).extracting(Instances.Outcome::kind)
+                .containsExactly("appended", "lease_lost", "appended", "appended", "present");
+        assertThat(out.get(1).detail()).isEqualTo(Long.toString(current));
+        assertThat(out.get(4).detail()).isEqualTo("\"taken-u\""); // the current run's result, written first
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
+                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-twin'"
+                + " AND ((e.stream_version = 2 AND e.data ->> 'step' = 's')"
+                + " OR (e.stream_version = 3 AND e.data ->> 'step' = 't'))")).isEqualTo(2);
+        assertThat(steps("taken")).isEqualTo(1);
+    }
+
+    @Test
+    void a_step_the_shared_statement_cannot_write_gets_the_lone_outcome_in_the_same_batch() throws Exception {
+        long sleeper = started("sleeper");
+        execute("UPDATE \"" + store.schema() + "\".workflows SET status = 'suspended', waiting_on = 'sleep'"
+                + " WHERE id = 'sleeper'");
+        long old = started("old");
+        long plain = started("plain");
+        Instances.Entry staleGeneration = Instances.Entry.step("batch", "old", 1, Ids.entryId("batch", "old", 1, "s"),
+                "{\"step\":\"s\",\"result\":1}", old);
+
+        List<Instances.Outcome> out = instances.journal(List.of(entry("sleeper", "s", sleeper), staleGeneration,
+                entry("plain", "s", plain)));
+
+        assertThat(out).extracting(Instances.Outcome::kind).containsExactly("appended", "stale", "appended");
+        assertThat(status("sleeper")).isEqualTo("running"); // a step of a suspended run wakes it
+        assertThat(steps("sleeper")).isEqualTo(1);
+        assertThat(steps("old")).isZero();
+        assertThat(transactions("sleeper", "plain")).isEqualTo(1);
+    }
+
+    @Test
     void a_completion_in_a_batch_needs_its_parents_lock_too_and_wakes_the_parent() throws Exception {
         started("parent");
         long kid = instances.start("batch", "kid", "1", UUID.randomUUID(), new Instances.Key("batch", "parent"), "me",

@@ -1,0 +1,96 @@
+-- Waymark workflows, version 6: wf_journal writes the fenced steps of a batch in one statement.
+-- Same signature, rules and outcomes as version 5. In version 5 every step of a batch was its own
+-- wf_append call running its own INSERT ... SELECT, and PL/pgSQL pays executor start-up and
+-- shutdown per statement; a batch of k fenced steps of running instances now costs one statement.
+
+CREATE OR REPLACE FUNCTION "${flyway:defaultSchema}".wf_journal(
+  p_names text[], p_ids text[], p_gens integer[], p_event_ids uuid[], p_types text[], p_data jsonb[],
+  p_epochs bigint[], p_terminals text[], p_results jsonb[],
+  p_parent_names text[], p_parent_ids text[], p_owners text[], p_ttls bigint[])
+RETURNS text[]
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_n integer := coalesce(array_length(p_names, 1), 0);
+  v_locked boolean[] := array_fill(false, ARRAY[greatest(v_n, 1)]);
+  v_keys bigint[] := '{}';
+  v_fast boolean[] := array_fill(false, ARRAY[greatest(v_n, 1)]);
+  v_first integer;
+  v_written uuid[] := '{}';
+  v_out text[] := '{}';
+  v_parent_name text;
+  v_parent_id text;
+BEGIN
+  IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'WM001',
+      MESSAGE = 'wf_journal refused: the transaction already wrote before journaling';
+  END IF;
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION USING ERRCODE = 'WM002',
+      MESSAGE = format('wf_journal refused: isolation level is %s', current_setting('transaction_isolation'));
+  END IF;
+  -- Every lock before the first write (see version 5). v_fast marks the fenced steps of instances
+  -- named by no other entry of the batch (an advisory lock is reentrant, so a second entry of an
+  -- instance also gets it: such entries are found by their lock key and all take the entry-by-entry
+  -- path, in batch order).
+  FOR i IN 1 .. v_n LOOP
+    v_keys[i] := hashtextextended('${flyway:defaultSchema}#wf#' || p_names[i] || '#' || p_ids[i], 0);
+    v_locked[i] := pg_try_advisory_xact_lock(v_keys[i]);
+    v_first := array_position(v_keys, v_keys[i]);
+    IF v_first < i THEN
+      v_fast[v_first] := false;
+    ELSIF v_locked[i] AND p_terminals[i] IS NULL AND p_epochs[i] IS NOT NULL AND p_types[i] <> 'WorkflowStarted' THEN
+      v_fast[i] := true;
+    END IF;
+    IF v_locked[i] AND p_terminals[i] IS NOT NULL THEN
+      SELECT w.parent_name, w.parent_id INTO v_parent_name, v_parent_id
+        FROM "${flyway:defaultSchema}".workflows w WHERE w.name = p_names[i] AND w.id = p_ids[i];
+      IF v_parent_id IS NOT NULL THEN -- a parent never changes: read before its lock is fine
+        v_locked[i] := pg_try_advisory_xact_lock(
+          hashtextextended('${flyway:defaultSchema}#wf#' || v_parent_name || '#' || v_parent_id, 0));
+      END IF;
+    END IF;
+  END LOOP;
+  IF true = ANY (v_fast) THEN
+    -- The marked steps, all at once: each is inserted exactly when version 5's one-statement path
+    -- of wf_append would insert it (instance found at this epoch, running, at this generation, its
+    -- stream present, no entry with this id), with the same stream version. Marked entries are of
+    -- distinct instances, and an entry id derives from its instance, so a returned id names one
+    -- marked entry. Entries this statement did not write were not written at all and take the
+    -- entry-by-entry path below, exactly as in version 5.
+    WITH written AS (
+      INSERT INTO "${flyway:defaultSchema}".events
+        (event_id, stream_id, stream_version, category, event_type, data, created_at)
+      SELECT x.event_id, s.stream_id,
+             COALESCE((SELECT e.stream_version FROM "${flyway:defaultSchema}".events e
+                        WHERE e.stream_id = s.stream_id ORDER BY e.stream_version DESC LIMIT 1), 0) + 1,
+             '$wf', x.type, x.data, now()
+        FROM unnest(p_names, p_ids, p_gens, p_event_ids, p_types, p_data, p_epochs, v_fast)
+             WITH ORDINALITY AS x(name, id, gen, event_id, type, data, epoch, fast, ord)
+        JOIN "${flyway:defaultSchema}".workflows w
+          ON w.name = x.name AND w.id = x.id AND w.lease_epoch = x.epoch AND w.status = 'running'
+         AND w.generation = x.gen
+        JOIN "${flyway:defaultSchema}".streams s
+          ON s.stream_name = "${flyway:defaultSchema}".wf_stream(x.name, x.id, x.gen)
+       WHERE x.fast
+         AND NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".events e WHERE e.event_id = x.event_id)
+       ORDER BY x.ord
+      RETURNING event_id
+    )
+    SELECT coalesce(array_agg(written.event_id), '{}') INTO v_written FROM written;
+  END IF;
+  FOR i IN 1 .. v_n LOOP
+    IF NOT v_locked[i] THEN
+      v_out := v_out || ARRAY['busy', NULL, NULL, NULL];
+    ELSIF v_fast[i] AND p_event_ids[i] = ANY (v_written) THEN
+      v_out := v_out || ARRAY['appended', NULL, NULL, NULL];
+    ELSIF p_types[i] = 'WorkflowStarted' THEN
+      v_out := v_out || "${flyway:defaultSchema}".wf_create(p_names[i], p_ids[i], p_data[i], p_event_ids[i],
+        p_parent_names[i], p_parent_ids[i], p_owners[i], p_ttls[i]);
+    ELSE
+      v_out := v_out || "${flyway:defaultSchema}".wf_append(p_names[i], p_ids[i], p_gens[i], p_event_ids[i],
+        p_types[i], p_data[i], p_epochs[i], p_terminals[i], p_results[i], NULL) || ARRAY[NULL, NULL]::text[];
+    END IF;
+  END LOOP;
+  RETURN v_out;
+END
+$$;
