@@ -165,6 +165,59 @@ class StepBatchTest {
     }
 
     @Test
+    void a_completion_closes_the_instance_row_abandons_its_awakeables_and_journals_its_entry_together()
+            throws Exception {
+        long epoch = started("closing");
+        execute("UPDATE \"" + store.schema() + "\".workflows SET attempts = 2, last_error = 'boom' WHERE id = 'closing'");
+        execute("INSERT INTO \"" + store.schema() + "\".workflow_awakeables (awakeable_id, name, id, generation, label)"
+                + " VALUES (gen_random_uuid(), 'batch', 'closing', 0, 'approval')");
+        long suspendedEpoch = started("parked");
+        execute("UPDATE \"" + store.schema() + "\".workflows SET status = 'suspended', waiting_on = 'sleep'"
+                + " WHERE id = 'parked'");
+        Instances.Entry done = Instances.Entry.completion("batch", "closing", 0,
+                Ids.entryId("batch", "closing", 0, "__completed__"), "42", epoch);
+        Instances.Entry stale = Instances.Entry.completion("batch", "closing", 0, UUID.randomUUID(), "43", epoch + 1);
+        Instances.Entry parked = Instances.Entry.completion("batch", "parked", 0,
+                Ids.entryId("batch", "parked", 0, "__completed__"), "7", suspendedEpoch);
+
+        assertThat(instances.journal(List.of(stale))).extracting(Instances.Outcome::kind).containsExactly("lease_lost");
+        assertThat(status("closing")).isEqualTo("running"); // nothing written
+        assertThat(instances.journal(List.of(done, parked))).extracting(Instances.Outcome::kind)
+                .containsExactly("appended", "appended");
+        Instances.Outcome again = instances.journal(List.of(done)).get(0);
+        assertThat(again.kind()).isEqualTo("present");
+        assertThat(again.detail()).isEqualTo("42"); // the recorded result, for the caller to return
+
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'closing'"
+                + " AND status = 'completed' AND result = '42'::jsonb AND lease_owner IS NULL"
+                + " AND lease_expires_at IS NULL AND attempts = 0 AND last_error IS NULL AND completed_at IS NOT NULL"))
+                .isEqualTo(1);
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflow_awakeables WHERE id = 'closing'"
+                + " AND status = 'abandoned' AND completed_at IS NOT NULL")).isEqualTo(1);
+        assertThat(status("parked")).isEqualTo("completed"); // a suspended run's completion: the checks one by one
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
+                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-closing'"
+                + " AND e.event_type = 'WorkflowCompleted' AND e.stream_version = 2")).isEqualTo(1);
+    }
+
+    @Test
+    void a_start_whose_stream_outlived_its_instance_row_appends_to_that_stream() throws Exception {
+        execute("INSERT INTO \"" + store.schema() + "\".streams (stream_name, category, stream_hash)"
+                + " VALUES ('$wf-batch-ghost', '$wf', 0)");
+        Instances.Entry start = Instances.Entry.start("batch", "ghost", "5", UUID.randomUUID(), null, "me",
+                Duration.ofMinutes(5));
+
+        assertThat(instances.journal(List.of(start))).extracting(Instances.Outcome::kind).containsExactly("created");
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".streams WHERE stream_name = '$wf-batch-ghost'"))
+                .isEqualTo(1);
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'ghost'"
+                + " AND input = '5'::jsonb AND lease_epoch = 1")).isEqualTo(1);
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
+                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-ghost'"
+                + " AND e.event_type = 'WorkflowStarted' AND e.stream_version = 1")).isEqualTo(1);
+    }
+
+    @Test
     void starts_share_the_transaction_with_steps_and_get_what_a_lone_start_gets() throws Exception {
         long stepper = started("stepper");
         started("twice");
