@@ -80,6 +80,7 @@ public final class WorkflowBenchmark {
     /** Runs the benchmark into {@code out}. */
     static void run(BenchReport out) throws Exception {
         Duration duration = Duration.ofSeconds(Long.getLong("bench.seconds", 3));
+        Duration warmUp = Duration.ofSeconds(Long.getLong("bench.warmup", 5));
         int rounds = Integer.getInteger("bench.rounds", 3);
         WorkflowRegistry registry = new WorkflowRegistry().register("tenSteps", Integer.class, Integer.class,
                 (ctx, in) -> {
@@ -125,11 +126,11 @@ public final class WorkflowBenchmark {
                         "waymark-hook", waymarkHook(engine, finished),
                         "dbos", dbos(dbos, dbosProxy));
                 out.setup("workflow benchmark: %s; %d cores; DBOS Transact %s; pools of %d;"
-                        + " %d round(s) of %d s per cell after a warm-up round; rates and latencies: median of rounds; ratios: median of per-round ratios", db.server(),
+                        + " %d round(s) of %d s per cell after a warm-up round of %d s per cell; rates and latencies: median of rounds; ratios: median of per-round ratios", db.server(),
                         Runtime.getRuntime().availableProcessors(), DBOS.version(), POOL, rounds,
-                        duration.toSeconds());
+                        duration.toSeconds(), warmUp.toSeconds());
                 for (int round = -1; round < rounds; round++) {
-                    Duration d = round < 0 ? Duration.ofSeconds(1) : duration;
+                    Duration d = round < 0 ? warmUp : duration;
                     for (int concurrency : CONCURRENCY) {
                         for (int s = 0; s < SYSTEMS.length; s++) {
                             String system = SYSTEMS[Math.floorMod(s + round, SYSTEMS.length)];
