@@ -1,8 +1,11 @@
 package dev.waymark.testkit;
 
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
+import org.apache.kafka.common.utils.Exit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,6 +15,11 @@ import org.slf4j.LoggerFactory;
  * (consumer groups hang otherwise on a single node) and the initial rebalance delay is 0.
  * Needs {@code org.apache.kafka:kafka-test-common-runtime}, {@code kafka_2.13}, {@code kafka-server}
  * and {@code kafka-clients} (also its {@code test} classifier) on the test classpath.
+ *
+ * <p>At JVM exit the node stops before its data directories are deleted: Kafka's test utilities
+ * would delete them from a shutdown hook of their own, concurrently with the node's shutdown, and a
+ * node that finds its metadata directory gone halts the JVM with status 1 (a test run that passed
+ * would then fail). Kafka's halt requests are logged and ignored in a JVM that uses this broker.
  */
 public final class KafkaBroker {
 
@@ -26,6 +34,8 @@ public final class KafkaBroker {
 
     private static final Logger log = LoggerFactory.getLogger(KafkaBroker.class);
     private static KafkaBroker instance;
+    /** Kafka's delete-on-exit hooks for its temporary directories, run after the node stopped. */
+    private static final List<Runnable> AFTER_CLOSE = new CopyOnWriteArrayList<>();
 
     private final KafkaClusterTestKit cluster;
 
@@ -45,6 +55,9 @@ public final class KafkaBroker {
 
     private static KafkaBroker start() {
         long started = System.nanoTime();
+        Exit.setShutdownHookAdder((name, hook) -> AFTER_CLOSE.add(hook));
+        Exit.setHaltProcedure((status, message) -> log.error(
+                "waymark testkit: in-process Kafka asked to halt the JVM (status {}): {}; ignored", status, message));
         try {
             KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
                     .setCombined(true).setNumBrokerNodes(1).setNumControllerNodes(1).build());
@@ -105,6 +118,13 @@ public final class KafkaBroker {
             cluster.close();
         } catch (Exception e) {
             log.warn("waymark testkit: stopping in-process Kafka failed", e);
+        }
+        for (Runnable hook : AFTER_CLOSE) {
+            try {
+                hook.run();
+            } catch (RuntimeException e) {
+                log.warn("waymark testkit: deleting in-process Kafka's files failed", e);
+            }
         }
     }
 
