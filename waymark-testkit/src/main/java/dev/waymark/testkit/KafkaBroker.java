@@ -72,6 +72,9 @@ public final class KafkaBroker {
             Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(broker::close));
             return broker;
         } catch (Exception e) {
+            Exit.resetShutdownHookAdder(); // no node to stop first: its files go at exit as Kafka meant
+            AFTER_CLOSE.forEach(hook -> Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(hook)));
+            AFTER_CLOSE.clear();
             throw new IllegalStateException("could not start the in-process Kafka broker", e);
         }
     }
