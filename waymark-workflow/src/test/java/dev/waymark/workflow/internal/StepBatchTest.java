@@ -201,6 +201,47 @@ class StepBatchTest {
     }
 
     @Test
+    void completions_of_several_instances_in_one_batch_each_close_their_own_row_and_nothing_else() throws Exception {
+        long first = started("first-done");
+        long second = started("second-done");
+        long fenced = started("fenced-done");
+        long busy = started("busy-stepping");
+        for (String id : List.of("first-done", "second-done", "fenced-done")) {
+            execute("INSERT INTO \"" + store.schema() + "\".workflow_awakeables (awakeable_id, name, id, generation,"
+                    + " label) VALUES (gen_random_uuid(), 'batch', '" + id + "', 0, 'approval')");
+        }
+        Instances.Entry a = Instances.Entry.completion("batch", "first-done", 0,
+                Ids.entryId("batch", "first-done", 0, "__completed__"), "\"one\"", first);
+        Instances.Entry b = Instances.Entry.completion("batch", "second-done", 0,
+                Ids.entryId("batch", "second-done", 0, "__completed__"), "\"two\"", second);
+        Instances.Entry c = Instances.Entry.completion("batch", "fenced-done", 0,
+                Ids.entryId("batch", "fenced-done", 0, "__completed__"), "\"three\"", fenced + 1);
+
+        assertThat(instances.journal(List.of(a, entry("busy-stepping", "s", busy), c, b)))
+                .extracting(Instances.Outcome::kind).containsExactly("appended", "appended", "lease_lost", "appended");
+
+        for (String[] done : List.of(new String[] {"first-done", "\"one\""}, new String[] {"second-done", "\"two\""})) {
+            assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = '" + done[0]
+                    + "' AND status = 'completed' AND result = '" + done[1] + "'::jsonb AND lease_owner IS NULL"
+                    + " AND completed_at IS NOT NULL")).as(done[0]).isEqualTo(1);
+            assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflow_awakeables WHERE id = '"
+                    + done[0] + "' AND status = 'abandoned'")).as(done[0]).isEqualTo(1);
+        }
+        assertThat(status("fenced-done")).isEqualTo("running"); // a stale lease writes nothing
+        assertThat(status("busy-stepping")).isEqualTo("running");
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'fenced-done'"
+                + " AND lease_owner = 'me' AND result IS NULL")).isEqualTo(1);
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflow_awakeables WHERE id = 'fenced-done'"
+                + " AND status = 'pending'")).isEqualTo(1);
+        assertThat(query("SELECT count(DISTINCT e.tx_id) FROM \"" + store.schema() + "\".events e JOIN \""
+                + store.schema() + "\".streams s USING (stream_id) WHERE s.stream_name IN ('$wf-batch-first-done',"
+                + " '$wf-batch-second-done', '$wf-batch-busy-stepping') AND e.event_type <> 'WorkflowStarted'"))
+                .isEqualTo(1);
+        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
+                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-fenced-done'")).isEqualTo(1);
+    }
+
+    @Test
     void a_start_whose_stream_outlived_its_instance_row_appends_to_that_stream() throws Exception {
         execute("INSERT INTO \"" + store.schema() + "\".streams (stream_name, category, stream_hash)"
                 + " VALUES ('$wf-batch-ghost', '$wf', 0)");
