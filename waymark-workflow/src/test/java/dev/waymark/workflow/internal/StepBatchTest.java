@@ -195,9 +195,7 @@ class StepBatchTest {
         assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflow_awakeables WHERE id = 'closing'"
                 + " AND status = 'abandoned' AND completed_at IS NOT NULL")).isEqualTo(1);
         assertThat(status("parked")).isEqualTo("completed"); // a suspended run's completion: the checks one by one
-        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
-                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-closing'"
-                + " AND e.event_type = 'WorkflowCompleted' AND e.stream_version = 2")).isEqualTo(1);
+        assertThat(journalled("closing", "e.event_type = 'WorkflowCompleted' AND e.stream_version = 2")).isEqualTo(1);
     }
 
     @Test
@@ -237,8 +235,7 @@ class StepBatchTest {
                 + store.schema() + "\".streams s USING (stream_id) WHERE s.stream_name IN ('$wf-batch-first-done',"
                 + " '$wf-batch-second-done', '$wf-batch-busy-stepping') AND e.event_type <> 'WorkflowStarted'"))
                 .isEqualTo(1);
-        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
-                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-fenced-done'")).isEqualTo(1);
+        assertThat(journalled("fenced-done", "true")).isEqualTo(1);
     }
 
     @Test
@@ -253,9 +250,7 @@ class StepBatchTest {
                 .isEqualTo(1);
         assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'ghost'"
                 + " AND input = '5'::jsonb AND lease_epoch = 1")).isEqualTo(1);
-        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
-                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-ghost'"
-                + " AND e.event_type = 'WorkflowStarted' AND e.stream_version = 1")).isEqualTo(1);
+        assertThat(journalled("ghost", "e.event_type = 'WorkflowStarted' AND e.stream_version = 1")).isEqualTo(1);
     }
 
     @Test
@@ -300,9 +295,7 @@ class StepBatchTest {
                 + store.schema() + "\".streams s USING (stream_id) WHERE (s.stream_name IN ('$wf-batch-new',"
                 + " '$wf-batch-unowned') AND e.event_type = 'WorkflowStarted')"
                 + " OR (s.stream_name = '$wf-batch-stepper' AND e.event_type = 'StepRecorded')")).isEqualTo(1);
-        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
-                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-new'"
-                + " AND e.event_type = 'WorkflowStarted' AND e.stream_version = 1"
+        assertThat(journalled("new", "e.event_type = 'WorkflowStarted' AND e.stream_version = 1"
                 + " AND e.data = '{\"input\":{\"n\":1},\"generation\":0}'::jsonb")).isEqualTo(1);
     }
 
@@ -362,9 +355,13 @@ class StepBatchTest {
     }
 
     private static long steps(String id) throws SQLException {
+        return journalled(id, "e.event_type = 'StepRecorded'");
+    }
+
+    /** Entries {@code e} of instance {@code id}'s generation-0 journal stream that match {@code condition}. */
+    private static long journalled(String id, String condition) throws SQLException {
         return query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
-                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-" + id
-                + "' AND e.event_type = 'StepRecorded'");
+                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-" + id + "' AND (" + condition + ")");
     }
 
     private static long transactions(String a, String b) throws SQLException {
