@@ -1,0 +1,159 @@
+package dev.waymark.workflow.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.testkit.PostgresExtension;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What a {@code wf_journal} batch reads of the instance table: its own entries' rows, by primary
+ * key, however many other instances are running. (Version 7 joined the rows through the index of
+ * active instances and read every running row for every batch: with 5,000 running instances the
+ * workflow benchmark fell from 0.5 to 0.1 of raw commits.)
+ */
+class JournalReadsTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final int OTHERS_RUNNING = 2_000;
+    private static final int BULK_EVENTS = 20_000;
+    private static final int PLANNED_BATCHES = 6; // the plan cache switches from custom to generic plans at the sixth call
+    private static final int MEASURED_BATCHES = 4;
+
+    private static EventStore store;
+    private static Instances instances;
+
+    @BeforeAll
+    static void setUp() throws SQLException {
+        store = EventStore.builder(POSTGRES.dataSource()).build();
+        store.migrate();
+        instances = new Instances(POSTGRES.dataSource(), store.schema());
+        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("INSERT INTO \"" + store.schema() + "\".workflows (name, id, status, input)"
+                    + " SELECT 'other', 'other-' || g, 'running', '1' FROM generate_series(1, " + OTHERS_RUNNING + ") g");
+            s.execute("ANALYZE \"" + store.schema() + "\".workflows");
+        }
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    @Test
+    void a_batch_of_steps_and_completions_reads_only_its_own_rows_however_large_the_tables_grew() throws Exception {
+        List<String> ids = List.of("a", "b", "c");
+        List<Long> epochs = new ArrayList<>();
+        for (String id : ids) {
+            epochs.add(instances.start("reads", id, "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5)).epoch());
+        }
+        // as autovacuum does early on: statistics that say the journal tables are tiny
+        execute("ANALYZE \"" + store.schema() + "\".events, \"" + store.schema() + "\".streams");
+        long instanceRows = 0;
+        long eventRows = 0;
+        int entries = 0;
+        try (Connection c = POSTGRES.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            Instances onThisConnection = new Instances(sharing(c), store.schema());
+            for (int k = 0; k < PLANNED_BATCHES + MEASURED_BATCHES; k++) {
+                if (k == PLANNED_BATCHES) { // the connection's plans were made on small tables: grow them now
+                    execute("INSERT INTO \"" + store.schema() + "\".events"
+                            + " (event_id, stream_id, stream_version, category, event_type, data, created_at)"
+                            + " SELECT gen_random_uuid(), -1, g, 'bulk', 'Bulk', '{}', now()"
+                            + " FROM generate_series(1, " + BULK_EVENTS + ") g");
+                }
+                List<Instances.Entry> batch = new ArrayList<>();
+                for (int i = 0; i < ids.size(); i++) {
+                    String id = ids.get(i);
+                    UUID entryId = Ids.entryId("reads", id, 0, "s" + k);
+                    batch.add(k < PLANNED_BATCHES + MEASURED_BATCHES - 1
+                            ? Instances.Entry.step("reads", id, 0, entryId, "{\"step\":\"s" + k + "\",\"result\":1}",
+                                    epochs.get(i))
+                            : Instances.Entry.completion("reads", id, 0, entryId, "1", epochs.get(i)));
+                }
+                // reads only: the transaction has no xid yet, as wf_journal wants
+                long instancesBefore = rowsRead(c, "workflows");
+                long eventsBefore = rowsRead(c, "events");
+                assertThat(onThisConnection.journal(batch)).extracting(Instances.Outcome::kind).containsOnly("appended");
+                if (k >= PLANNED_BATCHES) {
+                    instanceRows += rowsRead(c, "workflows") - instancesBefore;
+                    eventRows += rowsRead(c, "events") - eventsBefore;
+                    entries += batch.size();
+                }
+                c.commit();
+            }
+        }
+        assertThat(entries).isEqualTo(3 * MEASURED_BATCHES);
+        // one primary-key read per entry, and two more per completion (its parent, its row's update)
+        assertThat(instanceRows).isLessThanOrEqualTo(3L * entries).isLessThan(OTHERS_RUNNING);
+        assertThat(eventRows).isLessThan(BULK_EVENTS / 10);
+        assertThat(query("SELECT count(*) FROM \"" + store.schema()
+                + "\".workflows WHERE name = 'reads' AND status = 'completed'")).isEqualTo(ids.size());
+    }
+
+    /**
+     * Rows of {@code table} this connection fetched by sequential or index scans and has not yet
+     * reported to the statistics collector (it reports when idle, never inside a transaction).
+     */
+    private static long rowsRead(Connection c, String table) throws SQLException {
+        try (Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)"
+                        + " FROM pg_stat_xact_user_tables WHERE relid = '\"" + store.schema() + "\"." + table
+                        + "'::regclass")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** A data source that hands out {@code c} itself, never closing it, so calls join its transaction. */
+    private static DataSource sharing(Connection c) {
+        Connection kept = (Connection) Proxy.newProxyInstance(JournalReadsTest.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("close")) {
+                        return null;
+                    }
+                    try {
+                        return method.invoke(c, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        return (DataSource) Proxy.newProxyInstance(JournalReadsTest.class.getClassLoader(),
+                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("getConnection")) {
+                        return kept;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    private static void execute(String sql) throws SQLException {
+        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    private static long query(String sql) throws SQLException {
+        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
