@@ -8,7 +8,10 @@
 -- once a minute: with 5,000 running instances the workflow benchmark fell from 0.5 to 0.1 of raw
 -- commits. Now every lookup is a correlated probe (a lateral subquery by primary key that cannot be
 -- flattened, OFFSET 0; the streams and events probes likewise) and the function plans with
--- sequential scans disabled, so each probe uses its unique index whatever the table's size. The other
+-- sequential scans disabled, so each probe uses its unique index whatever the table's size. It also
+-- always uses its generic plans: with the lateral lookups the plan cache kept re-planning the batch
+-- INSERT for every call (a custom plan looks cheaper for the array lengths at hand), which cost
+-- about a third of the throughput at one workflow in flight. The other
 -- functions on the append and journal paths (append_events, wf_start, wf_create, wf_append) only
 -- look rows up by key: they plan with sequential scans disabled too (about 0.7 us per call).
 
@@ -19,6 +22,7 @@ CREATE OR REPLACE FUNCTION "${flyway:defaultSchema}".wf_journal(
 RETURNS text[]
 LANGUAGE plpgsql
 SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
   v_n integer := coalesce(array_length(p_names, 1), 0);
