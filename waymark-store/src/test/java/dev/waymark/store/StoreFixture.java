@@ -31,6 +31,14 @@ final class StoreFixture {
         }
     }
 
+    static void execute(DataSource dataSource, String sql) {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     static long eventCount(DataSource dataSource) {
         return count(dataSource, "SELECT count(*) FROM waymark.events");
     }

@@ -3,9 +3,8 @@ package dev.waymark.workflow.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.testkit.OneConnection;
 import dev.waymark.testkit.PostgresExtension;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -14,7 +13,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -65,12 +63,14 @@ class JournalReadsTest {
         }
         // as autovacuum does early on: statistics that say the journal tables are tiny
         execute("ANALYZE \"" + store.schema() + "\".events, \"" + store.schema() + "\".streams");
+        String instanceTable = "\"" + store.schema() + "\".workflows";
+        String eventTable = "\"" + store.schema() + "\".events";
         long instanceRows = 0;
         long eventRows = 0;
         int entries = 0;
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
-            Instances onThisConnection = new Instances(sharing(c), store.schema());
+            Instances onThisConnection = new Instances(OneConnection.dataSource(c), store.schema());
             for (int k = 0; k < PLANNED_BATCHES + MEASURED_BATCHES; k++) {
                 if (k == PLANNED_BATCHES) { // the connection's plans were made on small tables: grow them now
                     execute("INSERT INTO \"" + store.schema() + "\".events"
@@ -88,12 +88,12 @@ class JournalReadsTest {
                             : Instances.Entry.completion("reads", id, 0, entryId, "1", epochs.get(i)));
                 }
                 // reads only: the transaction has no xid yet, as wf_journal wants
-                long instancesBefore = rowsRead(c, "workflows");
-                long eventsBefore = rowsRead(c, "events");
+                long instancesBefore = OneConnection.rowsRead(c, instanceTable);
+                long eventsBefore = OneConnection.rowsRead(c, eventTable);
                 assertThat(onThisConnection.journal(batch)).extracting(Instances.Outcome::kind).containsOnly("appended");
                 if (k >= PLANNED_BATCHES) {
-                    instanceRows += rowsRead(c, "workflows") - instancesBefore;
-                    eventRows += rowsRead(c, "events") - eventsBefore;
+                    instanceRows += OneConnection.rowsRead(c, instanceTable) - instancesBefore;
+                    eventRows += OneConnection.rowsRead(c, eventTable) - eventsBefore;
                     entries += batch.size();
                 }
                 c.commit();
@@ -105,42 +105,6 @@ class JournalReadsTest {
         assertThat(eventRows).isLessThan(BULK_EVENTS / 10);
         assertThat(query("SELECT count(*) FROM \"" + store.schema()
                 + "\".workflows WHERE name = 'reads' AND status = 'completed'")).isEqualTo(ids.size());
-    }
-
-    /**
-     * Rows of {@code table} this connection fetched by sequential or index scans and has not yet
-     * reported to the statistics collector (it reports when idle, never inside a transaction).
-     */
-    private static long rowsRead(Connection c, String table) throws SQLException {
-        try (Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)"
-                        + " FROM pg_stat_xact_user_tables WHERE relid = '\"" + store.schema() + "\"." + table
-                        + "'::regclass")) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    /** A data source that hands out {@code c} itself, never closing it, so calls join its transaction. */
-    private static DataSource sharing(Connection c) {
-        Connection kept = (Connection) Proxy.newProxyInstance(JournalReadsTest.class.getClassLoader(),
-                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("close")) {
-                        return null;
-                    }
-                    try {
-                        return method.invoke(c, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
-        return (DataSource) Proxy.newProxyInstance(JournalReadsTest.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("getConnection")) {
-                        return kept;
-                    }
-                    throw new UnsupportedOperationException(method.getName());
-                });
     }
 
     private static void execute(String sql) throws SQLException {
