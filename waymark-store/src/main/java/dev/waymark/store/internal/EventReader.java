@@ -29,13 +29,8 @@ final class EventReader {
                    e.data::text, e.metadata::text, e.causation_id, e.correlation_id, e.created_at
             """;
 
-    // Each event's stream row is a probe of its primary key (a lateral lookup that cannot be flattened):
-    // as a join, the planner hashed the whole stream table per page when it expected a partition
-    // filter to reject most events.
     private static final String GLOBAL = COLUMNS + """
-              FROM %1$s.events e
-             CROSS JOIN LATERAL (SELECT st.stream_name, st.stream_hash FROM %1$s.streams st
-                                  WHERE st.stream_id = e.stream_id OFFSET 0) s
+              FROM %1$s.events e JOIN %1$s.streams s ON s.stream_id = e.stream_id
              WHERE (e.tx_id, e.global_position) %2$s (?::text::xid8, ?)
                AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
                %3$s
@@ -43,15 +38,11 @@ final class EventReader {
              LIMIT ?
             """;
 
-    // The page is taken inside the lateral subquery, by the stream's own index: a plain join let the
-    // planner hash-join the stream row with every event and sort them all, to return the first few.
     private static final String STREAM = COLUMNS + """
-              FROM (SELECT stream_id, stream_name FROM %1$s.streams WHERE stream_name = ? AND deleted_at IS NULL) s
-             CROSS JOIN LATERAL (SELECT x.* FROM %1$s.events x
-                                  WHERE x.stream_id = s.stream_id AND x.stream_version %2$s ?
-                                  ORDER BY x.stream_version %3$s
-                                  LIMIT ?) e
+              FROM %1$s.streams s JOIN %1$s.events e ON e.stream_id = s.stream_id
+             WHERE s.stream_name = ? AND s.deleted_at IS NULL AND e.stream_version %2$s ?
              ORDER BY e.stream_version %3$s
+             LIMIT ?
             """;
 
     private static final String HEAD = """
@@ -146,7 +137,7 @@ final class EventReader {
 
     GlobalPosition head() {
         try (Connection connection = dataSource.getConnection();
-                PreparedStatement statement = FreshPlans.prepare(connection, head);
+                PreparedStatement statement = connection.prepareStatement(head);
                 ResultSet rs = statement.executeQuery()) {
             return rs.next() ? new GlobalPosition(Long.parseLong(rs.getString(1)), rs.getLong(2)) : GlobalPosition.START;
         } catch (SQLException e) {
@@ -156,7 +147,7 @@ final class EventReader {
 
     Horizon horizon() {
         try (Connection connection = dataSource.getConnection();
-                PreparedStatement statement = FreshPlans.prepare(connection, horizon);
+                PreparedStatement statement = connection.prepareStatement(horizon);
                 ResultSet rs = statement.executeQuery()) {
             rs.next();
             return new Horizon(rs.getLong(1), Duration.ofNanos((long) (rs.getDouble(2) * 1e9)));
@@ -171,7 +162,7 @@ final class EventReader {
 
     private List<RecordedEvent> query(String action, String sql, Binder binder, int limit) {
         try (Connection connection = dataSource.getConnection();
-                PreparedStatement statement = FreshPlans.prepare(connection, sql)) {
+                PreparedStatement statement = connection.prepareStatement(sql)) {
             binder.bind(statement);
             List<RecordedEvent> events = new ArrayList<>(Math.min(limit, 1024));
             try (ResultSet rs = statement.executeQuery()) {
