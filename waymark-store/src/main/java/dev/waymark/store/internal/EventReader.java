@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
@@ -24,46 +25,30 @@ import javax.sql.DataSource;
  */
 final class EventReader {
 
+    // The reads are functions of schema version 9: their plans walk the index that orders each read
+    // whatever the tables' size or statistics when a plan was made (a statement prepared here would be
+    // planned once by the server and kept; see V9__reads_that_walk_their_index.sql).
     private static final String COLUMNS = """
-            SELECT e.global_position, e.tx_id::text, e.event_id, s.stream_name, e.stream_version, e.event_type,
-                   e.data::text, e.metadata::text, e.causation_id, e.correlation_id, e.created_at
+            SELECT global_position, tx_id::text, event_id, stream_name, stream_version, event_type,
+                   data::text, metadata::text, causation_id, correlation_id, created_at
             """;
 
-    private static final String GLOBAL = COLUMNS + """
-              FROM %1$s.events e JOIN %1$s.streams s ON s.stream_id = e.stream_id
-             WHERE (e.tx_id, e.global_position) %2$s (?::text::xid8, ?)
-               AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
-               %3$s
-             ORDER BY e.tx_id %4$s, e.global_position %4$s
-             LIMIT ?
-            """;
+    private static final String GLOBAL = COLUMNS + " FROM %s.read_events_global(?, ?::text::xid8, ?, ?, ?, ?, ?)";
 
-    private static final String STREAM = COLUMNS + """
-              FROM %1$s.streams s JOIN %1$s.events e ON e.stream_id = s.stream_id
-             WHERE s.stream_name = ? AND s.deleted_at IS NULL AND e.stream_version %2$s ?
-             ORDER BY e.stream_version %3$s
-             LIMIT ?
-            """;
+    private static final String STREAM = COLUMNS + " FROM %s.read_events_stream(?, ?, ?, ?)";
 
-    private static final String HEAD = """
-            SELECT e.tx_id::text, e.global_position FROM %s.events e
-             WHERE e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
-             ORDER BY e.tx_id DESC, e.global_position DESC
-             LIMIT 1
-            """;
+    private static final String HEAD = "SELECT %s.read_head()";
 
     private static final String HORIZON = """
-            SELECT (SELECT count(*) FROM %s.events e WHERE e.tx_id >= pg_snapshot_xmin(pg_current_snapshot())),
+            SELECT %s.count_hidden_events(),
                    COALESCE((SELECT extract(epoch FROM clock_timestamp() - min(a.xact_start))
                                FROM pg_stat_activity a WHERE a.backend_xid IS NOT NULL), 0)
             """;
 
     private final DataSource dataSource;
     private final String schema;
-    /** Indexed by {@link #globalIndex}: forward/backward x all/category x whole/partitioned. */
-    private final String[] global = new String[8];
-    private final String streamForward;
-    private final String streamBackward;
+    private final String global;
+    private final String stream;
     private final String head;
     private final String horizon;
 
@@ -71,16 +56,8 @@ final class EventReader {
         this.dataSource = dataSource;
         this.schema = schema;
         String q = Schema.quote(schema);
-        for (int i = 0; i < global.length; i++) {
-            boolean forward = (i & 1) == 0;
-            boolean category = (i & 2) != 0;
-            boolean partitioned = (i & 4) != 0;
-            String filter = (category ? "AND e.category = ? " : "")
-                    + (partitioned ? "AND ((s.stream_hash % ?) + ?) % ? = ?" : "");
-            global[i] = GLOBAL.formatted(q, forward ? ">" : "<", filter, forward ? "ASC" : "DESC");
-        }
-        streamForward = STREAM.formatted(q, ">", "ASC");
-        streamBackward = STREAM.formatted(q, "<", "DESC");
+        global = GLOBAL.formatted(q);
+        stream = STREAM.formatted(q);
         head = HEAD.formatted(q);
         horizon = HORIZON.formatted(q);
     }
@@ -94,10 +71,6 @@ final class EventReader {
         return global(category, forward, from, limit, partition);
     }
 
-    private static int globalIndex(boolean forward, boolean category, boolean partitioned) {
-        return (forward ? 0 : 1) | (category ? 2 : 0) | (partitioned ? 4 : 0);
-    }
-
     private List<RecordedEvent> global(String category, boolean forward, GlobalPosition from, int limit,
             Partition partition) {
         requireCursor(from);
@@ -106,32 +79,31 @@ final class EventReader {
             throw new InvalidInputException("partition must not be null (use Partition.WHOLE)");
         }
         boolean partitioned = !partition.isWhole();
-        String sql = global[globalIndex(forward, category != null, partitioned)];
         String action = category == null ? "read all streams" : "read category '" + category + "'";
-        return query(action + (partitioned ? " as member " + partition : ""), sql, statement -> {
-            int i = 1;
-            statement.setString(i++, Long.toString(from.transaction()));
-            statement.setLong(i++, from.sequence());
-            if (category != null) {
-                statement.setString(i++, category);
-            }
+        return query(action + (partitioned ? " as member " + partition : ""), global, statement -> {
+            statement.setBoolean(1, forward);
+            statement.setString(2, Long.toString(from.transaction()));
+            statement.setLong(3, from.sequence());
+            statement.setString(4, category);
             if (partitioned) {
-                statement.setInt(i++, partition.size());
-                statement.setInt(i++, partition.size());
-                statement.setInt(i++, partition.size());
-                statement.setInt(i++, partition.member());
+                statement.setInt(5, partition.size());
+                statement.setInt(6, partition.member());
+            } else {
+                statement.setNull(5, Types.INTEGER);
+                statement.setNull(6, Types.INTEGER);
             }
-            statement.setInt(i, limit);
+            statement.setInt(7, limit);
         }, limit);
     }
 
     List<RecordedEvent> stream(String stream, boolean forward, long fromVersion, int limit) {
         StreamNames.requireWellFormed(stream);
         requireLimit(limit);
-        return query("read stream '" + stream + "'", forward ? streamForward : streamBackward, statement -> {
+        return query("read stream '" + stream + "'", this.stream, statement -> {
             statement.setString(1, stream);
-            statement.setLong(2, fromVersion);
-            statement.setInt(3, limit);
+            statement.setBoolean(2, forward);
+            statement.setLong(3, fromVersion);
+            statement.setInt(4, limit);
         }, limit);
     }
 
@@ -139,7 +111,13 @@ final class EventReader {
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement statement = connection.prepareStatement(head);
                 ResultSet rs = statement.executeQuery()) {
-            return rs.next() ? new GlobalPosition(Long.parseLong(rs.getString(1)), rs.getLong(2)) : GlobalPosition.START;
+            rs.next();
+            java.sql.Array array = rs.getArray(1);
+            if (array == null) {
+                return GlobalPosition.START;
+            }
+            String[] position = (String[]) array.getArray();
+            return new GlobalPosition(Long.parseLong(position[0]), Long.parseLong(position[1]));
         } catch (SQLException e) {
             throw SqlErrors.translate(e, "read the head position", schema);
         }

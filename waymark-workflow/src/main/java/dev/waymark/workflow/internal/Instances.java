@@ -368,9 +368,8 @@ public final class Instances {
     /** The journal of one generation, in order. */
     public List<JournalEntry> journal(String name, String id, int generation) {
         return sql.query("read the journal of " + name + "/" + id,
-                "SELECT e.stream_version, e.event_id, e.event_type, e.data ->> 'step', e.data::text, e.created_at"
-                        + " FROM " + s + "events e JOIN " + s + "streams st ON st.stream_id = e.stream_id"
-                        + " WHERE st.stream_name = ? ORDER BY e.stream_version", ps -> ps.setString(1,
+                "SELECT stream_version, event_id, event_type, step, data::text, created_at FROM " + s
+                        + "wf_read_journal(?)", ps -> ps.setString(1,
                         Ids.stream(name, id, generation)), rs -> {
                     List<JournalEntry> out = new ArrayList<>();
                     while (rs.next()) {

@@ -1,0 +1,93 @@
+package dev.waymark.store;
+
+import dev.waymark.testkit.OneConnection;
+import dev.waymark.testkit.PostgresExtension;
+import java.sql.Connection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What a read of a page reads of the stream and event tables: about the page, however much the
+ * tables grew after the session first ran the read on small ones. (A server-prepared statement
+ * keeps its generic plan until the next ANALYZE of a table it reads; autovacuum runs that only after
+ * a table grew by a tenth, at most once a minute.)
+ */
+class ReadPlansTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final int BULK_ROWS = 20_000;
+    private static final int PAGE = 100;
+    // pgjdbc prepares on the server at the fifth execution; the server plans generically from its sixth
+    private static final int EARLY_READS = 12;
+
+    private static EventStore store;
+
+    @BeforeAll
+    static void setUp() {
+        store = StoreFixture.migratedStore(POSTGRES);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    @Test
+    void a_page_of_a_read_costs_about_the_page_however_large_the_tables_grew() throws Exception {
+        for (int i = 0; i < 30; i++) {
+            store.append("bulk-" + i, ExpectedVersion.any(), StoreFixture.event("Seeded"));
+        }
+        // as autovacuum does early on: statistics of tiny tables
+        StoreFixture.execute(POSTGRES.dataSource(), "ANALYZE waymark.events, waymark.streams");
+        try (Connection c = POSTGRES.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try (EventStore reader = EventStore.builder(OneConnection.dataSource(c)).build()) {
+                Map<String, Supplier<List<?>>> reads = new LinkedHashMap<>();
+                reads.put("all forward", () -> reader.readAllForward(GlobalPosition.START, PAGE));
+                reads.put("all backward", () -> reader.readAllBackward(GlobalPosition.END, PAGE));
+                reads.put("category forward", () -> reader.readCategoryForward("bulk", GlobalPosition.START, PAGE));
+                reads.put("category backward", () -> reader.readCategoryBackward("bulk", GlobalPosition.END, PAGE));
+                reads.put("stream forward", () -> reader.readStreamForward("bulk-0", 0, PAGE));
+                reads.put("stream backward", () -> reader.readStreamBackward("bulk-0", Long.MAX_VALUE, PAGE));
+                reads.put("partition forward", () -> reader.readAllForward(GlobalPosition.START, PAGE,
+                        Partition.of(StreamNames.member("bulk-0", 2), 2)));
+                reads.put("head", () -> List.of(reader.headPosition()));
+                reads.put("horizon", () -> List.of(reader.horizon()));
+                for (int k = 0; k < EARLY_READS; k++) {
+                    reads.values().forEach(Supplier::get);
+                    c.commit();
+                }
+                // another category's events first, so a category read that walks the global order finds them in its way
+                StoreFixture.execute(POSTGRES.dataSource(), "INSERT INTO waymark.streams"
+                        + " (stream_name, category, stream_hash) SELECT 'other-' || g, 'other', waymark.stream_hash('other-' || g)"
+                        + " FROM generate_series(1, " + BULK_ROWS + ") g");
+                StoreFixture.execute(POSTGRES.dataSource(), "INSERT INTO waymark.events"
+                        + " (event_id, stream_id, stream_version, category, event_type, data, created_at)"
+                        + " SELECT gen_random_uuid(), s.stream_id, 1, 'other', 'Other', '{}', now()"
+                        + " FROM waymark.streams s WHERE s.category = 'other' ORDER BY s.stream_id");
+                StoreFixture.execute(POSTGRES.dataSource(), "INSERT INTO waymark.events"
+                        + " (event_id, stream_id, stream_version, category, event_type, data, created_at)"
+                        + " SELECT gen_random_uuid(), s.stream_id, 1 + g, 'bulk', 'Bulk', '{}', now()"
+                        + " FROM generate_series(1, " + BULK_ROWS + ") g, waymark.streams s WHERE s.stream_name = 'bulk-0'");
+                SoftAssertions softly = new SoftAssertions();
+                for (Map.Entry<String, Supplier<List<?>>> read : reads.entrySet()) {
+                    long before = OneConnection.rowsRead(c, "waymark.events", "waymark.streams");
+                    softly.assertThat(read.getValue().get()).as(read.getKey()).isNotEmpty();
+                    softly.assertThat(OneConnection.rowsRead(c, "waymark.events", "waymark.streams") - before)
+                            .as("rows read by " + read.getKey()).isLessThan(BULK_ROWS / 10);
+                    c.commit();
+                }
+                softly.assertAll();
+            }
+        }
+    }
+}
