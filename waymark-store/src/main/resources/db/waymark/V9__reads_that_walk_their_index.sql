@@ -12,8 +12,9 @@
 -- the only plan left is the ordered walk of one index from the cursor that stops at the page's last
 -- row, and each function keeps its generic plans. Each event's stream row is a probe of its primary
 -- key (a lateral lookup that cannot be flattened): as a join, a partitioned page scanned the whole
--- stream table for the events it walked. A category read names the category in its row comparison,
--- which only the category index can use. Same rows, same order, same visibility rule as before.
+-- stream table for the events it walked. A category read bounds the category by a range rather than
+-- an equality and orders by it, so only the category index yields its order (an equality would let
+-- a plan walk the global order and filter). Same rows, same order, same visibility rule as before.
 
 CREATE FUNCTION "${flyway:defaultSchema}".read_events_global(
   p_forward boolean, p_tx xid8, p_position bigint, p_category text,
@@ -62,11 +63,11 @@ BEGIN
         FROM "${flyway:defaultSchema}".events e
        CROSS JOIN LATERAL (SELECT st.stream_name, st.stream_hash FROM "${flyway:defaultSchema}".streams st
                             WHERE st.stream_id = e.stream_id OFFSET 0) s
-       WHERE e.category = p_category
-         AND (e.category, e.tx_id, e.global_position) > (p_category, p_tx, p_position)
+       WHERE e.category >= p_category AND e.category <= p_category
+         AND (e.tx_id, e.global_position) > (p_tx, p_position)
          AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
          AND (p_partitions IS NULL OR ((s.stream_hash % p_partitions) + p_partitions) % p_partitions = p_member)
-       ORDER BY e.tx_id, e.global_position
+       ORDER BY e.category, e.tx_id, e.global_position
        LIMIT p_limit;
   ELSE
     RETURN QUERY
@@ -75,11 +76,11 @@ BEGIN
         FROM "${flyway:defaultSchema}".events e
        CROSS JOIN LATERAL (SELECT st.stream_name, st.stream_hash FROM "${flyway:defaultSchema}".streams st
                             WHERE st.stream_id = e.stream_id OFFSET 0) s
-       WHERE e.category = p_category
-         AND (e.category, e.tx_id, e.global_position) < (p_category, p_tx, p_position)
+       WHERE e.category >= p_category AND e.category <= p_category
+         AND (e.tx_id, e.global_position) < (p_tx, p_position)
          AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
          AND (p_partitions IS NULL OR ((s.stream_hash % p_partitions) + p_partitions) % p_partitions = p_member)
-       ORDER BY e.tx_id DESC, e.global_position DESC
+       ORDER BY e.category DESC, e.tx_id DESC, e.global_position DESC
        LIMIT p_limit;
   END IF;
 END

@@ -3,6 +3,8 @@ package dev.waymark.store;
 import dev.waymark.testkit.OneConnection;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,10 +16,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * What a read of a page reads of the stream and event tables: about the page, however much the
- * tables grew after the session first ran the read on small ones. (A server-prepared statement
- * keeps its generic plan until the next ANALYZE of a table it reads; autovacuum runs that only after
- * a table grew by a tenth, at most once a minute.)
+ * What a read of a page reads of the stream and event tables (rows, and blocks of the event
+ * indexes): about the page, from the start, the end or a cursor deep inside, however much the tables
+ * grew after the session first ran the read on small ones. (A server-prepared statement keeps its
+ * generic plan until the next ANALYZE of a table it reads; autovacuum runs that only after a table
+ * grew by a tenth, at most once a minute.)
  */
 class ReadPlansTest {
 
@@ -26,6 +29,9 @@ class ReadPlansTest {
 
     private static final int BULK_ROWS = 20_000;
     private static final int PAGE = 100;
+    // a page's walk down and along one index: 2 to 5 blocks measured; a category page that filtered the
+    // 10,000 entries before its cursor inside the index instead of starting there: 92
+    private static final int MAX_INDEX_BLOCKS = 20;
     // pgjdbc prepares on the server at the fifth execution; the server plans generically from its sixth
     private static final int EARLY_READS = 12;
 
@@ -51,6 +57,8 @@ class ReadPlansTest {
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
             try (EventStore reader = EventStore.builder(OneConnection.dataSource(c)).build()) {
+                // a cursor deep inside the tables once they have grown: a page from there reads about the page too
+                GlobalPosition[] middle = {GlobalPosition.START};
                 Map<String, Supplier<List<?>>> reads = new LinkedHashMap<>();
                 reads.put("all forward", () -> reader.readAllForward(GlobalPosition.START, PAGE));
                 reads.put("all backward", () -> reader.readAllBackward(GlobalPosition.END, PAGE));
@@ -60,6 +68,11 @@ class ReadPlansTest {
                 reads.put("stream backward", () -> reader.readStreamBackward("bulk-0", Long.MAX_VALUE, PAGE));
                 reads.put("partition forward", () -> reader.readAllForward(GlobalPosition.START, PAGE,
                         Partition.of(StreamNames.member("bulk-0", 2), 2)));
+                reads.put("all forward from the middle", () -> reader.readAllForward(middle[0], PAGE));
+                reads.put("all backward from the middle", () -> reader.readAllBackward(middle[0], PAGE));
+                reads.put("category forward from the middle", () -> reader.readCategoryForward("bulk", middle[0], PAGE));
+                reads.put("category backward from the middle", () -> reader.readCategoryBackward("bulk", middle[0], PAGE));
+                reads.put("stream forward from the middle", () -> reader.readStreamForward("bulk-0", BULK_ROWS / 2, PAGE));
                 reads.put("head", () -> List.of(reader.headPosition()));
                 reads.put("horizon", () -> List.of(reader.horizon()));
                 for (int k = 0; k < EARLY_READS; k++) {
@@ -78,12 +91,22 @@ class ReadPlansTest {
                         + " (event_id, stream_id, stream_version, category, event_type, data, created_at)"
                         + " SELECT gen_random_uuid(), s.stream_id, 1 + g, 'bulk', 'Bulk', '{}', now()"
                         + " FROM generate_series(1, " + BULK_ROWS + ") g, waymark.streams s WHERE s.stream_name = 'bulk-0'");
+                try (Connection other = POSTGRES.dataSource().getConnection();
+                        Statement st = other.createStatement();
+                        ResultSet rs = st.executeQuery("SELECT tx_id::text, global_position FROM waymark.events"
+                                + " WHERE stream_version = " + (BULK_ROWS / 2) + " AND category = 'bulk'")) {
+                    rs.next();
+                    middle[0] = new GlobalPosition(Long.parseLong(rs.getString(1)), rs.getLong(2));
+                }
                 SoftAssertions softly = new SoftAssertions();
                 for (Map.Entry<String, Supplier<List<?>>> read : reads.entrySet()) {
                     long before = OneConnection.rowsRead(c, "waymark.events", "waymark.streams");
+                    long blocksBefore = OneConnection.indexBlocksFetched(c, "waymark.events");
                     softly.assertThat(read.getValue().get()).as(read.getKey()).isNotEmpty();
                     softly.assertThat(OneConnection.rowsRead(c, "waymark.events", "waymark.streams") - before)
                             .as("rows read by " + read.getKey()).isLessThan(BULK_ROWS / 10);
+                    softly.assertThat(OneConnection.indexBlocksFetched(c, "waymark.events") - blocksBefore)
+                            .as("event index blocks fetched by " + read.getKey()).isLessThan(MAX_INDEX_BLOCKS);
                     c.commit();
                 }
                 softly.assertAll();

@@ -50,6 +50,30 @@ public final class OneConnection {
      * one transaction and the difference is what the call read.
      */
     public static long rowsRead(Connection connection, String... tables) throws SQLException {
+        try (Statement s = connection.createStatement();
+                ResultSet rs = s.executeQuery("SELECT coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0)"
+                        + " FROM pg_stat_xact_user_tables WHERE relid IN (" + regclasses(tables) + ")")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /**
+     * Index blocks of the given tables' indexes that this session has fetched (from shared buffers or
+     * disk) in its current transaction ({@code pg_stat_get_xact_blocks_fetched}). An index walk that
+     * filters entries inside the index instead of starting at its bound shows here, not in
+     * {@link #rowsRead}: entries the index rejects are never fetched from the table.
+     */
+    public static long indexBlocksFetched(Connection connection, String... tables) throws SQLException {
+        try (Statement s = connection.createStatement();
+                ResultSet rs = s.executeQuery("SELECT coalesce(sum(pg_stat_get_xact_blocks_fetched(indexrelid)), 0)"
+                        + " FROM pg_index WHERE indrelid IN (" + regclasses(tables) + ")")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static String regclasses(String... tables) {
         StringBuilder in = new StringBuilder();
         for (String table : tables) {
             if (!table.matches("[A-Za-z0-9_.\"]+")) {
@@ -57,11 +81,6 @@ public final class OneConnection {
             }
             in.append(in.isEmpty() ? "" : ", ").append('\'').append(table).append("'::regclass");
         }
-        try (Statement s = connection.createStatement();
-                ResultSet rs = s.executeQuery("SELECT coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0)"
-                        + " FROM pg_stat_xact_user_tables WHERE relid IN (" + in + ")")) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        return in.toString();
     }
 }
