@@ -1,5 +1,6 @@
--- Waymark, version 9: the store's reads, as functions whose plans walk the index that orders each
--- read, however large the tables were when a plan was made and whatever their statistics say now.
+-- Waymark, version 9: the store's reads, a workflow's journal read and a resume pass's discovery and
+-- counts, as functions whose plans walk the index that serves each read, however large the tables
+-- were when a plan was made and whatever their statistics say now.
 -- Version 8 did this for the append and journal paths. The reads were plain statements prepared by
 -- the driver: pgjdbc prepares a statement on the server at its fifth execution and the server plans
 -- it generically from the sixth, keeping that plan until the next ANALYZE of a table it reads
@@ -8,13 +9,14 @@
 -- the horizon's count read the whole event table. Planning each read afresh is no cure: with
 -- statistics from before a bulk load, a category page chose a bitmap scan of the rest of the category
 -- and a sort, 0.9 s per page of a million-event catch-up.
--- Here every read plans with sequential scans, bitmap scans, sorts, hash and merge joins disabled, so
--- the only plan left is the ordered walk of one index from the cursor that stops at the page's last
--- row, and each function keeps its generic plans. Each event's stream row is a probe of its primary
--- key (a lateral lookup that cannot be flattened): as a join, a partitioned page scanned the whole
--- stream table for the events it walked. A category read bounds the category by a range rather than
--- an equality and orders by it, so only the category index yields its order (an equality would let
--- a plan walk the global order and filter). Same rows, same order, same visibility rule as before.
+-- Here every read plans with sequential scans disabled and, when it is ordered, bitmap scans, sorts,
+-- hash and merge joins too, so the only plan left is the ordered walk of one index from the cursor
+-- that stops at the page's last row; each function keeps its generic plans. Each event's stream row
+-- is a probe of its primary key (a lateral lookup that cannot be flattened): as a join, a partitioned
+-- page scanned the whole stream table for the events it walked. A category read bounds the category
+-- by a range rather than an equality and orders by it, so only the category index yields its order
+-- (an equality would let a plan walk the global order and filter). Same rows, same order, same
+-- visibility rule as before.
 
 CREATE FUNCTION "${flyway:defaultSchema}".read_events_global(
   p_forward boolean, p_tx xid8, p_position bigint, p_category text,
@@ -185,5 +187,118 @@ BEGIN
       FROM "${flyway:defaultSchema}".events e
      WHERE e.stream_id = (SELECT s.stream_id FROM "${flyway:defaultSchema}".streams s WHERE s.stream_name = p_stream)
      ORDER BY e.stream_version;
+END
+$$;
+
+-- One stream's row and head version (0 for a stream without events).
+CREATE FUNCTION "${flyway:defaultSchema}".read_stream_info(p_stream text)
+RETURNS TABLE (stream_name text, category text, version bigint, created_at timestamptz, deleted_at timestamptz)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_sort = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+    SELECT s.stream_name, s.category,
+           COALESCE((SELECT e.stream_version FROM "${flyway:defaultSchema}".events e
+                      WHERE e.stream_id = s.stream_id ORDER BY e.stream_version DESC LIMIT 1), 0),
+           s.created_at, s.deleted_at
+      FROM "${flyway:defaultSchema}".streams s
+     WHERE s.stream_name = p_stream;
+END
+$$;
+
+-- Visible events after a cursor (all streams or one category; whole or one partition member) and the
+-- oldest one's append time: a subscription's lag, counted in proportion to the lag. The category
+-- count walks the category index in order (an ordered subquery, which the planner keeps), so that a
+-- plan cannot count the events of every category after the cursor instead.
+CREATE FUNCTION "${flyway:defaultSchema}".count_events_after(
+  p_tx xid8, p_position bigint, p_category text, p_partitions integer, p_member integer)
+RETURNS TABLE (events bigint, oldest timestamptz)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_sort = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+BEGIN
+  IF p_category IS NULL THEN
+    RETURN QUERY
+      SELECT count(*), min(e.created_at)
+        FROM "${flyway:defaultSchema}".events e
+       CROSS JOIN LATERAL (SELECT st.stream_hash FROM "${flyway:defaultSchema}".streams st
+                            WHERE st.stream_id = e.stream_id OFFSET 0) s
+       WHERE (e.tx_id, e.global_position) > (p_tx, p_position)
+         AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+         AND (p_partitions IS NULL OR ((s.stream_hash % p_partitions) + p_partitions) % p_partitions = p_member);
+  ELSE
+    RETURN QUERY
+      SELECT count(*), min(x.created_at)
+        FROM (SELECT e.created_at
+                FROM "${flyway:defaultSchema}".events e
+               CROSS JOIN LATERAL (SELECT st.stream_hash FROM "${flyway:defaultSchema}".streams st
+                                    WHERE st.stream_id = e.stream_id OFFSET 0) s
+               WHERE e.category >= p_category AND e.category <= p_category
+                 AND (e.tx_id, e.global_position) > (p_tx, p_position)
+                 AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+                 AND (p_partitions IS NULL OR ((s.stream_hash % p_partitions) + p_partitions) % p_partitions = p_member)
+               ORDER BY e.category, e.tx_id, e.global_position) x;
+  END IF;
+END
+$$;
+
+-- Runnable instances (running, or suspended with a due wake time; not paced by a crash) of the given
+-- names, or of every other name when p_unknown, oldest first. The walk covers the active instances
+-- only (the partial index of running and suspended rows), however many finished rows the table holds.
+CREATE FUNCTION "${flyway:defaultSchema}".wf_discover(p_names text[], p_unknown boolean, p_limit integer)
+RETURNS TABLE (name text, id text)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+    SELECT w.name, w.id FROM "${flyway:defaultSchema}".workflows w
+     WHERE w.status IN ('running', 'suspended')
+       AND (w.status = 'running' OR w.wake_after <= now())
+       AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now())
+       AND (w.name = ANY (p_names)) <> p_unknown
+     ORDER BY w.updated_at, w.name, w.id
+     LIMIT p_limit;
+END
+$$;
+
+-- Instances a resume pass would pick up now, and pending awakeables across all workflows (every
+-- resume pass counts the latter, metrics the former): counted from the partial indexes of active
+-- instances and of pending awakeables, however many finished rows the tables hold.
+CREATE FUNCTION "${flyway:defaultSchema}".wf_count_runnable()
+RETURNS bigint
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+  RETURN (SELECT count(*) FROM "${flyway:defaultSchema}".workflows w
+           WHERE w.status IN ('running', 'suspended')
+             AND (w.status = 'running' OR w.wake_after <= now())
+             AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now()));
+END
+$$;
+
+CREATE FUNCTION "${flyway:defaultSchema}".wf_count_pending_awakeables()
+RETURNS bigint
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+  RETURN (SELECT count(*) FROM "${flyway:defaultSchema}".workflow_awakeables a WHERE a.status = 'pending');
 END
 $$;

@@ -3,6 +3,8 @@ package dev.waymark.store;
 import dev.waymark.testkit.OneConnection;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.LinkedHashMap;
@@ -57,8 +59,10 @@ class ReadPlansTest {
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
             try (EventStore reader = EventStore.builder(OneConnection.dataSource(c)).build()) {
-                // a cursor deep inside the tables once they have grown: a page from there reads about the page too
+                // cursors deep inside the tables once they have grown: a page from there reads about the page too,
+                // and a lag count after a cursor near the end counts about the lag
                 GlobalPosition[] middle = {GlobalPosition.START};
+                GlobalPosition[] nearEnd = {GlobalPosition.START};
                 Map<String, Supplier<List<?>>> reads = new LinkedHashMap<>();
                 reads.put("all forward", () -> reader.readAllForward(GlobalPosition.START, PAGE));
                 reads.put("all backward", () -> reader.readAllBackward(GlobalPosition.END, PAGE));
@@ -73,6 +77,10 @@ class ReadPlansTest {
                 reads.put("category forward from the middle", () -> reader.readCategoryForward("bulk", middle[0], PAGE));
                 reads.put("category backward from the middle", () -> reader.readCategoryBackward("bulk", middle[0], PAGE));
                 reads.put("stream forward from the middle", () -> reader.readStreamForward("bulk-0", BULK_ROWS / 2, PAGE));
+                reads.put("stream info", () -> reader.streamInfo("bulk-0").stream().toList());
+                // what SubscriptionLag.measure (waymark-subscription) counts, after a cursor near the end
+                reads.put("lag of all streams", () -> countAfter(c, nearEnd[0], null));
+                reads.put("lag of a category", () -> countAfter(c, nearEnd[0], "bulk"));
                 reads.put("head", () -> List.of(reader.headPosition()));
                 reads.put("horizon", () -> List.of(reader.horizon()));
                 for (int k = 0; k < EARLY_READS; k++) {
@@ -91,13 +99,8 @@ class ReadPlansTest {
                         + " (event_id, stream_id, stream_version, category, event_type, data, created_at)"
                         + " SELECT gen_random_uuid(), s.stream_id, 1 + g, 'bulk', 'Bulk', '{}', now()"
                         + " FROM generate_series(1, " + BULK_ROWS + ") g, waymark.streams s WHERE s.stream_name = 'bulk-0'");
-                try (Connection other = POSTGRES.dataSource().getConnection();
-                        Statement st = other.createStatement();
-                        ResultSet rs = st.executeQuery("SELECT tx_id::text, global_position FROM waymark.events"
-                                + " WHERE stream_version = " + (BULK_ROWS / 2) + " AND category = 'bulk'")) {
-                    rs.next();
-                    middle[0] = new GlobalPosition(Long.parseLong(rs.getString(1)), rs.getLong(2));
-                }
+                middle[0] = bulkPosition(BULK_ROWS / 2);
+                nearEnd[0] = bulkPosition(BULK_ROWS - 10);
                 SoftAssertions softly = new SoftAssertions();
                 for (Map.Entry<String, Supplier<List<?>>> read : reads.entrySet()) {
                     long before = OneConnection.rowsRead(c, "waymark.events", "waymark.streams");
@@ -111,6 +114,31 @@ class ReadPlansTest {
                 }
                 softly.assertAll();
             }
+        }
+    }
+
+    /** The position of bulk-0's event at {@code version}, read on a connection of its own. */
+    private static GlobalPosition bulkPosition(long version) throws SQLException {
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT tx_id::text, global_position FROM waymark.events"
+                        + " WHERE stream_version = " + version + " AND category = 'bulk'")) {
+            rs.next();
+            return new GlobalPosition(Long.parseLong(rs.getString(1)), rs.getLong(2));
+        }
+    }
+
+    private static List<Long> countAfter(Connection c, GlobalPosition after, String category) {
+        try (PreparedStatement p = c.prepareStatement("SELECT events FROM waymark.count_events_after(?::text::xid8, ?, ?, NULL, NULL)")) {
+            p.setString(1, Long.toString(after.transaction()));
+            p.setLong(2, after.sequence());
+            p.setString(3, category);
+            try (ResultSet rs = p.executeQuery()) {
+                rs.next();
+                return List.of(rs.getLong(1));
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
         }
     }
 }

@@ -9,6 +9,7 @@ import dev.waymark.subscription.internal.CheckpointSql;
 import dev.waymark.subscription.internal.Jdbc;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.Types;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -33,25 +34,20 @@ public record SubscriptionLag(GlobalPosition checkpoint, long eventsBehind, Dura
         Checkpoints.requireName(subscription);
         String q = Schema.quote(store.schema());
         CheckpointSql checkpoints = new CheckpointSql(q);
-        String sql = "SELECT count(*), min(e.created_at) FROM " + q + ".events e JOIN " + q + ".streams s"
-                + " ON s.stream_id = e.stream_id WHERE (e.tx_id, e.global_position) > (?::text::xid8, ?)"
-                + " AND e.tx_id < pg_snapshot_xmin(pg_current_snapshot())"
-                + (target instanceof Target.Category ? " AND e.category = ?" : "")
-                + (partition.isWhole() ? "" : " AND ((s.stream_hash % ?) + ?) % ? = ?");
+        // count_events_after (schema version 9) walks the index from the checkpoint whatever its plan's age
+        String sql = "SELECT events, oldest FROM " + q + ".count_events_after(?::text::xid8, ?, ?, ?, ?)";
         return Jdbc.inTransaction(store.dataSource(), store.schema(), "measure lag of '" + subscription + "'", c -> {
             GlobalPosition at = checkpoints.load(c, subscription, partition).orElse(GlobalPosition.START);
             try (PreparedStatement p = c.prepareStatement(sql)) {
-                int i = 1;
-                p.setString(i++, Long.toString(at.transaction()));
-                p.setLong(i++, at.sequence());
-                if (target instanceof Target.Category category) {
-                    p.setString(i++, category.name());
-                }
-                if (!partition.isWhole()) {
-                    p.setInt(i++, partition.size());
-                    p.setInt(i++, partition.size());
-                    p.setInt(i++, partition.size());
-                    p.setInt(i, partition.member());
+                p.setString(1, Long.toString(at.transaction()));
+                p.setLong(2, at.sequence());
+                p.setString(3, target instanceof Target.Category category ? category.name() : null);
+                if (partition.isWhole()) {
+                    p.setNull(4, Types.INTEGER);
+                    p.setNull(5, Types.INTEGER);
+                } else {
+                    p.setInt(4, partition.size());
+                    p.setInt(5, partition.member());
                 }
                 try (ResultSet rs = p.executeQuery()) {
                     rs.next();

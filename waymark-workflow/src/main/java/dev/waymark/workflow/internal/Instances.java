@@ -466,26 +466,21 @@ public final class Instances {
      * wake time; not paced by a crash. Instances of other names never take a place in the batch.
      */
     public List<Key> discover(java.util.Collection<String> names, int limit) {
-        return sql.query("discover runnable workflows",
-                "SELECT name, id FROM " + s + "workflows"
-                        + " WHERE (status = 'running' OR (status = 'suspended' AND wake_after <= now()))"
-                        + " AND (next_attempt_at IS NULL OR next_attempt_at <= now()) AND name = ANY (?)"
-                        + " ORDER BY updated_at, name, id LIMIT ?", ps -> {
-                    ps.setArray(1, ps.getConnection().createArrayOf("text", names.toArray(String[]::new)));
-                    ps.setInt(2, limit);
-                }, Instances::keys);
+        return discover("discover runnable workflows", names, false, limit);
     }
 
     /** Runnable instances whose name is not among {@code names} (a deploy dropped their code), oldest first. */
     public List<Key> discoverUnknown(java.util.Collection<String> names, int limit) {
-        return sql.query("find runnable workflows of unregistered names",
-                "SELECT name, id FROM " + s + "workflows"
-                        + " WHERE (status = 'running' OR (status = 'suspended' AND wake_after <= now()))"
-                        + " AND (next_attempt_at IS NULL OR next_attempt_at <= now()) AND NOT (name = ANY (?))"
-                        + " ORDER BY updated_at, name, id LIMIT ?", ps -> {
-                    ps.setArray(1, ps.getConnection().createArrayOf("text", names.toArray(String[]::new)));
-                    ps.setInt(2, limit);
-                }, Instances::keys);
+        return discover("find runnable workflows of unregistered names", names, true, limit);
+    }
+
+    /** {@code wf_discover} (schema version 9): walks the active instances whatever its plan's age. */
+    private List<Key> discover(String action, java.util.Collection<String> names, boolean unknown, int limit) {
+        return sql.query(action, "SELECT name, id FROM " + s + "wf_discover(?, ?, ?)", ps -> {
+            ps.setArray(1, ps.getConnection().createArrayOf("text", names.toArray(String[]::new)));
+            ps.setBoolean(2, unknown);
+            ps.setInt(3, limit);
+        }, Instances::keys);
     }
 
     /** Live (non-terminal) children of an instance. */
@@ -564,15 +559,14 @@ public final class Instances {
                 }) == 1;
     }
 
-    /** Pending awakeables across all workflows. */
+    /** Pending awakeables across all workflows ({@code wf_count_pending_awakeables}, schema version 9). */
     public long countPendingAwakeables() {
-        return count("SELECT count(*) FROM " + s + "workflow_awakeables WHERE status = 'pending'");
+        return count("SELECT " + s + "wf_count_pending_awakeables()");
     }
 
-    /** Instances a resume pass would pick up now. */
+    /** Instances a resume pass would pick up now ({@code wf_count_runnable}, schema version 9). */
     public long countRunnable() {
-        return count("SELECT count(*) FROM " + s + "workflows WHERE (status = 'running' OR (status = 'suspended'"
-                + " AND wake_after <= now())) AND (next_attempt_at IS NULL OR next_attempt_at <= now())");
+        return count("SELECT " + s + "wf_count_runnable()");
     }
 
     private long count(String query) {

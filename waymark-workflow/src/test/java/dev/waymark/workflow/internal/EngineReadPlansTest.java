@@ -3,31 +3,39 @@ package dev.waymark.workflow.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.EventStore;
-import dev.waymark.workflow.JournalEntry;
 import dev.waymark.testkit.OneConnection;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.JournalEntry;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.function.Supplier;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * What reading a journal (every resumed run does it) reads of the event table: its own entries,
- * however much the table grew after the session first read journals on a small one. (A statement the
- * driver prepared keeps the server's generic plan until the next ANALYZE: planned on small tables,
- * the read joined the stream row with every event of the table and sorted them.)
+ * What the engine's recurring reads read, however much the tables grew after the session first ran
+ * them on small ones: a journal read (every resumed run does it) its own entries; a resume pass's
+ * discovery and counts the active instances and pending awakeables, not the finished ones. (A
+ * statement the driver prepared keeps the server's generic plan until the next ANALYZE: planned on
+ * small tables, the journal read joined the stream row with every event of the table and sorted them,
+ * and discovery scanned every instance row.)
  */
-class JournalReadPlansTest {
+class EngineReadPlansTest {
 
     @RegisterExtension
     static final PostgresExtension POSTGRES = new PostgresExtension();
 
     private static final int BULK_EVENTS = 20_000;
+    private static final int FINISHED = 20_000;
     private static final int STEPS = 3;
     private static final int EARLY_READS = 12; // pgjdbc prepares at the fifth execution, the server plans generically from the sixth
 
@@ -78,6 +86,49 @@ class JournalReadPlansTest {
     private static void execute(String sql) throws SQLException {
         try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);
+        }
+    }
+
+    @Test
+    void a_resume_pass_reads_the_active_instances_however_many_finished_ones_the_tables_hold() throws Exception {
+        String schema = "\"" + store.schema() + "\"";
+        execute("INSERT INTO " + schema + ".workflows (name, id, status, input) VALUES"
+                + " ('pass', 'r1', 'running', '1'), ('pass', 'r2', 'running', '1'), ('gone', 'r3', 'running', '1')");
+        execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
+                + " VALUES (gen_random_uuid(), 'pass', 'r1', 0, 'a')");
+        execute("ANALYZE " + schema + ".workflows, " + schema + ".workflow_awakeables");
+        try (Connection c = POSTGRES.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            Instances onThisConnection = new Instances(OneConnection.dataSource(c), store.schema());
+            Map<String, Supplier<Object>> reads = new LinkedHashMap<>();
+            reads.put("discover", () -> onThisConnection.discover(List.of("pass"), 10));
+            reads.put("discover unknown names", () -> onThisConnection.discoverUnknown(List.of("pass"), 10));
+            reads.put("count runnable", onThisConnection::countRunnable);
+            reads.put("count pending awakeables", onThisConnection::countPendingAwakeables);
+            Map<String, Object> expected = new LinkedHashMap<>(); // what the small tables answer: the finished rows change nothing
+            reads.forEach((what, read) -> expected.put(what, read.get()));
+            assertThat(expected.get("discover")).isEqualTo(List.of(new Instances.Key("pass", "r1"), new Instances.Key("pass", "r2")));
+            assertThat(expected.get("discover unknown names")).asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.LIST).contains(new Instances.Key("gone", "r3"));
+            assertThat(expected.get("count pending awakeables")).isEqualTo(1L);
+            for (int k = 1; k < EARLY_READS; k++) {
+                reads.values().forEach(Supplier::get);
+                c.commit();
+            }
+            execute("INSERT INTO " + schema + ".workflows (name, id, status, input, completed_at)"
+                    + " SELECT 'pass', 'done-' || g, 'completed', '1', now() FROM generate_series(1, " + FINISHED + ") g");
+            execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label, status)"
+                    + " SELECT gen_random_uuid(), 'pass', 'done-' || g, 0, 'a', 'completed'"
+                    + " FROM generate_series(1, " + FINISHED + ") g");
+            SoftAssertions softly = new SoftAssertions();
+            String[] tables = {schema + ".workflows", schema + ".workflow_awakeables"};
+            for (Map.Entry<String, Supplier<Object>> read : reads.entrySet()) {
+                long before = OneConnection.rowsRead(c, tables);
+                softly.assertThat(read.getValue().get()).as(read.getKey()).isEqualTo(expected.get(read.getKey()));
+                softly.assertThat(OneConnection.rowsRead(c, tables) - before).as("rows read by " + read.getKey())
+                        .isLessThan(FINISHED / 10);
+                c.commit();
+            }
+            softly.assertAll();
         }
     }
 }
