@@ -302,3 +302,28 @@ BEGIN
   RETURN (SELECT count(*) FROM "${flyway:defaultSchema}".workflow_awakeables a WHERE a.status = 'pending');
 END
 $$;
+
+-- Waking an instance finds its row by primary key, then decides on its status (same outcome as
+-- version 3). As one statement with the status in its condition, a plan made on small tables walked
+-- the partial index of active instances instead: with 20,000 instances waiting on awakeables,
+-- settling one (which wakes its instance) read all 20,000.
+CREATE OR REPLACE FUNCTION "${flyway:defaultSchema}".wf_wake(p_name text, p_id text)
+RETURNS void
+LANGUAGE plpgsql
+SET enable_seqscan = off
+AS $$
+DECLARE
+  v_status text;
+BEGIN
+  PERFORM "${flyway:defaultSchema}".wf_lock(p_name, p_id);
+  SELECT w.status INTO v_status FROM "${flyway:defaultSchema}".workflows w
+   WHERE w.name = p_name AND w.id = p_id;
+  IF v_status = 'suspended' THEN
+    -- Still suspended when updated (a writer without the instance lock may have moved it on): compared
+    -- with a variable, which no partial index's predicate covers, so the row is found by primary key.
+    UPDATE "${flyway:defaultSchema}".workflows w
+       SET status = 'running', wake_after = NULL, waiting_on = NULL, updated_at = now()
+     WHERE w.name = p_name AND w.id = p_id AND w.status = v_status;
+  END IF;
+END
+$$;

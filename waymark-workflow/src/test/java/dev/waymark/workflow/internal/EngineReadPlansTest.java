@@ -24,10 +24,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * What the engine's recurring reads read, however much the tables grew after the session first ran
  * them on small ones: a journal read (every resumed run does it) its own entries; a resume pass's
- * discovery and counts the active instances and pending awakeables, not the finished ones. (A
- * statement the driver prepared keeps the server's generic plan until the next ANALYZE: planned on
- * small tables, the journal read joined the stream row with every event of the table and sorted them,
- * and discovery scanned every instance row.)
+ * discovery and counts the active instances and pending awakeables, not the finished ones;
+ * suspending, settling an awakeable and continuing as new their own rows, not every waiting instance.
+ * (A statement the driver prepared, or a PL/pgSQL statement, keeps its generic plan until the next
+ * ANALYZE: planned on small tables, the journal read joined the stream row with every event of the
+ * table, discovery scanned every instance row, and waking an instance walked every suspended one.)
  */
 class EngineReadPlansTest {
 
@@ -127,6 +128,53 @@ class EngineReadPlansTest {
                 softly.assertThat(OneConnection.rowsRead(c, tables) - before).as("rows read by " + read.getKey())
                         .isLessThan(FINISHED / 10);
                 c.commit();
+            }
+            softly.assertAll();
+        }
+    }
+
+    @Test
+    void suspending_settling_and_continuing_read_their_own_rows_however_many_awakeables_are_pending() throws Exception {
+        String schema = "\"" + store.schema() + "\"";
+        int instancesUsed = EARLY_READS + 1;
+        List<Long> epochs = new java.util.ArrayList<>();
+        List<UUID> awakeables = new java.util.ArrayList<>();
+        for (int k = 0; k < instancesUsed; k++) {
+            epochs.add(instances.start("settle", "s" + k, "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5)).epoch());
+            UUID awakeable = UUID.randomUUID();
+            instances.insertAwakeable(awakeable, "settle", "s" + k, 0, "a");
+            awakeables.add(awakeable);
+        }
+        execute("ANALYZE " + schema + ".workflows, " + schema + ".workflow_awakeables");
+        String[] tables = {schema + ".workflows", schema + ".workflow_awakeables"};
+        try (Connection c = POSTGRES.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            Instances onThisConnection = new Instances(OneConnection.dataSource(c), store.schema());
+            SoftAssertions softly = new SoftAssertions();
+            for (int k = 0; k < instancesUsed; k++) {
+                if (k == EARLY_READS) { // the plans were made on small tables: now many instances wait on awakeables
+                    execute("INSERT INTO " + schema + ".workflows (name, id, status, input, waiting_on)"
+                            + " SELECT 'other', 'o-' || g, 'suspended', '1', 'awakeable' FROM generate_series(1, " + FINISHED + ") g");
+                    execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
+                            + " SELECT gen_random_uuid(), 'other', 'o-' || g, 0, 'a' FROM generate_series(1, " + FINISHED + ") g");
+                }
+                String id = "s" + k;
+                Map<String, Supplier<String>> steps = new LinkedHashMap<>();
+                int at = k;
+                steps.put("suspend", () -> onThisConnection.suspend("settle", id, 0, epochs.get(at), "awakeable", null,
+                        awakeables.get(at), null));
+                steps.put("settle", () -> onThisConnection.settleAwakeable(awakeables.get(at), "completed", "1", null));
+                steps.put("continue as new", () -> onThisConnection.rotate("settle", id, 0, epochs.get(at), "2"));
+                Map<String, String> outcomes = Map.of("suspend", "suspended", "settle", "settled", "continue as new", "rotated");
+                for (Map.Entry<String, Supplier<String>> step : steps.entrySet()) {
+                    long before = OneConnection.rowsRead(c, tables);
+                    softly.assertThat(step.getValue().get()).as(step.getKey() + " of " + id).isEqualTo(outcomes.get(step.getKey()));
+                    if (k == EARLY_READS) {
+                        softly.assertThat(OneConnection.rowsRead(c, tables) - before).as("rows read by " + step.getKey())
+                                .isLessThan(FINISHED / 10);
+                    }
+                    c.commit();
+                }
             }
             softly.assertAll();
         }
