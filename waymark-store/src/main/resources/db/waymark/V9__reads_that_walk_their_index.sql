@@ -327,3 +327,144 @@ BEGIN
   END IF;
 END
 $$;
+
+-- A run's lease statements (previously statements prepared by the driver; same outcomes): each finds
+-- the run's row by primary key. Planned on a small table, each read every running instance once the
+-- table had grown (a sequential scan, or the partial index of active instances for a condition on
+-- the status): claiming read 40,026 rows with 20,000 instances running elsewhere.
+
+-- Claims the lease when the instance is runnable (running, or suspended with a due wake time; not
+-- paced by a crash) and unleased or its lease expired. Returns the new epoch, the previous expiry
+-- and the claim time, or no row.
+CREATE FUNCTION "${flyway:defaultSchema}".wf_claim(p_name text, p_id text, p_owner text, p_ttl_ms bigint)
+RETURNS TABLE (epoch bigint, previous_expiry timestamptz, claimed_at timestamptz)
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+  v_status text;
+  v_wake_after timestamptz;
+  v_owner text;
+  v_expires timestamptz;
+  v_next_attempt timestamptz;
+BEGIN
+  SELECT w.status, w.wake_after, w.lease_owner, w.lease_expires_at, w.next_attempt_at
+    INTO v_status, v_wake_after, v_owner, v_expires, v_next_attempt
+    FROM "${flyway:defaultSchema}".workflows w
+   WHERE w.name = p_name AND w.id = p_id
+     FOR UPDATE;
+  IF NOT FOUND
+     OR ((v_status = 'running' OR (v_status = 'suspended' AND v_wake_after <= now()))
+         AND (v_owner IS NULL OR v_expires < now())
+         AND (v_next_attempt IS NULL OR v_next_attempt <= now())) IS NOT TRUE THEN
+    RETURN;
+  END IF;
+  UPDATE "${flyway:defaultSchema}".workflows w
+     SET lease_owner = p_owner, lease_epoch = w.lease_epoch + 1,
+         lease_expires_at = now() + p_ttl_ms * interval '1 millisecond'
+   WHERE w.name = p_name AND w.id = p_id
+  RETURNING w.lease_epoch INTO epoch;
+  previous_expiry := v_expires;
+  claimed_at := now();
+  RETURN NEXT;
+END
+$$;
+
+-- Extends the leases p_owner holds on the given instances; returns how many were extended.
+CREATE FUNCTION "${flyway:defaultSchema}".wf_renew(p_owner text, p_names text[], p_ids text[], p_ttl_ms bigint)
+RETURNS integer
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_hashjoin = off
+SET enable_mergejoin = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+  v_n integer;
+BEGIN
+  UPDATE "${flyway:defaultSchema}".workflows w
+     SET lease_expires_at = now() + p_ttl_ms * interval '1 millisecond'
+    FROM unnest(p_names, p_ids) AS k(name, id)
+   WHERE w.name = k.name AND w.id = k.id AND w.lease_owner = p_owner;
+  GET DIAGNOSTICS v_n = ROW_COUNT;
+  RETURN v_n;
+END
+$$;
+
+-- Releases a lease held at p_epoch; a run that made progress also clears its crash record. Returns
+-- the instance's status after the release, or NULL if the lease was no longer held.
+CREATE FUNCTION "${flyway:defaultSchema}".wf_release(
+  p_name text, p_id text, p_owner text, p_epoch bigint, p_progressed boolean)
+RETURNS text
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+  v_status text;
+BEGIN
+  UPDATE "${flyway:defaultSchema}".workflows w
+     SET lease_owner = NULL, lease_expires_at = NULL,
+         attempts = CASE WHEN p_progressed THEN 0 ELSE w.attempts END,
+         last_error = CASE WHEN p_progressed THEN NULL ELSE w.last_error END,
+         next_attempt_at = CASE WHEN p_progressed THEN NULL ELSE w.next_attempt_at END
+   WHERE w.name = p_name AND w.id = p_id AND w.lease_owner = p_owner AND w.lease_epoch = p_epoch
+  RETURNING w.status INTO v_status;
+  RETURN v_status;
+END
+$$;
+
+-- Records a crash of a running or suspended instance: one more attempt, the error, and the next
+-- attempt time (backoff p_base_ms * 2^attempts, capped at p_cap_ms). Returns the attempts, or NULL
+-- when the instance is missing or terminal.
+CREATE FUNCTION "${flyway:defaultSchema}".wf_record_crash(
+  p_name text, p_id text, p_error text, p_base_ms bigint, p_cap_ms bigint)
+RETURNS integer
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+  v_status text;
+  v_attempts integer;
+BEGIN
+  SELECT w.status INTO v_status FROM "${flyway:defaultSchema}".workflows w
+   WHERE w.name = p_name AND w.id = p_id
+     FOR UPDATE;
+  IF v_status IN ('running', 'suspended') THEN
+    UPDATE "${flyway:defaultSchema}".workflows w
+       SET attempts = w.attempts + 1, last_error = p_error, updated_at = now(),
+           next_attempt_at = now() + LEAST(p_base_ms * power(2, w.attempts), p_cap_ms) * interval '1 millisecond'
+     WHERE w.name = p_name AND w.id = p_id
+    RETURNING w.attempts INTO v_attempts;
+  END IF;
+  RETURN v_attempts;
+END
+$$;
+
+-- An instance's row (every run reads it at its start; handles and inspection too) and an awakeable's
+-- row (every await of one), by primary key whatever the plan's age.
+CREATE FUNCTION "${flyway:defaultSchema}".wf_find(p_name text, p_id text)
+RETURNS SETOF "${flyway:defaultSchema}".workflows
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+  RETURN QUERY SELECT * FROM "${flyway:defaultSchema}".workflows w WHERE w.name = p_name AND w.id = p_id;
+END
+$$;
+
+CREATE FUNCTION "${flyway:defaultSchema}".wf_find_awakeable(p_awakeable uuid)
+RETURNS SETOF "${flyway:defaultSchema}".workflow_awakeables
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+  RETURN QUERY SELECT * FROM "${flyway:defaultSchema}".workflow_awakeables a WHERE a.awakeable_id = p_awakeable;
+END
+$$;

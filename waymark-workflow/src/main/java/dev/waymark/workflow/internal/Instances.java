@@ -345,7 +345,7 @@ public final class Instances {
     public Optional<AwakeableState> awakeable(UUID awakeable) {
         return sql.query("read awakeable " + awakeable,
                 "SELECT status, payload::text, failure, name, id, generation FROM " + s
-                        + "workflow_awakeables WHERE awakeable_id = ?",
+                        + "wf_find_awakeable(?)",
                 ps -> ps.setObject(1, awakeable),
                 rs -> rs.next()
                         ? Optional.of(new AwakeableState(rs.getString(1), rs.getString(2), rs.getString(3),
@@ -354,10 +354,10 @@ public final class Instances {
     }
 
     /** The instance row with its input and result. */
-    public Optional<Row> find(String name, String id) {
+    public Optional<Row> find(String name, String id) { // wf_find (schema version 9): by primary key whatever its plan's age
         return sql.query("read workflow " + name + "/" + id,
                 "SELECT " + COLUMNS + ", input::text AS input_json, result::text AS result_json FROM " + s
-                        + "workflows WHERE name = ? AND id = ?", ps -> {
+                        + "wf_find(?, ?)", ps -> {
                     ps.setString(1, name);
                     ps.setString(2, id);
                 }, rs -> rs.next()
@@ -395,15 +395,7 @@ public final class Instances {
      */
     public Optional<Claim> claim(String name, String id, String owner, Duration ttl) {
         return sql.query("claim workflow " + name + "/" + id,
-                "WITH prev AS (SELECT name, id, lease_expires_at AS expired FROM " + s + "workflows"
-                        + " WHERE name = ? AND id = ? FOR UPDATE)"
-                        + " UPDATE " + s + "workflows w SET lease_owner = ?, lease_epoch = w.lease_epoch + 1,"
-                        + " lease_expires_at = now() + ? * interval '1 millisecond'"
-                        + " FROM prev WHERE w.name = prev.name AND w.id = prev.id"
-                        + " AND (w.status = 'running' OR (w.status = 'suspended' AND w.wake_after <= now()))"
-                        + " AND (w.lease_owner IS NULL OR w.lease_expires_at < now())"
-                        + " AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now())"
-                        + " RETURNING w.lease_epoch, prev.expired, now() AS claimed_at", ps -> {
+                "SELECT epoch, previous_expiry AS expired, claimed_at FROM " + s + "wf_claim(?, ?, ?, ?)", ps -> {
                     ps.setString(1, name);
                     ps.setString(2, id);
                     ps.setString(3, owner);
@@ -418,30 +410,28 @@ public final class Instances {
      * Returns the instance's status after the release, or null if the lease was no longer held.
      */
     public String release(String name, String id, String owner, long epoch, boolean progressed) {
-        return sql.query("release workflow " + name + "/" + id,
-                "UPDATE " + s + "workflows SET lease_owner = NULL, lease_expires_at = NULL"
-                        + (progressed ? ", attempts = 0, last_error = NULL, next_attempt_at = NULL" : "")
-                        + " WHERE name = ? AND id = ? AND lease_owner = ? AND lease_epoch = ? RETURNING status", ps -> {
-                    ps.setString(1, name);
-                    ps.setString(2, id);
-                    ps.setString(3, owner);
-                    ps.setLong(4, epoch);
-                }, rs -> rs.next() ? rs.getString(1) : null);
+        return sql.query("release workflow " + name + "/" + id, "SELECT " + s + "wf_release(?, ?, ?, ?, ?)", ps -> {
+            ps.setString(1, name);
+            ps.setString(2, id);
+            ps.setString(3, owner);
+            ps.setLong(4, epoch);
+            ps.setBoolean(5, progressed);
+        }, Instances::single);
     }
 
     /** Extends the leases {@code owner} holds on the given instances; returns how many were extended. */
     public int renew(String owner, List<Key> keys, Duration ttl) {
         String[] names = keys.stream().map(Key::name).toArray(String[]::new);
         String[] ids = keys.stream().map(Key::id).toArray(String[]::new);
-        return sql.update("renew workflow leases of " + owner,
-                "UPDATE " + s + "workflows w SET lease_expires_at = now() + ? * interval '1 millisecond'"
-                        + " FROM unnest(?::text[], ?::text[]) AS k(name, id)"
-                        + " WHERE w.name = k.name AND w.id = k.id AND w.lease_owner = ?", ps -> {
-                    ps.setLong(1, ttl.toMillis());
-                    ps.setArray(2, ps.getConnection().createArrayOf("text", names));
-                    ps.setArray(3, ps.getConnection().createArrayOf("text", ids));
-                    ps.setString(4, owner);
-                });
+        return sql.query("renew workflow leases of " + owner, "SELECT " + s + "wf_renew(?, ?, ?, ?)", ps -> {
+            ps.setString(1, owner);
+            ps.setArray(2, ps.getConnection().createArrayOf("text", names));
+            ps.setArray(3, ps.getConnection().createArrayOf("text", ids));
+            ps.setLong(4, ttl.toMillis());
+        }, rs -> {
+            rs.next();
+            return rs.getInt(1);
+        });
     }
 
     /**
@@ -449,16 +439,18 @@ public final class Instances {
      * {@code base * 2^attempts} capped at {@code cap}). Empty if the instance became terminal.
      */
     public OptionalInt recordCrash(String name, String id, String error, Duration base, Duration cap) {
-        return sql.query("record a crash of workflow " + name + "/" + id,
-                "UPDATE " + s + "workflows SET attempts = attempts + 1, last_error = ?, updated_at = now(),"
-                        + " next_attempt_at = now() + LEAST(? * power(2, attempts), ?) * interval '1 millisecond'"
-                        + " WHERE name = ? AND id = ? AND status IN ('running', 'suspended') RETURNING attempts", ps -> {
-                    ps.setString(1, error);
-                    ps.setLong(2, base.toMillis());
-                    ps.setLong(3, cap.toMillis());
-                    ps.setString(4, name);
-                    ps.setString(5, id);
-                }, rs -> rs.next() ? OptionalInt.of(rs.getInt(1)) : OptionalInt.empty());
+        return sql.query("record a crash of workflow " + name + "/" + id, "SELECT " + s + "wf_record_crash(?, ?, ?, ?, ?)",
+                ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                    ps.setString(3, error);
+                    ps.setLong(4, base.toMillis());
+                    ps.setLong(5, cap.toMillis());
+                }, rs -> {
+                    rs.next();
+                    int attempts = rs.getInt(1);
+                    return rs.wasNull() ? OptionalInt.empty() : OptionalInt.of(attempts);
+                });
     }
 
     /**
@@ -516,7 +508,7 @@ public final class Instances {
     /** One awakeable by id. */
     public Optional<AwakeableInfo> awakeableInfo(UUID awakeable) {
         return sql.query("read awakeable " + awakeable,
-                "SELECT " + AWAKEABLE_COLUMNS + " FROM " + s + "workflow_awakeables WHERE awakeable_id = ?",
+                "SELECT " + AWAKEABLE_COLUMNS + " FROM " + s + "wf_find_awakeable(?)",
                 ps -> ps.setObject(1, awakeable), rs -> awakeableInfos(rs).stream().findFirst());
     }
 

@@ -163,9 +163,11 @@ class EngineReadPlansTest {
                 int at = k;
                 steps.put("suspend", () -> onThisConnection.suspend("settle", id, 0, epochs.get(at), "awakeable", null,
                         awakeables.get(at), null));
+                steps.put("read the awakeable", () -> onThisConnection.awakeable(awakeables.get(at)).orElseThrow().status());
                 steps.put("settle", () -> onThisConnection.settleAwakeable(awakeables.get(at), "completed", "1", null));
                 steps.put("continue as new", () -> onThisConnection.rotate("settle", id, 0, epochs.get(at), "2"));
-                Map<String, String> outcomes = Map.of("suspend", "suspended", "settle", "settled", "continue as new", "rotated");
+                Map<String, String> outcomes = Map.of("suspend", "suspended", "read the awakeable", "pending",
+                        "settle", "settled", "continue as new", "rotated");
                 for (Map.Entry<String, Supplier<String>> step : steps.entrySet()) {
                     long before = OneConnection.rowsRead(c, tables);
                     softly.assertThat(step.getValue().get()).as(step.getKey() + " of " + id).isEqualTo(outcomes.get(step.getKey()));
