@@ -18,6 +18,9 @@
 -- (an equality would let a plan walk the global order and filter). Same rows, same order, same
 -- visibility rule as before.
 
+-- One statement per shape (all or category, forward or backward), each with its own cached plan:
+-- one statement with the direction or the category as parameters would have one plan for all of them,
+-- and dynamic SQL (EXECUTE) would plan every call.
 CREATE FUNCTION "${flyway:defaultSchema}".read_events_global(
   p_forward boolean, p_tx xid8, p_position bigint, p_category text,
   p_partitions integer, p_member integer, p_limit integer)

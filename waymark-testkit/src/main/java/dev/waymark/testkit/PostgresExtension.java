@@ -2,6 +2,9 @@ package dev.waymark.testkit;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -54,6 +57,18 @@ public final class PostgresExtension implements BeforeAllCallback, AfterAllCallb
     /** The shared pool on this class's database. */
     public DataSource dataSource() {
         return requireStarted(dataSource);
+    }
+
+    /**
+     * Runs {@code sql} (one statement, or several separated by semicolons without parameters) on a
+     * connection of {@link #dataSource()} in autocommit; a failure is rethrown unchecked.
+     */
+    public void execute(String sql) {
+        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("test set-up statement failed: " + e.getMessage(), e);
+        }
     }
 
     /** The name of this class's database. */

@@ -7,8 +7,6 @@ import dev.waymark.testkit.OneConnection;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.JournalEntry;
 import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -63,7 +61,7 @@ class EngineReadPlansTest {
                     "{\"step\":\"s" + i + "\",\"result\":1}", epoch, null, null, null).kind()).isEqualTo("appended");
         }
         // as autovacuum does early on: statistics that say the journal tables are tiny
-        execute("ANALYZE \"" + store.schema() + "\".events, \"" + store.schema() + "\".streams");
+        POSTGRES.execute("ANALYZE \"" + store.schema() + "\".events, \"" + store.schema() + "\".streams");
         String eventTable = "\"" + store.schema() + "\".events";
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
@@ -72,7 +70,7 @@ class EngineReadPlansTest {
                 assertThat(onThisConnection.journal("plans", "j", 0)).hasSize(1 + STEPS);
                 c.commit();
             }
-            execute("INSERT INTO " + eventTable
+            POSTGRES.execute("INSERT INTO " + eventTable
                     + " (event_id, stream_id, stream_version, category, event_type, data, created_at)"
                     + " SELECT gen_random_uuid(), -1, g, 'bulk', 'Bulk', '{}', now()"
                     + " FROM generate_series(1, " + BULK_EVENTS + ") g");
@@ -84,20 +82,15 @@ class EngineReadPlansTest {
         }
     }
 
-    private static void execute(String sql) throws SQLException {
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
-    }
 
     @Test
     void a_resume_pass_reads_the_active_instances_however_many_finished_ones_the_tables_hold() throws Exception {
         String schema = "\"" + store.schema() + "\"";
-        execute("INSERT INTO " + schema + ".workflows (name, id, status, input) VALUES"
+        POSTGRES.execute("INSERT INTO " + schema + ".workflows (name, id, status, input) VALUES"
                 + " ('pass', 'r1', 'running', '1'), ('pass', 'r2', 'running', '1'), ('gone', 'r3', 'running', '1')");
-        execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
+        POSTGRES.execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
                 + " VALUES (gen_random_uuid(), 'pass', 'r1', 0, 'a')");
-        execute("ANALYZE " + schema + ".workflows, " + schema + ".workflow_awakeables");
+        POSTGRES.execute("ANALYZE " + schema + ".workflows, " + schema + ".workflow_awakeables");
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
             Instances onThisConnection = new Instances(OneConnection.dataSource(c), store.schema());
@@ -115,9 +108,9 @@ class EngineReadPlansTest {
                 reads.values().forEach(Supplier::get);
                 c.commit();
             }
-            execute("INSERT INTO " + schema + ".workflows (name, id, status, input, completed_at)"
+            POSTGRES.execute("INSERT INTO " + schema + ".workflows (name, id, status, input, completed_at)"
                     + " SELECT 'pass', 'done-' || g, 'completed', '1', now() FROM generate_series(1, " + FINISHED + ") g");
-            execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label, status)"
+            POSTGRES.execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label, status)"
                     + " SELECT gen_random_uuid(), 'pass', 'done-' || g, 0, 'a', 'completed'"
                     + " FROM generate_series(1, " + FINISHED + ") g");
             SoftAssertions softly = new SoftAssertions();
@@ -145,7 +138,7 @@ class EngineReadPlansTest {
             instances.insertAwakeable(awakeable, "settle", "s" + k, 0, "a");
             awakeables.add(awakeable);
         }
-        execute("ANALYZE " + schema + ".workflows, " + schema + ".workflow_awakeables");
+        POSTGRES.execute("ANALYZE " + schema + ".workflows, " + schema + ".workflow_awakeables");
         String[] tables = {schema + ".workflows", schema + ".workflow_awakeables"};
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
@@ -153,9 +146,9 @@ class EngineReadPlansTest {
             SoftAssertions softly = new SoftAssertions();
             for (int k = 0; k < instancesUsed; k++) {
                 if (k == EARLY_READS) { // the plans were made on small tables: now many instances wait on awakeables
-                    execute("INSERT INTO " + schema + ".workflows (name, id, status, input, waiting_on)"
+                    POSTGRES.execute("INSERT INTO " + schema + ".workflows (name, id, status, input, waiting_on)"
                             + " SELECT 'other', 'o-' || g, 'suspended', '1', 'awakeable' FROM generate_series(1, " + FINISHED + ") g");
-                    execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
+                    POSTGRES.execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
                             + " SELECT gen_random_uuid(), 'other', 'o-' || g, 0, 'a' FROM generate_series(1, " + FINISHED + ") g");
                 }
                 String id = "s" + k;

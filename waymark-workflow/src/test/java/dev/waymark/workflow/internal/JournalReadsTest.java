@@ -39,13 +39,13 @@ class JournalReadsTest {
     private static Instances instances;
 
     @BeforeAll
-    static void setUp() throws SQLException {
+    static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
         store.migrate();
         instances = new Instances(POSTGRES.dataSource(), store.schema());
-        execute("INSERT INTO \"" + store.schema() + "\".workflows (name, id, status, input)"
+        POSTGRES.execute("INSERT INTO \"" + store.schema() + "\".workflows (name, id, status, input)"
                 + " SELECT 'other', 'other-' || g, 'running', '1' FROM generate_series(1, " + OTHERS_RUNNING + ") g");
-        execute("ANALYZE \"" + store.schema() + "\".workflows");
+        POSTGRES.execute("ANALYZE \"" + store.schema() + "\".workflows");
     }
 
     @AfterAll
@@ -61,7 +61,7 @@ class JournalReadsTest {
             epochs.add(instances.start("reads", id, "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5)).epoch());
         }
         // as autovacuum does early on: statistics that say the journal tables are tiny
-        execute("ANALYZE \"" + store.schema() + "\".events, \"" + store.schema() + "\".streams");
+        POSTGRES.execute("ANALYZE \"" + store.schema() + "\".events, \"" + store.schema() + "\".streams");
         String instanceTable = "\"" + store.schema() + "\".workflows";
         String eventTable = "\"" + store.schema() + "\".events";
         long instanceRows = 0;
@@ -72,7 +72,7 @@ class JournalReadsTest {
             Instances onThisConnection = new Instances(OneConnection.dataSource(c), store.schema());
             for (int k = 0; k < PLANNED_BATCHES + MEASURED_BATCHES; k++) {
                 if (k == PLANNED_BATCHES) { // the connection's plans were made on small tables: grow them now
-                    execute("INSERT INTO \"" + store.schema() + "\".events"
+                    POSTGRES.execute("INSERT INTO \"" + store.schema() + "\".events"
                             + " (event_id, stream_id, stream_version, category, event_type, data, created_at)"
                             + " SELECT gen_random_uuid(), -1, g, 'bulk', 'Bulk', '{}', now()"
                             + " FROM generate_series(1, " + BULK_EVENTS + ") g");
@@ -106,11 +106,6 @@ class JournalReadsTest {
                 + "\".workflows WHERE name = 'reads' AND status = 'completed'")).isEqualTo(ids.size());
     }
 
-    private static void execute(String sql) throws SQLException {
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
-    }
 
     private static long query(String sql) throws SQLException {
         try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();

@@ -4,8 +4,6 @@ import dev.waymark.store.EventStore;
 import dev.waymark.testkit.OneConnection;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -57,7 +55,7 @@ class LeaseReadPlansTest {
         for (int k = 0; k < instancesUsed; k++) {
             instances.start("lease", "l" + k, "1", UUID.randomUUID(), null, null, Duration.ofMinutes(5));
         }
-        execute("ANALYZE " + schema + ".workflows");
+        POSTGRES.execute("ANALYZE " + schema + ".workflows");
         String[] tables = {schema + ".workflows"};
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
@@ -65,7 +63,7 @@ class LeaseReadPlansTest {
             SoftAssertions softly = new SoftAssertions();
             for (int k = 0; k < instancesUsed; k++) {
                 if (k == EARLY_READS) { // the plans were made on a small table: now many instances run elsewhere
-                    execute("INSERT INTO " + schema + ".workflows (name, id, status, input, lease_owner, lease_epoch,"
+                    POSTGRES.execute("INSERT INTO " + schema + ".workflows (name, id, status, input, lease_owner, lease_epoch,"
                             + " lease_expires_at) SELECT 'other', 'o-' || g, 'running', '1', 'elsewhere', 1,"
                             + " now() + interval '1 hour' FROM generate_series(1, " + OTHERS_RUNNING + ") g");
                 }
@@ -98,9 +96,4 @@ class LeaseReadPlansTest {
         }
     }
 
-    private static void execute(String sql) throws SQLException {
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
-    }
 }
