@@ -11,7 +11,6 @@ import dev.waymark.messaging.MessageSource;
 import dev.waymark.messaging.ProcessingApp;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -28,16 +27,30 @@ public final class MessagingBenchmark {
 
     private MessagingBenchmark() {}
 
-    /** A pre-built array of messages; acknowledgements only count. */
+    /** Distinct pre-built messages a source holds; a longer run delivers them again in turn. */
+    private static final int DISTINCT = 1 << 16;
+
+    /** Rounds of the no-op variants (at least; more if {@code bench.rounds} asks for more). */
+    private static final int NOOP_ROUNDS = 21;
+
+    /** Unrecorded runs of each no-op variant before the rounds. */
+    private static final int WARM_UP_RUNS = 6;
+
+    /**
+     * {@code count} deliveries of a pre-built array of messages, cycling through it (so a run of
+     * tens of millions needs no gigabytes of messages); acknowledgements only count.
+     */
     private static final class ArraySource implements MessageSource {
         private final Ingested[] messages;
+        private final int count;
         private final AtomicInteger next = new AtomicInteger();
 
         ArraySource(int count, int keys, LongAdder acked) {
             AckHandle ack = decision -> acked.increment();
-            messages = new Ingested[count];
+            this.count = count;
+            messages = new Ingested[Math.min(count, DISTINCT)];
             byte[] payload = "{\"order\":42}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            for (int i = 0; i < count; i++) {
+            for (int i = 0; i < messages.length; i++) {
                 messages[i] = Ingested.of(Envelope.builder("m" + i, payload).orderingKey("k" + (i % keys)).build(), ack);
             }
         }
@@ -50,17 +63,17 @@ public final class MessagingBenchmark {
         @Override
         public Optional<Ingested> poll(Duration timeout) {
             int i = next.getAndIncrement();
-            return i < messages.length ? Optional.of(messages[i]) : Optional.empty();
+            return i < count ? Optional.of(messages[i % messages.length]) : Optional.empty();
         }
 
         @Override
         public boolean isFinished() {
-            return next.get() >= messages.length;
+            return next.get() >= count;
         }
 
         @Override
         public void shutdown() {
-            next.set(messages.length);
+            next.set(count);
         }
     }
 
@@ -71,24 +84,43 @@ public final class MessagingBenchmark {
 
     /** Runs the benchmark into {@code out}. */
     static void run(BenchReport out) throws Exception {
-        int rounds = Integer.getInteger("bench.rounds", 3);
-        int count = 2_000_000;
+        int rounds = Integer.getInteger("bench.rounds", 5);
+        int count = 5_000_000;
+        // Runs of a no-op handler last a tenth of a second: many of them, so that the median pair is
+        // not one the compiler or the collector happened to interrupt.
+        int noopRounds = Math.max(rounds, NOOP_ROUNDS);
         Handler noop = m -> AckDecision.ok();
-        runtime(count, 1000, Concurrency.serial(), noop); // warm-up
-        bare(count, noop);
+        // Warm-up. Each run ends on the branch where the source is finished, which the compiled loop
+        // had never taken: its code is thrown away and compiled again, and it takes a few runs until
+        // the compiled code covers that exit (without this the first two rounds ran at a third of
+        // the speed of the rest).
+        for (int w = 0; w < WARM_UP_RUNS; w++) {
+            runtime(count, 1000, Concurrency.serial(), noop);
+            bare(count, noop);
+        }
         List<Double> bare = new ArrayList<>();
         List<Double> serial = new ArrayList<>();
-        for (int r = 0; r < rounds; r++) {
-            bare.add(bare(count, noop));
-            serial.add(runtime(count, 1000, Concurrency.serial(), noop));
+        for (int r = 0; r < noopRounds; r++) {
+            // Alternating which goes first, so neither always runs on the other's garbage.
+            if (r % 2 == 0) {
+                bare.add(bare(count, noop));
+                serial.add(runtime(count, 1000, Concurrency.serial(), noop));
+            } else {
+                serial.add(runtime(count, 1000, Concurrency.serial(), noop));
+                bare.add(bare(count, noop));
+            }
         }
-        out.setup("messaging benchmark: %d cores, in-memory source; %d round(s), median",
-                Runtime.getRuntime().availableProcessors(), rounds);
-        out.printf("| no-op handler, %,d messages | msg/s (median of %d) | ratio |%n", count, rounds);
+        out.setup("messaging benchmark: %d cores, in-memory source; %d round(s) (no-op handler: %d after %d"
+                + " warm-up runs), rates: median of rounds; ratios: median of per-round ratios",
+                Runtime.getRuntime().availableProcessors(), rounds, noopRounds, WARM_UP_RUNS);
+        double noopRatio = Throughput.pairedRatio(serial, bare);
+        out.printf("| no-op handler, %,d messages | msg/s (median of %d) | ratio |%n", count, noopRounds);
         out.println("|---|---:|---:|");
-        out.printf("| bare loop (handler + ack) | %,.0f | 1.00 |%n", median(bare));
-        out.printf("| runtime, serial | %,.0f | %.2f |%n%n", median(serial), median(serial) / median(bare));
-        out.target("7", "serial runtime / bare loop, no-op handler", median(serial) / median(bare),
+        out.printf("| bare loop (handler + ack) | %,.0f | 1.00 |%n", Throughput.median(bare));
+        out.printf("| runtime, serial | %,.0f | %.2f |%n%n", Throughput.median(serial), noopRatio);
+        out.printf("rounds (msg/s): bare %s; serial %s. Ratio of the medians: %.2f.%n%n", Throughput.format(bare),
+                Throughput.format(serial), Throughput.median(serial) / Throughput.median(bare));
+        out.target("7", "serial runtime / bare loop, no-op handler", noopRatio,
                 BenchResult.Comparison.AT_LEAST, 0.8, "", "");
 
         Handler tenMicros = m -> {
@@ -107,8 +139,9 @@ public final class MessagingBenchmark {
         }
         out.printf("| 10 µs CPU handler, %,d messages | msg/s (median of %d) | ratio |%n", medium, rounds);
         out.println("|---|---:|---:|");
-        out.printf("| bare loop (handler + ack) | %,.0f | 1.00 |%n", median(bare10));
-        out.printf("| runtime, serial | %,.0f | %.2f |%n%n", median(serial10), median(serial10) / median(bare10));
+        out.printf("| bare loop (handler + ack) | %,.0f | 1.00 |%n", Throughput.median(bare10));
+        out.printf("| runtime, serial | %,.0f | %.2f |%n%n", Throughput.median(serial10),
+                Throughput.pairedRatio(serial10, bare10));
 
         Handler twoMs = m -> {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
@@ -151,11 +184,5 @@ public final class MessagingBenchmark {
             throw new IllegalStateException("acknowledged " + acked.sum() + " of " + count);
         }
         return rate;
-    }
-
-    private static double median(List<Double> values) {
-        List<Double> sorted = new ArrayList<>(values);
-        Collections.sort(sorted);
-        return sorted.get(sorted.size() / 2);
     }
 }

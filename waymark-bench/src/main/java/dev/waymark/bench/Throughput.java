@@ -24,6 +24,28 @@ final class Throughput {
         return sorted[sorted.length / 2];
     }
 
+    /**
+     * The median over rounds of {@code rates[i] / baseline[i]}: both sides of each ratio ran in the
+     * same round, moments apart, so a shared machine that slows down or speeds up between rounds
+     * moves both sides of a ratio instead of one side of a ratio of medians.
+     */
+    static double pairedRatio(List<Double> rates, List<Double> baseline) {
+        if (rates.size() != baseline.size() || rates.isEmpty()) {
+            throw new IllegalArgumentException("paired ratio needs as many rates as baseline rates, at least one: "
+                    + rates.size() + " and " + baseline.size());
+        }
+        List<Double> ratios = new ArrayList<>();
+        for (int round = 0; round < rates.size(); round++) {
+            ratios.add(rates.get(round) / baseline.get(round));
+        }
+        return median(ratios);
+    }
+
+    /** Rates of the rounds, in order, as {@code [1,234, 5,678]}. */
+    static String format(List<Double> rates) {
+        return rates.stream().map(v -> String.format(java.util.Locale.US, "%,.0f", v)).toList().toString();
+    }
+
     /** The {@code p}-quantile (0..1) of sorted values, nearest rank. */
     static long percentile(long[] sorted, double p) {
         return sorted[Math.min(sorted.length - 1, (int) Math.floor(p * sorted.length))];

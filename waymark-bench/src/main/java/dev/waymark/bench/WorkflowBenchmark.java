@@ -221,17 +221,9 @@ public final class WorkflowBenchmark {
                 BenchResult.Comparison.AT_LEAST, 3, "×", "");
     }
 
-    /**
-     * The median over rounds of {@code cell}'s rate divided by {@code baseline}'s rate in the same
-     * round: both ran minutes apart at most, so a machine that slows down or speeds up between rounds
-     * (a shared machine does) moves both sides of each ratio.
-     */
+    /** The median over rounds of {@code cell}'s rate over {@code baseline}'s in the same round. */
     private static double pairedRatio(Cell cell, Cell baseline) {
-        List<Double> ratios = new ArrayList<>();
-        for (int round = 0; round < cell.rates.size(); round++) {
-            ratios.add(cell.rates.get(round) / baseline.rates.get(round));
-        }
-        return Throughput.median(ratios);
+        return Throughput.pairedRatio(cell.rates, baseline.rates);
     }
 
     /**
