@@ -47,19 +47,24 @@ public final class AppendBenchmark {
             try (EventStore store = EventStore.builder(pool).notifications(false).build()) {
                 store.migrate();
                 createBaselineTables(pool);
-                out.setup("append benchmark: %s; %d cores; %d round(s) of %d s per cell, median",
+                out.setup("append benchmark: %s; %d cores; %d round(s) of %d s per cell, rates: median of rounds;"
+                        + " ratios: median of per-round ratios",
                         db.server(), Runtime.getRuntime().availableProcessors(), rounds, duration.toSeconds());
                 Map<String, List<Double>> results = new LinkedHashMap<>();
+                Map<String, Throughput.Op> kinds = new LinkedHashMap<>();
+                kinds.put("raw", rawInsert(pool));
+                kinds.put("counter", counterRow(pool));
+                kinds.put("waymark", waymark(store, 1));
+                kinds.put("rawbatch", rawBatch(pool));
+                kinds.put("waymarkbatch", waymark(store, BATCH));
+                List<String> order = new ArrayList<>(kinds.keySet());
                 for (int round = 0; round < rounds; round++) {
                     for (int writers : WRITERS) {
-                        record(results, "raw/" + writers, Throughput.measure(writers, duration, rawInsert(pool)));
-                        record(results, "counter/" + writers, Throughput.measure(writers, duration, counterRow(pool)));
-                        record(results, "waymark/" + writers, Throughput.measure(writers, duration, waymark(store, 1)));
-                        record(results, "rawbatch/" + writers,
-                                Throughput.measure(writers, duration, rawBatch(pool)));
-                        record(results, "waymarkbatch/" + writers,
-                                Throughput.measure(writers, duration, waymark(store, BATCH)));
+                        for (String kind : order) {
+                            record(results, kind + "/" + writers, Throughput.measure(writers, duration, kinds.get(kind)));
+                        }
                     }
+                    java.util.Collections.rotate(order, 1); // no kind always runs first or last
                     out.progress("round %d done", round + 1);
                 }
                 print(out, results);
@@ -71,37 +76,40 @@ public final class AppendBenchmark {
         results.computeIfAbsent(key, k -> new ArrayList<>()).add(value);
     }
 
-    private static double median(List<Double> values) {
-        double[] sorted = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        return sorted[sorted.length / 2];
-    }
-
     private static void print(BenchReport out, Map<String, List<Double>> results) {
         out.println("| writers | (a) raw INSERT ev/s | (b) counter row ev/s | (c) Waymark ev/s | (c)/(a) | (c)/(b) |");
         out.println("|---:|---:|---:|---:|---:|---:|");
         for (int writers : WRITERS) {
-            double a = median(results.get("raw/" + writers));
-            double b = median(results.get("counter/" + writers));
-            double c = median(results.get("waymark/" + writers));
-            out.printf("| %d | %,.0f | %,.0f | %,.0f | %.2f | %.2f |%n", writers, a, b, c, c / a, c / b);
+            List<Double> a = results.get("raw/" + writers);
+            List<Double> b = results.get("counter/" + writers);
+            List<Double> c = results.get("waymark/" + writers);
+            out.printf("| %d | %,.0f | %,.0f | %,.0f | %.2f | %.2f |%n", writers, Throughput.median(a),
+                    Throughput.median(b), Throughput.median(c), Throughput.pairedRatio(c, a),
+                    Throughput.pairedRatio(c, b));
         }
         out.println();
         List<Double> batchRatios = new ArrayList<>();
         out.println("| writers | raw multi-row INSERT of 100 ev/s | Waymark 100-event append ev/s | ratio |");
         out.println("|---:|---:|---:|---:|");
         for (int writers : WRITERS) {
-            double raw = median(results.get("rawbatch/" + writers));
-            double waymark = median(results.get("waymarkbatch/" + writers));
-            out.printf("| %d | %,.0f | %,.0f | %.2f |%n", writers, raw, waymark, waymark / raw);
-            batchRatios.add(waymark / raw);
+            List<Double> raw = results.get("rawbatch/" + writers);
+            List<Double> waymark = results.get("waymarkbatch/" + writers);
+            double ratio = Throughput.pairedRatio(waymark, raw);
+            out.printf("| %d | %,.0f | %,.0f | %.2f |%n", writers, Throughput.median(raw), Throughput.median(waymark),
+                    ratio);
+            batchRatios.add(ratio);
         }
-        double a8 = median(results.get("raw/8"));
-        double b8 = median(results.get("counter/8"));
-        double c8 = median(results.get("waymark/8"));
-        out.target("2", "Waymark / raw INSERT, single events, 8 writers", c8 / a8, BenchResult.Comparison.AT_LEAST, 0.7,
-                "", "");
-        out.target("2", "Waymark / counter row, single events, 8 writers", c8 / b8, BenchResult.Comparison.AT_LEAST, 3,
-                "", String.format(java.util.Locale.ROOT, "raw INSERT / counter row in the same run: %.2f", a8 / b8));
+        out.println();
+        out.printf("Per round, 8 writers (ev/s): raw %s; counter %s; Waymark %s.%n", Throughput.format(results.get("raw/8")),
+                Throughput.format(results.get("counter/8")), Throughput.format(results.get("waymark/8")));
+        List<Double> a8 = results.get("raw/8");
+        List<Double> b8 = results.get("counter/8");
+        List<Double> c8 = results.get("waymark/8");
+        out.target("2", "Waymark / raw INSERT, single events, 8 writers", Throughput.pairedRatio(c8, a8),
+                BenchResult.Comparison.AT_LEAST, 0.7, "", "");
+        out.target("2", "Waymark / counter row, single events, 8 writers", Throughput.pairedRatio(c8, b8),
+                BenchResult.Comparison.AT_LEAST, 3, "", String.format(java.util.Locale.ROOT,
+                        "raw INSERT / counter row in the same run: %.2f", Throughput.pairedRatio(a8, b8)));
         double worst = batchRatios.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
         out.target("2", "100-event append / raw multi-row INSERT, lowest over 1, 8, 16 writers", worst,
                 BenchResult.Comparison.AT_LEAST, 0.6, "", "");

@@ -3,6 +3,7 @@ package dev.waymark.workflow;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.waymark.store.EventStore;
+import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.Runtime;
@@ -24,15 +25,18 @@ public sealed class WorkflowClient permits WorkflowEngine {
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
 
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(WorkflowClient.class);
 
     final EventStore store;
     final Runtime runtime;
     final Instances instances;
+    private final Collection collection;
 
     WorkflowClient(EventStore store, Runtime runtime) {
         this.store = Objects.requireNonNull(store, "store");
         this.runtime = runtime;
         this.instances = runtime.instances();
+        this.collection = new Collection(store.dataSource(), store.schema());
     }
 
     /** A client on {@code store} with the default Jackson codec. */
@@ -73,6 +77,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
             }
         } else {
             store.signalAppended();
+            forget(new Instances.Key(name, id)); // a collected id started anew
             afterStart(new Instances.Key(name, id), started, json);
         }
         return new WorkflowHandle<>(this, name, id, resultType);
@@ -150,9 +155,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * @param name only this workflow name, or null for all
      */
     public List<WorkflowInfo> list(WorkflowStatus status, String name, String afterName, String afterId, int limit) {
-        if (limit < 1 || limit > 10_000) {
-            throw new InvalidWorkflowInputException("limit must be in [1, 10000], got " + limit);
-        }
+        requireLimit(limit);
         if ((afterName == null) != (afterId == null)) {
             throw new InvalidWorkflowInputException("afterName and afterId go together");
         }
@@ -164,6 +167,63 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return instances.find(name, id).map(row -> new WorkflowDetails(row.info(), row.input(), row.result(),
                 instances.journal(name, id, row.info().generation()), instances.awakeables(name, id),
                 instances.children(name, id)));
+    }
+
+    /**
+     * Up to {@code limit} finished instances that {@link #collect} would delete now, oldest first:
+     * completed, cancelled or failed at least {@code retention} ago by the database clock, and not a
+     * child whose parent is still running or suspended. Reads only.
+     *
+     * @throws InvalidWorkflowInputException if {@code retention} is negative or {@code limit} is
+     *     outside [1, 10000]
+     */
+    public List<FinishedWorkflow> collectable(Duration retention, int limit) {
+        return collection.candidates(requireRetention(retention), requireLimit(limit));
+    }
+
+    /**
+     * One garbage-collection pass: deletes up to {@code limit} of the instances {@link #collectable}
+     * lists, each in its own transaction with the journal of every generation (its events and
+     * streams in the event store), its awakeables and its row. An instance is checked again under
+     * its lock before it is deleted; one whose lock is held, that a retry revived meanwhile, or whose
+     * deletion fails is skipped (a failure is logged) and the others go on. A collected parent's
+     * unfinished children are detached and run to their end; a collected id can be started again as
+     * a new instance. Journal events deleted here are gone for subscriptions that had not read them.
+     *
+     * @throws InvalidWorkflowInputException if {@code retention} is negative or {@code limit} is
+     *     outside [1, 10000]
+     */
+    public CollectResult collect(Duration retention, int limit) {
+        Duration kept = requireRetention(retention);
+        List<FinishedWorkflow> candidates = collection.candidates(kept, requireLimit(limit));
+        int deleted = 0;
+        for (FinishedWorkflow candidate : candidates) {
+            try {
+                if ("deleted".equals(collection.collect(candidate.name(), candidate.id(), kept))) {
+                    forget(new Instances.Key(candidate.name(), candidate.id()));
+                    deleted++;
+                }
+            } catch (RuntimeException e) {
+                log.warn("collecting workflow {}/{} failed; it stays a candidate: {}", candidate.name(),
+                        candidate.id(), e.toString());
+            }
+        }
+        return new CollectResult(candidates.size(), deleted, candidates.size() - deleted);
+    }
+
+    private static Duration requireRetention(Duration retention) {
+        Objects.requireNonNull(retention, "retention");
+        if (retention.isNegative()) {
+            throw new InvalidWorkflowInputException("retention must not be negative, got " + retention);
+        }
+        return retention;
+    }
+
+    private static int requireLimit(int limit) {
+        if (limit < 1 || limit > 10_000) {
+            throw new InvalidWorkflowInputException("limit must be in [1, 10000], got " + limit);
+        }
+        return limit;
     }
 
     /** One awakeable by id: its owner workflow and its state. */
@@ -187,6 +247,9 @@ public sealed class WorkflowClient permits WorkflowEngine {
     }
 
     void afterStart(Instances.Key key, Instances.Started started, String input) {}
+
+    /** Drops what this process remembers of how instance {@code key} ended (an engine remembers). */
+    void forget(Instances.Key key) {}
 
     void afterWake(Instances.Key key) {}
 

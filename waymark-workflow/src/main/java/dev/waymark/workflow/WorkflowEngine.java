@@ -151,11 +151,19 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     }
 
     @Override
+    void forget(Instances.Key key) {
+        local.forget(key);
+    }
+
+    @Override
     boolean runsHere(Instances.Key key) {
         return local.isUnderWay(key);
     }
 
     void childSpawned(Instances.Key parent, Instances.Key child, Instances.Started started) {
+        if (started.created()) {
+            local.forget(child); // a collected child id spawned anew
+        }
         if (started.epoch() > 0) {
             localParents.put(child, parent);
             submit(child, started.epoch(), null);

@@ -19,13 +19,23 @@ public final class LocalRuns {
     /** How many final outcomes are remembered. */
     static final int REMEMBERED = 4096;
 
+    /**
+     * How long a final outcome is remembered. It serves handles that begin waiting just after the run
+     * ended; past that they read the row, which also sees an instance that garbage collection
+     * deleted and a new start re-created under the same id in another process.
+     */
+    static final long REMEMBER_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+
+    /** A final outcome and when it was remembered ({@link System#nanoTime}). */
+    private record Ended(WorkflowOutcome<?> outcome, long at) {}
+
     private final Map<Instances.Key, List<CompletableFuture<WorkflowOutcome<?>>>> watchers = new ConcurrentHashMap<>();
     private final Set<Instances.Key> underWay = ConcurrentHashMap.newKeySet();
-    private final Map<Instances.Key, WorkflowOutcome<?>> ended = new LinkedHashMap<>() {
+    private final Map<Instances.Key, Ended> ended = new LinkedHashMap<>() {
         private static final long serialVersionUID = 1L;
 
         @Override
-        protected boolean removeEldestEntry(Map.Entry<Instances.Key, WorkflowOutcome<?>> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<Instances.Key, Ended> eldest) {
             return size() > REMEMBERED;
         }
     };
@@ -63,7 +73,7 @@ public final class LocalRuns {
     public void ended(Instances.Key key, WorkflowOutcome<?> outcome) {
         if (outcome instanceof WorkflowOutcome.Completed<?> || outcome instanceof WorkflowOutcome.Cancelled<?>) {
             synchronized (ended) {
-                ended.put(key, outcome);
+                ended.put(key, new Ended(outcome, System.nanoTime()));
             }
         }
         if (outcome != null && outcome.isTerminal()) {
@@ -75,10 +85,18 @@ public final class LocalRuns {
         underWay.remove(key);
     }
 
-    /** The remembered final outcome of {@code key}, or null. */
+    /** The final outcome of {@code key} remembered in the last minute, or null. */
     public WorkflowOutcome<?> finalOutcome(Instances.Key key) {
         synchronized (ended) {
-            return ended.get(key);
+            Ended e = ended.get(key);
+            return e == null || System.nanoTime() - e.at() > REMEMBER_NANOS ? null : e.outcome();
+        }
+    }
+
+    /** Forgets the final outcome of {@code key}: its instance was deleted, or a new one created. */
+    public void forget(Instances.Key key) {
+        synchronized (ended) {
+            ended.remove(key);
         }
     }
 }

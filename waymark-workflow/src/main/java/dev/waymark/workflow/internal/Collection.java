@@ -1,0 +1,55 @@
+package dev.waymark.workflow.internal;
+
+import dev.waymark.workflow.FinishedWorkflow;
+import dev.waymark.workflow.WorkflowStatus;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+
+/** The SQL of garbage collection (schema version 10): candidates, and one instance collected per call. */
+public final class Collection {
+
+    private final Sql sql;
+    private final String s;
+
+    /** Collection over the workflow tables of {@code schema}. */
+    public Collection(DataSource dataSource, String schema) {
+        this.sql = new Sql(dataSource, schema);
+        this.s = "\"" + schema + "\".";
+    }
+
+    /** {@code wf_gc_candidates}: up to {@code limit} collectable instances, oldest first. */
+    public List<FinishedWorkflow> candidates(Duration retention, int limit) {
+        return sql.query("list finished workflows to collect",
+                "SELECT name, id, status, completed_at FROM " + s
+                        + "wf_gc_candidates(? * interval '1 microsecond', ?)", ps -> {
+                    ps.setLong(1, micros(retention));
+                    ps.setInt(2, limit);
+                }, rs -> {
+                    List<FinishedWorkflow> out = new ArrayList<>();
+                    while (rs.next()) {
+                        out.add(new FinishedWorkflow(rs.getString(1), rs.getString(2),
+                                WorkflowStatus.fromSql(rs.getString(3)), Sql.instant(rs, "completed_at")));
+                    }
+                    return out;
+                });
+    }
+
+    /** {@code wf_collect}: {@code deleted}, {@code busy}, {@code missing} or {@code kept}. */
+    public String collect(String name, String id, Duration retention) {
+        return sql.query("collect workflow " + name + "/" + id,
+                "SELECT " + s + "wf_collect(?, ?, ? * interval '1 microsecond')", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                    ps.setLong(3, micros(retention));
+                }, rs -> {
+                    rs.next();
+                    return rs.getString(1);
+                });
+    }
+
+    private static long micros(Duration d) {
+        return Math.multiplyExact(d.getSeconds(), 1_000_000L) + d.getNano() / 1_000;
+    }
+}

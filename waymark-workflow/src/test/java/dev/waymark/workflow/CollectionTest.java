@@ -1,0 +1,228 @@
+package dev.waymark.workflow;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.internal.Collection;
+import dev.waymark.workflow.resume.ResumeWorker;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Garbage collection of finished workflows (schema version 10). */
+class CollectionTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final Duration HOUR = Duration.ofHours(1);
+
+    private static EventStore store;
+    private static WorkflowEngine engine;
+    private static ResumeWorker worker;
+
+    @BeforeAll
+    static void setUp() {
+        store = WorkflowTesting.migratedStore(POSTGRES);
+        WorkflowRegistry registry = new WorkflowRegistry()
+                // two generations, a step in each, an awakeable in the second
+                .register("multi", Integer.class, String.class, (ctx, gen) -> {
+                    String s = ctx.step("s", String.class, () -> "g" + gen);
+                    if (gen == 0) {
+                        ctx.continueAsNew(1);
+                    }
+                    return s + ":" + ctx.awakeable("signal", String.class).await();
+                })
+                .register("plain", String.class, String.class, (ctx, in) -> ctx.step("echo", String.class, () -> in))
+                .register("doomed", String.class, String.class, (ctx, in) -> {
+                    throw new IllegalStateException("no " + in);
+                })
+                .register("waiter", String.class, String.class, (ctx, in) -> ctx.awakeable("go", String.class).await())
+                // awaits a quick child, then waits for a signal: the child is finished while its parent lives
+                .register("parent", String.class, String.class, (ctx, in) -> {
+                    String child = ctx.child("kid", "plain", ctx.workflowId() + ".kid", in, String.class).await();
+                    return child + ctx.awakeable("go", String.class).await();
+                })
+                // spawns a child that waits, and ends without awaiting it
+                .register("leaver", String.class, String.class, (ctx, in) -> {
+                    ctx.child("kid", "waiter", ctx.workflowId() + ".kid", in, String.class);
+                    return "left";
+                });
+        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(1)).start();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        worker.close();
+        engine.close();
+        store.close();
+    }
+
+    @Test
+    void deletes_every_generation_awakeables_and_row_after_retention_and_nothing_within_it() throws Exception {
+        WorkflowHandle<String> old = engine.start("multi", "old", 0, String.class);
+        settle("multi", "old", "signal", "done");
+        assertThat(old.await(WAIT)).isEqualTo("g1:done");
+        assertThat(engine.start("multi", "young", 0, String.class).status()).isNotNull();
+        settle("multi", "young", "signal", "done");
+        assertThat(engine.handle("multi", "young", String.class).await(WAIT)).isEqualTo("g1:done");
+        finishedAgo("multi", "old", Duration.ofHours(2));
+        String oldStreams = "(SELECT stream_id FROM " + q() + ".streams WHERE stream_name IN ('$wf-multi-old',"
+                + " '$wf-multi-old#1'))";
+        assertThat(count("SELECT count(*) FROM " + q() + ".events WHERE stream_id IN " + oldStreams)).isPositive();
+        long oldStreamIds = count("SELECT count(*) FROM " + oldStreams + " s");
+        assertThat(oldStreamIds).isEqualTo(2);
+        long youngEvents = count("SELECT count(*) FROM " + q() + ".events e JOIN " + q()
+                + ".streams s USING (stream_id) WHERE s.stream_name LIKE '$wf-multi-young%'");
+
+        assertThat(engine.collectable(HOUR, 100)).extracting(FinishedWorkflow::id).containsExactly("old");
+        assertThat(engine.collect(HOUR, 100)).isEqualTo(new CollectResult(1, 1, 0));
+
+        assertThat(engine.describe("multi", "old")).isEmpty();
+        assertThat(count("SELECT count(*) FROM " + oldStreams + " s")).isZero();
+        assertThat(count("SELECT count(*) FROM " + q() + ".events e WHERE NOT EXISTS (SELECT 1 FROM " + q()
+                + ".streams s WHERE s.stream_id = e.stream_id)")).as("events of deleted streams").isZero();
+        assertThat(count("SELECT count(*) FROM " + q() + ".workflow_awakeables WHERE id = 'old'")).isZero();
+        // within retention: untouched
+        assertThat(engine.describe("multi", "young")).isPresent();
+        assertThat(count("SELECT count(*) FROM " + q() + ".events e JOIN " + q()
+                + ".streams s USING (stream_id) WHERE s.stream_name LIKE '$wf-multi-young%'")).isEqualTo(youngEvents);
+        assertThat(count("SELECT count(*) FROM " + q() + ".workflow_awakeables WHERE id = 'young'")).isEqualTo(1);
+        assertThat(engine.collect(HOUR, 100)).isEqualTo(new CollectResult(0, 0, 0));
+    }
+
+    @Test
+    void failed_and_cancelled_instances_are_collected_and_live_ones_never() throws Exception {
+        WorkflowHandle<String> doomed = engine.start("doomed", "d1", "water", String.class);
+        await().atMost(WAIT).until(() -> doomed.status() == WorkflowStatus.FAILED);
+        WorkflowHandle<String> cancelled = engine.start("waiter", "c1", "x", String.class);
+        await().atMost(WAIT).until(() -> cancelled.status() == WorkflowStatus.SUSPENDED);
+        assertThat(cancelled.cancel()).isEqualTo(CancelOutcome.CANCELLED);
+        WorkflowHandle<String> live = engine.start("waiter", "live1", "x", String.class);
+        await().atMost(WAIT).until(() -> live.status() == WorkflowStatus.SUSPENDED);
+        finishedAgo("waiter", "live1", Duration.ofDays(30)); // a stray timestamp does not make it finished
+
+        assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).contains("d1", "c1")
+                .doesNotContain("live1");
+        assertThat(new Collection(store.dataSource(), store.schema()).collect("waiter", "live1", Duration.ZERO))
+                .isEqualTo("kept");
+        engine.collect(Duration.ZERO, 100);
+        assertThat(engine.describe("doomed", "d1")).isEmpty();
+        assertThat(engine.describe("waiter", "c1")).isEmpty();
+        assertThat(live.status()).isEqualTo(WorkflowStatus.SUSPENDED);
+    }
+
+    @Test
+    void a_finished_child_is_kept_while_its_parent_lives_and_goes_with_it() throws Exception {
+        WorkflowHandle<String> parent = engine.start("parent", "p", "k", String.class);
+        await().atMost(WAIT).until(() -> parent.status() == WorkflowStatus.SUSPENDED
+                && engine.handle("plain", "p.kid", String.class).status() == WorkflowStatus.COMPLETED);
+        finishedAgo("plain", "p.kid", Duration.ofDays(1));
+        assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("p.kid");
+        assertThat(new Collection(store.dataSource(), store.schema()).collect("plain", "p.kid", Duration.ZERO))
+                .isEqualTo("kept");
+        assertThat(engine.describe("plain", "p.kid")).isPresent();
+
+        settle("parent", "p", "go", "!");
+        assertThat(parent.await(WAIT)).isEqualTo("k!");
+        engine.collect(Duration.ZERO, 100);
+        assertThat(engine.describe("parent", "p")).isEmpty();
+        assertThat(engine.describe("plain", "p.kid")).isEmpty();
+    }
+
+    @Test
+    void a_collected_parents_unfinished_child_is_detached_and_runs_to_its_end() throws Exception {
+        WorkflowHandle<String> leaver = engine.start("leaver", "l", "x", String.class);
+        assertThat(leaver.await(WAIT)).isEqualTo("left");
+        await().atMost(WAIT).until(() -> engine.handle("waiter", "l.kid", String.class).status()
+                == WorkflowStatus.SUSPENDED);
+        engine.collect(Duration.ZERO, 100);
+        assertThat(engine.describe("leaver", "l")).isEmpty();
+
+        settle("waiter", "l.kid", "go", "still here");
+        assertThat(engine.handle("waiter", "l.kid", String.class).await(WAIT)).isEqualTo("still here");
+        engine.collect(Duration.ZERO, 100);
+        assertThat(engine.describe("waiter", "l.kid")).isEmpty();
+    }
+
+    @Test
+    void an_instance_whose_lock_is_held_is_skipped_and_collected_by_a_later_pass() throws Exception {
+        assertThat(engine.start("plain", "busy", "b", String.class).await(WAIT)).isEqualTo("b");
+        try (Connection c = POSTGRES.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement lock = c.prepareStatement(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(? || '#wf#plain#busy', 0))")) {
+                lock.setString(1, store.schema());
+                lock.execute();
+            }
+            CollectResult held = engine.collect(Duration.ZERO, 100);
+            assertThat(held.skipped()).isGreaterThanOrEqualTo(1);
+            assertThat(engine.describe("plain", "busy")).isPresent();
+            c.commit();
+        }
+        engine.collect(Duration.ZERO, 100);
+        assertThat(engine.describe("plain", "busy")).isEmpty();
+    }
+
+    @Test
+    void a_collected_id_starts_again_as_a_new_instance() throws Exception {
+        assertThat(engine.start("plain", "again", "first", String.class).await(WAIT)).isEqualTo("first");
+        engine.collect(Duration.ZERO, 100);
+        assertThat(engine.describe("plain", "again")).isEmpty();
+        // a different input would be a start conflict had the instance survived
+        assertThat(engine.start("plain", "again", "second", String.class).await(WAIT)).isEqualTo("second");
+    }
+
+    @Test
+    void the_collector_deletes_in_the_background_and_reports_its_passes() throws Exception {
+        assertThat(engine.start("plain", "bg", "x", String.class).await(WAIT)).isEqualTo("x");
+        try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ZERO, Duration.ofMillis(50), 1)) {
+            await().atMost(WAIT).until(() -> engine.describe("plain", "bg").isEmpty());
+            await().atMost(WAIT).until(() -> collector.lastPass().isPresent());
+            assertThat(collector.failedPasses()).isZero();
+        }
+    }
+
+    @Test
+    void bad_arguments_are_clear_errors() {
+        assertThatThrownBy(() -> engine.collect(Duration.ofSeconds(-1), 10))
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("retention");
+        assertThatThrownBy(() -> engine.collectable(Duration.ZERO, 0))
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("limit");
+        assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ZERO, 10))
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("interval");
+        assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 0))
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("batchSize");
+    }
+
+    /** Waits for the pending awakeable {@code label} of the instance, then completes it with {@code value}. */
+    private static void settle(String name, String id, String label, String value) {
+        UUID awakeable = await().atMost(WAIT).until(() -> engine.describe(name, id).flatMap(d -> d.awakeables()
+                .stream().filter(a -> a.label().equals(label) && a.status().equals("pending")).findFirst())
+                .map(AwakeableInfo::id).orElse(null), a -> a != null);
+        assertThat(engine.completeAwakeable(awakeable, value)).isEqualTo(AwakeableOutcome.SETTLED);
+    }
+
+    private static void finishedAgo(String name, String id, Duration ago) {
+        POSTGRES.execute("UPDATE " + q() + ".workflows SET completed_at = now() - interval '" + ago.toSeconds()
+                + " seconds' WHERE name = '" + name + "' AND id = '" + id + "'");
+    }
+
+    private static long count(String sql) {
+        return WorkflowTesting.count(POSTGRES, sql);
+    }
+
+    private static String q() {
+        return "\"" + store.schema() + "\"";
+    }
+}
