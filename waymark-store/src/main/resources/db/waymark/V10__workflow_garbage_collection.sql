@@ -57,7 +57,9 @@ BEGIN
   IF NOT pg_try_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || p_name || '#' || p_id, 0)) THEN
     RETURN 'busy';
   END IF;
-  SELECT * INTO v_row FROM "${flyway:defaultSchema}".workflows w WHERE w.name = p_name AND w.id = p_id;
+  -- FOR UPDATE: a writer that does not take the instance lock (a retry's UPDATE) either commits
+  -- first, and this sees its row (running: kept), or waits for this transaction and finds no row.
+  SELECT * INTO v_row FROM "${flyway:defaultSchema}".workflows w WHERE w.name = p_name AND w.id = p_id FOR UPDATE;
   IF NOT FOUND THEN
     RETURN 'missing';
   END IF;
@@ -77,5 +79,59 @@ BEGIN
   DELETE FROM "${flyway:defaultSchema}".workflow_awakeables a WHERE a.name = p_name AND a.id = p_id;
   DELETE FROM "${flyway:defaultSchema}".workflows w WHERE w.name = p_name AND w.id = p_id;
   RETURN 'deleted';
+END
+$$;
+
+-- The last lookups of instances and awakeables that were plain statements: planned by the driver on
+-- small tables, each could scan a whole table once it had grown (see version 9). Same rows and order.
+CREATE FUNCTION "${flyway:defaultSchema}".wf_children(p_name text, p_id text, p_live_only boolean)
+RETURNS SETOF "${flyway:defaultSchema}".workflows
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+  IF p_live_only THEN
+    RETURN QUERY SELECT * FROM "${flyway:defaultSchema}".workflows w
+                  WHERE w.parent_name = p_name AND w.parent_id = p_id AND w.parent_id IS NOT NULL
+                    AND w.status IN ('running', 'suspended')
+                  ORDER BY w.created_at;
+  ELSE
+    RETURN QUERY SELECT * FROM "${flyway:defaultSchema}".workflows w
+                  WHERE w.parent_name = p_name AND w.parent_id = p_id AND w.parent_id IS NOT NULL
+                  ORDER BY w.created_at;
+  END IF;
+END
+$$;
+
+CREATE FUNCTION "${flyway:defaultSchema}".wf_awakeables(p_name text, p_id text)
+RETURNS SETOF "${flyway:defaultSchema}".workflow_awakeables
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+  RETURN QUERY SELECT * FROM "${flyway:defaultSchema}".workflow_awakeables a
+                WHERE a.name = p_name AND a.id = p_id
+                ORDER BY a.generation DESC, a.created_at;
+END
+$$;
+
+-- Revives a failed instance with a fresh attempt budget; false if it is not failed (or missing).
+CREATE FUNCTION "${flyway:defaultSchema}".wf_retry(p_name text, p_id text)
+RETURNS boolean
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET plan_cache_mode = force_generic_plan
+AS $$
+BEGIN
+  UPDATE "${flyway:defaultSchema}".workflows
+     SET status = 'running', attempts = 0, last_error = NULL, failure = NULL, next_attempt_at = NULL,
+         completed_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+   WHERE name = p_name AND id = p_id AND status = 'failed';
+  RETURN FOUND;
 END
 $$;

@@ -138,6 +138,8 @@ public final class WaymarkCli {
                     d = Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
                 } else if (v.endsWith("h")) {
                     d = Duration.ofHours(Long.parseLong(v.substring(0, v.length() - 1)));
+                } else if (v.endsWith("d")) {
+                    d = Duration.ofDays(Long.parseLong(v.substring(0, v.length() - 1)));
                 } else {
                     throw new NumberFormatException();
                 }
@@ -147,7 +149,7 @@ public final class WaymarkCli {
                 return d;
             } catch (NumberFormatException | java.time.format.DateTimeParseException e) {
                 throw new CommandLine.TypeConversionException("'" + value
-                        + "' is not a positive duration (like 500ms, 30s, 5m, 2h or PT30S)");
+                        + "' is not a positive duration (like 500ms, 30s, 5m, 2h, 7d or PT30S)");
             }
         }
     }

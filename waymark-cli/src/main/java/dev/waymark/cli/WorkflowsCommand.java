@@ -31,11 +31,11 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.TypeConversionException;
 
-/** {@code waymark workflows list|show|cancel|retry|complete-awakeable|fail-awakeable}. */
-@Command(name = "workflows", description = "Inspect, cancel and retry workflows; settle awakeables.",
+/** {@code waymark workflows list|show|cancel|retry|complete-awakeable|fail-awakeable|collect}. */
+@Command(name = "workflows", description = "Inspect, cancel, retry and collect workflows; settle awakeables.",
         subcommands = {WorkflowsCommand.ListWorkflows.class, WorkflowsCommand.Show.class, WorkflowsCommand.Cancel.class,
                 WorkflowsCommand.Retry.class, WorkflowsCommand.CompleteAwakeable.class,
-                WorkflowsCommand.FailAwakeable.class})
+                WorkflowsCommand.FailAwakeable.class, CollectWorkflows.class})
 final class WorkflowsCommand {
 
     @ParentCommand

@@ -208,6 +208,7 @@ class WaymarkCliTest {
                 cancels();
                 retries();
                 settlesAwakeables();
+                collects();
 
                 // the awakeable settled by the CLI woke a-1; any engine now runs it to its end
                 assertThat(engine.runNow("approval", "a-1")).isTrue();
@@ -340,6 +341,22 @@ class WaymarkCliTest {
         Run unknown = cli("workflows", "retry", "doomed", "nope", "--force", "--url", url);
         assertThat(unknown.code()).isEqualTo(WaymarkCli.FAILED);
         assertThat(unknown.err().strip()).isEqualTo("waymark: no workflow 'doomed/nope'");
+    }
+
+    private void collects() throws Exception {
+        POSTGRES.execute("UPDATE waymark.workflows SET completed_at = now() - interval '2 hours'"
+                + " WHERE name = 'greet' AND id = 'g-1'");
+        Run preview = cli("workflows", "collect", "--retention", "1h", "--url", url);
+        assertThat(preview.code()).as(preview.err()).isZero();
+        assertThat(preview.out()).contains("1 instance(s) would be deleted (preview; add --force)")
+                .contains("greet/g-1  completed  finished ");
+        assertThat(cli("workflows", "show", "greet", "g-1", "--url", url).code()).isZero();
+        assertThat(cli("workflows", "collect", "--retention", "soon", "--url", url).code()).isEqualTo(2);
+
+        Run collect = cli("workflows", "collect", "--retention", "1h", "--force", "--url", url, "--json");
+        assertThat(collect.code()).as(collect.err()).isZero();
+        assertThat(collect.json().get("deleted").asInt()).isEqualTo(1);
+        assertThat(cli("workflows", "show", "greet", "g-1", "--url", url).code()).isEqualTo(WaymarkCli.FAILED);
     }
 
     private void settlesAwakeables() throws Exception {

@@ -12,6 +12,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -172,6 +174,27 @@ class CollectionTest {
         }
         engine.collect(Duration.ZERO, 100);
         assertThat(engine.describe("plain", "busy")).isEmpty();
+    }
+
+    @Test
+    void a_retry_that_commits_while_collection_waits_for_the_row_keeps_the_instance() throws Exception {
+        WorkflowHandle<String> doomed = engine.start("doomed", "d2", "air", String.class);
+        await().atMost(WAIT).until(() -> doomed.status() == WorkflowStatus.FAILED);
+        Collection collection = new Collection(store.dataSource(), store.schema());
+        try (Connection c = POSTGRES.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement retry = c.prepareStatement("UPDATE " + q() + ".workflows SET status = 'running',"
+                    + " attempts = 0, failure = NULL, completed_at = NULL WHERE name = 'doomed' AND id = 'd2'")) {
+                assertThat(retry.executeUpdate()).isEqualTo(1); // what WorkflowClient.retry does, not yet committed
+            }
+            CompletableFuture<String> collecting = CompletableFuture.supplyAsync(
+                    () -> collection.collect("doomed", "d2", Duration.ZERO));
+            await().atMost(WAIT).until(() -> count("SELECT count(*) FROM pg_stat_activity"
+                    + " WHERE datname = current_database() AND wait_event_type = 'Lock'") > 0);
+            c.commit();
+            assertThat(collecting.get(30, TimeUnit.SECONDS)).isEqualTo("kept");
+        }
+        assertThat(engine.describe("doomed", "d2")).isPresent();
     }
 
     @Test

@@ -478,8 +478,7 @@ public final class Instances {
     /** Live (non-terminal) children of an instance. */
     public List<Key> liveChildren(String name, String id) {
         return sql.query("read children of " + name + "/" + id,
-                "SELECT name, id FROM " + s + "workflows WHERE parent_name = ? AND parent_id = ?"
-                        + " AND status IN ('running', 'suspended') ORDER BY created_at", ps -> {
+                "SELECT name, id FROM " + s + "wf_children(?, ?, true)", ps -> {
                     ps.setString(1, name);
                     ps.setString(2, id);
                 }, Instances::keys);
@@ -488,8 +487,7 @@ public final class Instances {
     /** All children of an instance. */
     public List<WorkflowInfo> children(String name, String id) {
         return sql.query("read children of " + name + "/" + id,
-                "SELECT " + COLUMNS + " FROM " + s + "workflows WHERE parent_name = ? AND parent_id = ? ORDER BY created_at",
-                ps -> {
+                "SELECT " + COLUMNS + " FROM " + s + "wf_children(?, ?, false)", ps -> {
                     ps.setString(1, name);
                     ps.setString(2, id);
                 }, Instances::infos);
@@ -498,8 +496,7 @@ public final class Instances {
     /** Awakeables of an instance, newest generation first. */
     public List<AwakeableInfo> awakeables(String name, String id) {
         return sql.query("read awakeables of " + name + "/" + id,
-                "SELECT " + AWAKEABLE_COLUMNS + " FROM " + s + "workflow_awakeables WHERE name = ? AND id = ?"
-                        + " ORDER BY generation DESC, created_at", ps -> {
+                "SELECT " + AWAKEABLE_COLUMNS + " FROM " + s + "wf_awakeables(?, ?)", ps -> {
                     ps.setString(1, name);
                     ps.setString(2, id);
                 }, Instances::awakeableInfos);
@@ -542,13 +539,10 @@ public final class Instances {
 
     /** Revives a failed instance: running again with a fresh attempt budget. False if it is not failed. */
     public boolean retry(String name, String id) {
-        return sql.update("retry workflow " + name + "/" + id,
-                "UPDATE " + s + "workflows SET status = 'running', attempts = 0, last_error = NULL, failure = NULL,"
-                        + " next_attempt_at = NULL, completed_at = NULL, lease_owner = NULL, lease_expires_at = NULL,"
-                        + " updated_at = now() WHERE name = ? AND id = ? AND status = 'failed'", ps -> {
-                    ps.setString(1, name);
-                    ps.setString(2, id);
-                }) == 1;
+        return sql.query("retry workflow " + name + "/" + id, "SELECT " + s + "wf_retry(?, ?)", ps -> {
+            ps.setString(1, name);
+            ps.setString(2, id);
+        }, rs -> rs.next() && rs.getBoolean(1));
     }
 
     /** Pending awakeables across all workflows ({@code wf_count_pending_awakeables}, schema version 9). */
