@@ -24,14 +24,16 @@ public final class WorkflowCollector implements AutoCloseable {
     private final WorkflowClient client;
     private final Duration retention;
     private final int batchSize;
+    private final CollectorListener listener;
     private final ScheduledExecutorService timer;
     private final AtomicReference<CollectResult> lastPass = new AtomicReference<>();
     private final AtomicLong failedPasses = new AtomicLong();
 
-    private WorkflowCollector(WorkflowClient client, Duration retention, int batchSize) {
+    private WorkflowCollector(WorkflowClient client, Duration retention, int batchSize, CollectorListener listener) {
         this.client = client;
         this.retention = retention;
         this.batchSize = batchSize;
+        this.listener = listener;
         this.timer = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("waymark-workflow-collector").daemon().factory());
     }
@@ -48,7 +50,17 @@ public final class WorkflowCollector implements AutoCloseable {
      */
     public static WorkflowCollector start(WorkflowClient client, Duration retention, Duration interval,
             int batchSize) {
+        return start(client, retention, interval, batchSize, CollectorListener.NONE);
+    }
+
+    /**
+     * As {@link #start(WorkflowClient, Duration, Duration, int)}, telling {@code listener} about every
+     * pass (for example {@code dev.waymark.workflow.micrometer.WorkflowMetrics}).
+     */
+    public static WorkflowCollector start(WorkflowClient client, Duration retention, Duration interval,
+            int batchSize, CollectorListener listener) {
         Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(listener, "listener");
         Objects.requireNonNull(retention, "retention");
         Objects.requireNonNull(interval, "interval");
         if (retention.isNegative()) {
@@ -60,7 +72,7 @@ public final class WorkflowCollector implements AutoCloseable {
         if (batchSize < 1 || batchSize > 10_000) {
             throw new InvalidWorkflowInputException("batchSize must be in [1, 10000], got " + batchSize);
         }
-        WorkflowCollector collector = new WorkflowCollector(client, retention, batchSize);
+        WorkflowCollector collector = new WorkflowCollector(client, retention, batchSize, listener);
         collector.timer.scheduleWithFixedDelay(collector::scheduledPass, 0, interval.toNanos(), TimeUnit.NANOSECONDS);
         return collector;
     }
@@ -72,6 +84,7 @@ public final class WorkflowCollector implements AutoCloseable {
      * @throws dev.waymark.store.StoreException if the candidates cannot be read
      */
     public CollectResult runPass() {
+        long started = System.nanoTime();
         CollectResult total = new CollectResult(0, 0, 0);
         CollectResult batch;
         do {
@@ -79,6 +92,12 @@ public final class WorkflowCollector implements AutoCloseable {
             total = total.plus(batch);
         } while (batch.deleted() == batchSize);
         lastPass.set(total);
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+        try {
+            listener.onPass(total, elapsed);
+        } catch (RuntimeException e) {
+            log.debug("workflow collector: listener failed: {}", e.toString());
+        }
         return total;
     }
 
@@ -115,6 +134,11 @@ public final class WorkflowCollector implements AutoCloseable {
         } catch (RuntimeException e) {
             failedPasses.incrementAndGet();
             log.warn("workflow collector: pass failed; finished workflows stay eligible: {}", e.toString());
+            try {
+                listener.onPassFailed(e);
+            } catch (RuntimeException ignored) {
+                log.debug("workflow collector: listener failed: {}", ignored.toString());
+            }
         }
     }
 }

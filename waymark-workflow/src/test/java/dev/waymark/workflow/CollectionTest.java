@@ -7,7 +7,9 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Collection;
+import dev.waymark.workflow.micrometer.CollectorMetrics;
 import dev.waymark.workflow.resume.ResumeWorker;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -209,10 +211,14 @@ class CollectionTest {
     @Test
     void the_collector_deletes_in_the_background_and_reports_its_passes() throws Exception {
         assertThat(engine.start("plain", "bg", "x", String.class).await(WAIT)).isEqualTo("x");
-        try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ZERO, Duration.ofMillis(50), 1)) {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ZERO, Duration.ofMillis(50), 1,
+                new CollectorMetrics(registry))) {
             await().atMost(WAIT).until(() -> engine.describe("plain", "bg").isEmpty());
             await().atMost(WAIT).until(() -> collector.lastPass().isPresent());
             assertThat(collector.failedPasses()).isZero();
+            await().atMost(WAIT).until(() -> registry.get("waymark.workflow.collect.deleted").counter().count() >= 1);
+            assertThat(registry.get("waymark.workflow.collect.pass").timer().count()).isPositive();
         }
     }
 
@@ -226,6 +232,8 @@ class CollectionTest {
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("interval");
         assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("batchSize");
+        assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 1, null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("listener");
     }
 
     /** Waits for the pending awakeable {@code label} of the instance, then completes it with {@code value}. */

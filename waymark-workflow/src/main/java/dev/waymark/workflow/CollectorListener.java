@@ -1,0 +1,19 @@
+package dev.waymark.workflow;
+
+import java.time.Duration;
+
+/**
+ * Told about a {@link WorkflowCollector}'s passes (metrics, alerts). Called on the thread that ran
+ * the pass; an exception thrown here is logged and ignored.
+ */
+public interface CollectorListener {
+
+    /** No-op listener. */
+    CollectorListener NONE = new CollectorListener() {};
+
+    /** A pass ended: what it did, and how long it took. */
+    default void onPass(CollectResult result, Duration elapsed) {}
+
+    /** A scheduled pass failed as a whole (for example, the database was unreachable). */
+    default void onPassFailed(RuntimeException error) {}
+}
