@@ -13,7 +13,9 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -29,6 +31,9 @@ class CollectionTest {
 
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final Duration HOUR = Duration.ofHours(1);
+
+    private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
+    private static final Map<String, Integer> results = new ConcurrentHashMap<>();
 
     private static EventStore store;
     private static WorkflowEngine engine;
@@ -47,6 +52,20 @@ class CollectionTest {
                     return s + ":" + ctx.awakeable("signal", String.class).await();
                 })
                 .register("plain", String.class, String.class, (ctx, in) -> ctx.step("echo", String.class, () -> in))
+                // a step, a durable sleep (suspended meanwhile), a step; counts each step's executions
+                .register("counted", Integer.class, Integer.class, (ctx, n) -> {
+                    int a = ctx.step("a", Integer.class, () -> {
+                        effects.hit(ctx.workflowId() + ":a");
+                        return n;
+                    });
+                    ctx.sleep("nap", Duration.ofMillis(200));
+                    int b = ctx.step("b", Integer.class, () -> {
+                        effects.hit(ctx.workflowId() + ":b");
+                        return a + 1;
+                    });
+                    results.put(ctx.workflowId(), b);
+                    return b;
+                })
                 .register("doomed", String.class, String.class, (ctx, in) -> {
                     throw new IllegalStateException("no " + in);
                 })
@@ -219,6 +238,27 @@ class CollectionTest {
             assertThat(collector.failedPasses()).isZero();
             await().atMost(WAIT).until(() -> registry.get("waymark.workflow.collect.deleted").counter().count() >= 1);
             assertThat(registry.get("waymark.workflow.collect.pass").timer().count()).isPositive();
+        }
+    }
+
+    @Test
+    void collecting_continuously_beside_busy_workflows_never_touches_a_live_one() throws Exception {
+        int count = 60;
+        try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ZERO, Duration.ofMillis(10), 5)) {
+            for (int i = 0; i < count; i++) {
+                engine.start("counted", "busy-" + i, i, Integer.class);
+            }
+            await().atMost(WAIT).until(() -> results.keySet().stream().filter(k -> k.startsWith("busy-")).count()
+                    == count);
+            await().atMost(WAIT).until(() -> engine.collectable(Duration.ZERO, 100).stream()
+                    .noneMatch(f -> f.id().startsWith("busy-")) && collector.failedPasses() == 0);
+        }
+        for (int i = 0; i < count; i++) {
+            assertThat(results.get("busy-" + i)).as("result of busy-" + i).isEqualTo(i + 1);
+            // a live instance's journal deleted under it would have run its first step again on replay
+            assertThat(effects.count("busy-" + i + ":a")).as("step a of busy-" + i).isEqualTo(1);
+            assertThat(effects.count("busy-" + i + ":b")).as("step b of busy-" + i).isEqualTo(1);
+            assertThat(engine.describe("counted", "busy-" + i)).as("busy-" + i + " collected once finished").isEmpty();
         }
     }
 
