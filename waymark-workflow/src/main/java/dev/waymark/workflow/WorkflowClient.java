@@ -211,7 +211,8 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return new CollectResult(candidates.size(), deleted, candidates.size() - deleted);
     }
 
-    private static Duration requireRetention(Duration retention) {
+    /** {@code retention}, if it is not negative. */
+    static Duration requireRetention(Duration retention) {
         Objects.requireNonNull(retention, "retention");
         if (retention.isNegative()) {
             throw new InvalidWorkflowInputException("retention must not be negative, got " + retention);
@@ -220,10 +221,15 @@ public sealed class WorkflowClient permits WorkflowEngine {
     }
 
     private static int requireLimit(int limit) {
-        if (limit < 1 || limit > 10_000) {
-            throw new InvalidWorkflowInputException("limit must be in [1, 10000], got " + limit);
+        return requireInRange(limit, "limit");
+    }
+
+    /** {@code value}, if it is in [1, 10000]; else an error naming it {@code what}. */
+    static int requireInRange(int value, String what) {
+        if (value < 1 || value > 10_000) {
+            throw new InvalidWorkflowInputException(what + " must be in [1, 10000], got " + value);
         }
-        return limit;
+        return value;
     }
 
     /** One awakeable by id: its owner workflow and its state. */

@@ -61,17 +61,9 @@ public final class WorkflowCollector implements AutoCloseable {
             int batchSize, CollectorListener listener) {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(listener, "listener");
-        Objects.requireNonNull(retention, "retention");
-        Objects.requireNonNull(interval, "interval");
-        if (retention.isNegative()) {
-            throw new InvalidWorkflowInputException("retention must not be negative, got " + retention);
-        }
-        if (interval.isZero() || interval.isNegative()) {
-            throw new InvalidWorkflowInputException("interval must be positive, got " + interval);
-        }
-        if (batchSize < 1 || batchSize > 10_000) {
-            throw new InvalidWorkflowInputException("batchSize must be in [1, 10000], got " + batchSize);
-        }
+        WorkflowClient.requireRetention(retention);
+        WorkflowEngine.Builder.positive(interval, "interval");
+        WorkflowClient.requireInRange(batchSize, "batchSize");
         WorkflowCollector collector = new WorkflowCollector(client, retention, batchSize, listener);
         collector.timer.scheduleWithFixedDelay(collector::scheduledPass, 0, interval.toNanos(), TimeUnit.NANOSECONDS);
         return collector;

@@ -361,7 +361,8 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             return self[0];
         }
 
-        private static Duration positive(Duration d, String what) {
+        /** {@code d}, if it is positive; else an error naming it {@code what}. */
+        static Duration positive(Duration d, String what) {
             if (d == null || d.isNegative() || d.isZero()) {
                 throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
             }

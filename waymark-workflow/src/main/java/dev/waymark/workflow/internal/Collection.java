@@ -23,8 +23,8 @@ public final class Collection {
     public List<FinishedWorkflow> candidates(Duration retention, int limit) {
         return sql.query("list finished workflows to collect",
                 "SELECT name, id, status, completed_at FROM " + s
-                        + "wf_gc_candidates(? * interval '1 microsecond', ?)", ps -> {
-                    ps.setLong(1, micros(retention));
+                        + "wf_gc_candidates(? * interval '1 millisecond', ?)", ps -> {
+                    ps.setLong(1, retention.toMillis());
                     ps.setInt(2, limit);
                 }, rs -> {
                     List<FinishedWorkflow> out = new ArrayList<>();
@@ -39,17 +39,13 @@ public final class Collection {
     /** {@code wf_collect}: {@code deleted}, {@code busy}, {@code missing} or {@code kept}. */
     public String collect(String name, String id, Duration retention) {
         return sql.query("collect workflow " + name + "/" + id,
-                "SELECT " + s + "wf_collect(?, ?, ? * interval '1 microsecond')", ps -> {
+                "SELECT " + s + "wf_collect(?, ?, ? * interval '1 millisecond')", ps -> {
                     ps.setString(1, name);
                     ps.setString(2, id);
-                    ps.setLong(3, micros(retention));
+                    ps.setLong(3, retention.toMillis());
                 }, rs -> {
                     rs.next();
                     return rs.getString(1);
                 });
-    }
-
-    private static long micros(Duration d) {
-        return Math.multiplyExact(d.getSeconds(), 1_000_000L) + d.getNano() / 1_000;
     }
 }
