@@ -1,6 +1,8 @@
 package dev.waymark.workflow.internal;
 
 import dev.waymark.store.StoreException;
+import dev.waymark.store.StoreUnavailableException;
+import dev.waymark.store.TransientStoreException;
 import dev.waymark.workflow.WorkflowLeaseLostException;
 import dev.waymark.workflow.WorkflowOutcome;
 import dev.waymark.workflow.WorkflowStatus;
@@ -102,7 +104,7 @@ public final class Advancer {
             return new Advance(resultOf(a.outcome()), a.outcome(), null, 0, a.progressed(), false, a.released());
         } catch (WorkflowLeaseLostException e) {
             return new Advance(Result.LEASE_LOST, null, e, 0, false);
-        } catch (StoreException e) {
+        } catch (StoreUnavailableException | TransientStoreException e) {
             if (interrupted(e)) {
                 return new Advance(Result.INTERRUPTED, null, e, 0, false);
             }
@@ -111,7 +113,9 @@ public final class Advancer {
             return new Advance(Result.TRANSIENT, null, e, 0, false);
         } catch (Unwind u) {
             throw new IllegalStateException("unwind escaped the runner", u);
-        } catch (Exception | LinkageError | AssertionError | StackOverflowError e) {
+        } catch (Throwable e) {
+            // Anything else the body or a step threw, a store error that retrying cannot cure (a
+            // conflict, a refused input) included, and errors: a crash, counted against maxAttempts.
             if (interrupted(e)) {
                 return new Advance(Result.INTERRUPTED, null, e, 0, false);
             }
@@ -137,7 +141,15 @@ public final class Advancer {
         if (n < policy.maxAttempts()) {
             return new Advance(Result.CRASHED, null, error, n, false);
         }
-        markFailed(key, epoch, "crashed " + n + " times; last error: " + rendered);
+        try {
+            if (!markFailed(key, epoch, "crashed " + n + " times; last error: " + rendered)) {
+                return new Advance(Result.TRANSIENT, null, error, n, false); // lease lost, or terminal meanwhile
+            }
+        } catch (RuntimeException e) {
+            log.warn("waymark workflow: marking {}/{} failed after {} crashes failed; retried on a later pass",
+                    key.name(), key.id(), n, e);
+            return new Advance(Result.TRANSIENT, null, error, n, false);
+        }
         return new Advance(Result.FAILED, null, error, n, false);
     }
 
@@ -167,8 +179,9 @@ public final class Advancer {
         if (Thread.currentThread().isInterrupted()) {
             return true;
         }
+        // Not InterruptedIOException in general: a step's socket or HTTP timeout is one, and it is a crash.
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof InterruptedException || t instanceof java.io.InterruptedIOException) {
+            if (t instanceof InterruptedException || t instanceof java.nio.channels.ClosedByInterruptException) {
                 return true;
             }
         }

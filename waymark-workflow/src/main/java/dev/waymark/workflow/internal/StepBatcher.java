@@ -90,7 +90,8 @@ final class StepBatcher implements AutoCloseable {
         List<Instances.Outcome> outcomes;
         try {
             outcomes = instances.journal(batch.stream().map(Pending::entry).toList());
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // An Error too: a flusher that died here would leave the batch's runs waiting forever.
             log.debug("waymark workflow: a batch of {} journal entries failed; each is journaled on its own: {}",
                     batch.size(), e.toString());
             batch.forEach(p -> p.outcome().complete(null));

@@ -1,0 +1,87 @@
+package dev.waymark.workflow;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.store.EventData;
+import dev.waymark.store.EventStore;
+import dev.waymark.store.ExpectedVersion;
+import dev.waymark.testkit.PostgresExtension;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What counts as a crash: whatever a body or a step throws, other than the engine's own transient
+ * store failures and an interruption by shutdown, is a crash counted against {@code maxAttempts}, so
+ * a workflow that keeps failing ends failed instead of being retried forever.
+ */
+class CrashClassificationTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
+
+    private static EventStore store;
+    private static WorkflowEngine engine;
+
+    @BeforeAll
+    static void setUp() {
+        store = WorkflowTesting.migratedStore(POSTGRES);
+        WorkflowRegistry registry = new WorkflowRegistry()
+                .register("conflicting", String.class, String.class, (ctx, stream) -> {
+                    ctx.step("open-ledger", Long.class, () -> {
+                        effects.hit(ctx.workflowId() + ":open");
+                        return store.append(stream, ExpectedVersion.noStream(), EventData.json("Opened", "{}"))
+                                .streamVersion();
+                    });
+                    return "opened";
+                })
+                .register("timingOut", String.class, String.class, (ctx, in) -> ctx.step("call", String.class, () -> {
+                    effects.hit(ctx.workflowId() + ":call");
+                    throw new SocketTimeoutException("read timed out");
+                }))
+                .register("erroring", String.class, String.class, (ctx, in) -> ctx.step("explode", String.class, () -> {
+                    effects.hit(ctx.workflowId() + ":explode");
+                    throw new InternalError("boom");
+                }));
+        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        engine.close();
+        store.close();
+    }
+
+    @Test
+    void a_store_conflict_in_a_step_is_a_crash_not_a_transient_failure() {
+        store.append("ledger-taken", ExpectedVersion.noStream(), EventData.json("Opened", "{}"));
+        WorkflowHandle<String> h = engine.start("conflicting", "c-1", "ledger-taken", String.class);
+        await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.FAILED);
+        assertThat(h.info().failure()).contains("crashed 1 times").contains("StreamAlreadyExistsException");
+        assertThat(effects.count("c-1:open")).isEqualTo(1);
+    }
+
+    @Test
+    void a_socket_timeout_in_a_step_is_a_crash_not_a_shutdown() {
+        WorkflowHandle<String> h = engine.start("timingOut", "t-1", "x", String.class);
+        await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.FAILED);
+        assertThat(h.info().failure()).contains("SocketTimeoutException").contains("read timed out");
+        assertThat(effects.count("t-1:call")).isEqualTo(1);
+    }
+
+    @Test
+    void an_error_thrown_by_a_step_is_a_crash_and_the_lease_is_released() {
+        WorkflowHandle<String> h = engine.start("erroring", "e-1", "x", String.class);
+        await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.FAILED);
+        assertThat(h.info().failure()).contains("InternalError").contains("boom");
+        assertThat(h.info().leaseOwner()).isNull();
+        assertThat(effects.count("e-1:explode")).isEqualTo(1);
+    }
+}
