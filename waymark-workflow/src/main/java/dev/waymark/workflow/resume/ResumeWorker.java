@@ -48,6 +48,8 @@ public final class ResumeWorker implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition stopped = lock.newCondition();
     private volatile boolean running;
+    /** Set by {@link #close}: a pass in progress claims nothing more. */
+    private volatile boolean closing;
     private Thread loop;
 
     /**
@@ -96,6 +98,9 @@ public final class ResumeWorker implements AutoCloseable {
         ResumeSummary summary = new ResumeSummary(candidates.size(), 0, 0, 0, unknown.size(), 0, 0, 0, 0, 0);
         if (options.concurrency() == 1 || candidates.size() <= 1) {
             for (Instances.Key key : candidates) {
+                if (closing || Thread.currentThread().isInterrupted()) {
+                    break; // closing: claim nothing more after the attempt close interrupted
+                }
                 summary = summary.plus(advanceOne(key));
             }
         } else {
@@ -247,6 +252,7 @@ public final class ResumeWorker implements AutoCloseable {
     @Override
     public void close() {
         Thread t;
+        closing = true;
         synchronized (this) {
             running = false;
             t = loop;
