@@ -13,6 +13,9 @@
 -- 3. Settling an awakeable takes the instance lock before it locks the awakeable's row, the order
 --    every other writer uses (an instance's completion locks the instance, then abandons its
 --    awakeables); the reverse order could deadlock a settlement against a completion.
+-- 4. Recording a crash is fenced on the lease epoch like every other write of a run: a worker that
+--    lost its lease no longer counts its crash against the instance another worker now runs (which
+--    then reached maxAttempts early). The unfenced version stays for callers of older versions.
 
 CREATE SEQUENCE "${flyway:defaultSchema}".workflow_lease_epochs AS bigint MINVALUE 1;
 -- Above every epoch issued so far, so that no epoch drawn from now on equals an earlier one.
@@ -212,5 +215,34 @@ BEGIN
   END IF;
   PERFORM "${flyway:defaultSchema}".wf_wake(v_name, v_id);
   RETURN 'settled';
+END
+$$;
+
+-- As wf_record_crash of version 9, fenced: counts the crash only while the instance still has the
+-- lease epoch of the attempt that crashed (returns NULL otherwise, as for a finished instance).
+CREATE FUNCTION "${flyway:defaultSchema}".wf_record_crash(
+  p_name text, p_id text, p_error text, p_base_ms bigint, p_cap_ms bigint, p_epoch bigint)
+RETURNS integer
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+SET jit = off
+AS $$
+DECLARE
+  v_status text;
+  v_epoch bigint;
+  v_attempts integer;
+BEGIN
+  SELECT w.status, w.lease_epoch INTO v_status, v_epoch FROM "${flyway:defaultSchema}".workflows w
+   WHERE w.name = p_name AND w.id = p_id
+     FOR UPDATE;
+  IF v_status IN ('running', 'suspended') AND v_epoch = p_epoch THEN
+    UPDATE "${flyway:defaultSchema}".workflows w
+       SET attempts = w.attempts + 1, last_error = p_error, updated_at = now(),
+           next_attempt_at = now() + LEAST(p_base_ms * power(2, w.attempts), p_cap_ms) * interval '1 millisecond'
+     WHERE w.name = p_name AND w.id = p_id
+    RETURNING w.attempts INTO v_attempts;
+  END IF;
+  RETURN v_attempts;
 END
 $$;

@@ -127,13 +127,14 @@ public final class Advancer {
         String rendered = render(error);
         OptionalInt attempts;
         try {
-            attempts = rt.instances.recordCrash(key.name(), key.id(), rendered, policy.backoffBase(), policy.backoffCap());
+            attempts = rt.instances.recordCrash(key.name(), key.id(), rendered, policy.backoffBase(), policy.backoffCap(),
+                    epoch);
         } catch (StoreException e) {
             log.warn("waymark workflow: recording the crash of {}/{} failed", key.name(), key.id(), e);
             return new Advance(Result.TRANSIENT, null, error, 0, false);
         }
         if (attempts.isEmpty()) {
-            return new Advance(Result.TRANSIENT, null, error, 0, false); // became terminal meanwhile
+            return new Advance(Result.TRANSIENT, null, error, 0, false); // terminal meanwhile, or the lease was lost
         }
         int n = attempts.getAsInt();
         log.warn("waymark workflow: {}/{} crashed on attempt {}/{}: {}", key.name(), key.id(), n, policy.maxAttempts(),

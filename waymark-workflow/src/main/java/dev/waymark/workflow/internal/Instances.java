@@ -438,14 +438,16 @@ public final class Instances {
      * Records a crash: one more attempt, the error, and the next attempt time (database clock, backoff
      * {@code base * 2^attempts} capped at {@code cap}). Empty if the instance became terminal.
      */
-    public OptionalInt recordCrash(String name, String id, String error, Duration base, Duration cap) {
-        return sql.query("record a crash of workflow " + name + "/" + id, "SELECT " + s + "wf_record_crash(?, ?, ?, ?, ?)",
+    public OptionalInt recordCrash(String name, String id, String error, Duration base, Duration cap, long epoch) {
+        return sql.query("record a crash of workflow " + name + "/" + id,
+                "SELECT " + s + "wf_record_crash(?, ?, ?, ?, ?, ?)",
                 ps -> {
                     ps.setString(1, name);
                     ps.setString(2, id);
                     ps.setString(3, error);
                     ps.setLong(4, base.toMillis());
                     ps.setLong(5, cap.toMillis());
+                    ps.setLong(6, epoch);
                 }, rs -> {
                     rs.next();
                     int attempts = rs.getInt(1);

@@ -2,7 +2,7 @@ package dev.waymark.workflow.internal;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -22,7 +22,12 @@ public final class LeaseKeeper implements AutoCloseable {
     private final Instances instances;
     private final String owner;
     private final Duration ttl;
-    private final Set<Instances.Key> held = ConcurrentHashMap.newKeySet();
+    /**
+     * How many runs hold each lease: an attempt that lost its lease may end while a new attempt of
+     * the same instance under the same owner already runs, and its drop must not stop the renewals
+     * the new one needs.
+     */
+    private final Map<Instances.Key, Integer> held = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
 
     /** Renews the leases {@code owner} holds, extending them by {@code ttl}. */
@@ -46,18 +51,18 @@ public final class LeaseKeeper implements AutoCloseable {
         return ttl;
     }
 
-    /** Starts renewing the lease of {@code key}. */
+    /** Starts renewing the lease of {@code key} (for one more run of it). */
     public void hold(Instances.Key key) {
-        held.add(key);
+        held.merge(key, 1, Integer::sum);
     }
 
-    /** Stops renewing the lease of {@code key}. */
+    /** Ends one run's hold of {@code key}; renewal stops when no run holds it. */
     public void drop(Instances.Key key) {
-        held.remove(key);
+        held.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
     }
 
     private void renew() {
-        List<Instances.Key> keys = List.copyOf(held);
+        List<Instances.Key> keys = List.copyOf(held.keySet());
         if (keys.isEmpty()) {
             return;
         }

@@ -20,9 +20,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Schema version 11: fences that garbage collection and awakeable settlement must not break. Lease
- * epochs are never reused for an id that was collected and started again; a failed parent's child
- * is kept for the parent's retry; settling an awakeable locks in the same order as an instance's end.
+ * Schema version 11: fences found by review. Lease epochs are never reused for an id that was
+ * collected and started again; a failed parent's child is kept for the parent's retry; settling an
+ * awakeable locks in the same order as an instance's end; a crash counts only under its own lease.
  */
 class CollectionFencesTest {
 
@@ -107,6 +107,41 @@ class CollectionFencesTest {
                 assertThat(settled.get(20, TimeUnit.SECONDS)).isEqualTo("already_abandoned");
             }
         }
+    }
+
+    @Test
+    void a_worker_that_lost_its_lease_does_not_count_its_crash() {
+        long old = instances.start("crash", "k1", "1", UUID.randomUUID(), null, "worker-a", TTL).epoch();
+        POSTGRES.execute("UPDATE " + s + "workflows SET lease_expires_at = now() - interval '1 second'"
+                + " WHERE name = 'crash' AND id = 'k1'");
+        long taken = instances.claim("crash", "k1", "worker-b", TTL).orElseThrow().epoch();
+
+        assertThat(instances.recordCrash("crash", "k1", "boom", Duration.ofMillis(1), Duration.ofMillis(5), old))
+                .isEmpty(); // worker-a's body threw after worker-b took over
+        assertThat(query("SELECT attempts::text FROM " + s + "workflows WHERE name = 'crash' AND id = 'k1'"))
+                .isEqualTo("0");
+        assertThat(instances.recordCrash("crash", "k1", "boom", Duration.ofMillis(1), Duration.ofMillis(5), taken))
+                .hasValue(1);
+    }
+
+    @Test
+    void a_lease_held_by_two_runs_is_renewed_until_both_ended() {
+        Duration ttl = Duration.ofMillis(1500); // renewed every 500 ms
+        Instances.Key key = new Instances.Key("keep", "k1");
+        instances.start("keep", "k1", "1", UUID.randomUUID(), null, "keeper-1", ttl);
+        try (LeaseKeeper keeper = new LeaseKeeper(instances, "keeper-1", ttl)) {
+            keeper.hold(key); // an attempt whose lease lapsed, still running ...
+            keeper.hold(key); // ... and the attempt that re-claimed the instance under the same owner
+            keeper.drop(key); // the first one ends
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10)).until(() -> leaseLive("k1"));
+            keeper.drop(key);
+            await().atMost(Duration.ofSeconds(10)).until(() -> !leaseLive("k1"));
+        }
+    }
+
+    private static boolean leaseLive(String id) {
+        return "t".equals(query("SELECT (lease_expires_at > now())::text FROM " + s + "workflows"
+                + " WHERE name = 'keep' AND id = '" + id + "'").substring(0, 1));
     }
 
     private static String query(String sql) {

@@ -78,7 +78,7 @@ class LeaseReadPlansTest {
                 steps.put("renew", () -> onThisConnection.renew("me", List.of(new Instances.Key("lease", id)),
                         Duration.ofMinutes(1)));
                 steps.put("record a crash", () -> onThisConnection.recordCrash("lease", id, "boom", Duration.ZERO,
-                        Duration.ZERO).orElseThrow());
+                        Duration.ZERO, epoch[0]).orElseThrow());
                 steps.put("release", () -> onThisConnection.release("lease", id, "me", epoch[0], true));
                 Map<String, Object> outcomes = Map.of("read the instance", true, "claim", true, "renew", 1,
                         "record a crash", 1, "release", "running");
