@@ -79,7 +79,9 @@ public final class Runtime {
     void safely(Runnable hook) {
         try {
             hook.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError | AssertionError e) {
+            // LinkageError too: a telemetry listener whose optional library is missing throws
+            // NoClassDefFoundError, and a run must not die (its lease held, its handles waiting) of it
             log.warn("waymark workflow: listener threw; ignored", e);
         }
     }

@@ -286,7 +286,7 @@ public final class ResumeWorker implements AutoCloseable {
     private void safely(Runnable r) {
         try {
             r.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError | AssertionError e) { // as the engine's listener calls
             org.slf4j.LoggerFactory.getLogger(ResumeWorker.class).warn("waymark resume: listener threw; ignored", e);
         }
     }
