@@ -84,7 +84,7 @@ public final class Instances {
     }
 
     /**
-     * Durable, idempotent start ({@code wf_start}); leased to {@code owner} at epoch 1 when given.
+     * Durable, idempotent start ({@code wf_start}); leased to {@code owner} at a fresh epoch when given.
      * In a shared transaction when batching is on and the instance's lock is free, else on its own.
      * Same outcome either way.
      */
