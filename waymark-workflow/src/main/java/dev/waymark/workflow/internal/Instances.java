@@ -436,7 +436,8 @@ public final class Instances {
 
     /**
      * Records a crash: one more attempt, the error, and the next attempt time (database clock, backoff
-     * {@code base * 2^attempts} capped at {@code cap}). Empty if the instance became terminal.
+     * {@code base * 2^attempts} capped at {@code cap}), only while the instance still has lease
+     * {@code epoch}. Empty if it became terminal or another lease took it over.
      */
     public OptionalInt recordCrash(String name, String id, String error, Duration base, Duration cap, long epoch) {
         return sql.query("record a crash of workflow " + name + "/" + id,

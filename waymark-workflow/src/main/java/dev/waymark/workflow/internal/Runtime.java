@@ -76,7 +76,11 @@ public final class Runtime {
         }
     }
 
-    void safely(Runnable hook) {
+    /**
+     * Calls a listener (of a run, or of a resume worker): a runtime exception, a linkage error or an
+     * assertion error it throws is logged and ignored, so telemetry never ends a run or a pass.
+     */
+    public void safely(Runnable hook) {
         try {
             hook.run();
         } catch (RuntimeException | LinkageError | AssertionError e) {

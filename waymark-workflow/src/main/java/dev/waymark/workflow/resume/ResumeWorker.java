@@ -284,10 +284,6 @@ public final class ResumeWorker implements AutoCloseable {
     }
 
     private void safely(Runnable r) {
-        try {
-            r.run();
-        } catch (RuntimeException | LinkageError | AssertionError e) { // as the engine's listener calls
-            org.slf4j.LoggerFactory.getLogger(ResumeWorker.class).warn("waymark resume: listener threw; ignored", e);
-        }
+        runtime.safely(r); // the engine's one guard around listener calls
     }
 }

@@ -140,8 +140,8 @@ class CollectionFencesTest {
     }
 
     private static boolean leaseLive(String id) {
-        return "t".equals(query("SELECT (lease_expires_at > now())::text FROM " + s + "workflows"
-                + " WHERE name = 'keep' AND id = '" + id + "'").substring(0, 1));
+        return Boolean.parseBoolean(query("SELECT (lease_expires_at > now())::text FROM " + s + "workflows"
+                + " WHERE name = 'keep' AND id = '" + id + "'"));
     }
 
     private static String query(String sql) {
