@@ -14,6 +14,9 @@ public interface CollectorListener {
     /** A pass ended: what it did, and how long it took. */
     default void onPass(CollectResult result, Duration elapsed) {}
 
-    /** A scheduled pass failed as a whole (for example, the database was unreachable). */
-    default void onPassFailed(RuntimeException error) {}
+    /**
+     * A scheduled pass failed as a whole (for example, the database was unreachable, or the pass
+     * threw an {@link Error}); the next pass still runs on schedule.
+     */
+    default void onPassFailed(Throwable error) {}
 }

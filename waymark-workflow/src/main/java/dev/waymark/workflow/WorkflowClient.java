@@ -77,7 +77,6 @@ public sealed class WorkflowClient permits WorkflowEngine {
             }
         } else {
             store.signalAppended();
-            forget(new Instances.Key(name, id)); // a collected id started anew
             afterStart(new Instances.Key(name, id), started, json);
         }
         return new WorkflowHandle<>(this, name, id, resultType);
@@ -200,7 +199,6 @@ public sealed class WorkflowClient permits WorkflowEngine {
         for (FinishedWorkflow candidate : candidates) {
             try {
                 if ("deleted".equals(collection.collect(candidate.name(), candidate.id(), kept))) {
-                    forget(new Instances.Key(candidate.name(), candidate.id()));
                     deleted++;
                 }
             } catch (RuntimeException e) {
@@ -254,9 +252,6 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     void afterStart(Instances.Key key, Instances.Started started, String input) {}
 
-    /** Drops what this process remembers of how instance {@code key} ended (an engine remembers). */
-    void forget(Instances.Key key) {}
-
     void afterWake(Instances.Key key) {}
 
     /** An in-process future of the workflow's terminal outcome when this client runs it, else null. */
@@ -265,11 +260,6 @@ public sealed class WorkflowClient permits WorkflowEngine {
     }
 
     void unwatch(Instances.Key key, java.util.concurrent.CompletableFuture<WorkflowOutcome<?>> watcher) {}
-
-    /** A final outcome this process remembers from running the workflow itself, or null. */
-    WorkflowOutcome<?> finalOutcome(Instances.Key key) {
-        return null;
-    }
 
     /** Whether a run of the workflow is under way in this process (its end completes {@link #watch}). */
     boolean runsHere(Instances.Key key) {

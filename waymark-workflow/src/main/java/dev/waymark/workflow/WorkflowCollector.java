@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
  * Deletes finished workflows after a retention period, in the background: every {@code interval} a
  * pass calls {@link WorkflowClient#collect} with batches of {@code batchSize} until a batch deletes
  * fewer than that. Any number of processes may run one (each instance is deleted under its lock,
- * once); a failing pass is logged and the next one runs on schedule. Thread-safe.
+ * once); a failing pass (even one that throws an {@link Error}) is logged and the next one runs on
+ * schedule. Thread-safe.
  */
 public final class WorkflowCollector implements AutoCloseable {
 
@@ -87,7 +88,7 @@ public final class WorkflowCollector implements AutoCloseable {
         Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
         try {
             listener.onPass(total, elapsed);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError | AssertionError e) {
             log.debug("workflow collector: listener failed: {}", e.toString());
         }
         return total;
@@ -123,12 +124,14 @@ public final class WorkflowCollector implements AutoCloseable {
                 log.info("workflow collector: deleted {} finished workflow(s), skipped {}", result.deleted(),
                         result.skipped());
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // an Error too: a scheduled task that throws is never run again, and collection would
+            // stop for good without a word
             failedPasses.incrementAndGet();
             log.warn("workflow collector: pass failed; finished workflows stay eligible: {}", e.toString());
             try {
                 listener.onPassFailed(e);
-            } catch (RuntimeException ignored) {
+            } catch (RuntimeException | Error ignored) {
                 log.debug("workflow collector: listener failed: {}", ignored.toString());
             }
         }

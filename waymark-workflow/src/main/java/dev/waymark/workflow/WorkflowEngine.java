@@ -88,7 +88,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      * {@link ResumeWorker#start()}. Closing the engine closes it too.
      */
     public ResumeWorker resumeWorker(ResumeOptions options) {
-        ResumeWorker worker = new ResumeWorker(runtime, registry, store, options, this::advanced);
+        ResumeWorker worker = new ResumeWorker(runtime, registry, store, options, (k, a) -> advanced(k, a, false));
         workers.add(worker);
         return worker;
     }
@@ -104,7 +104,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         if (claim.isEmpty()) {
             return false;
         }
-        advanced(key, advancer.advance(key, claim.get().epoch(), keeper, policy, null));
+        advanced(key, advancer.advance(key, claim.get().epoch(), keeper, policy, null), false);
         return true;
     }
 
@@ -146,24 +146,11 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     }
 
     @Override
-    WorkflowOutcome<?> finalOutcome(Instances.Key key) {
-        return local.finalOutcome(key);
-    }
-
-    @Override
-    void forget(Instances.Key key) {
-        local.forget(key);
-    }
-
-    @Override
     boolean runsHere(Instances.Key key) {
         return local.isUnderWay(key);
     }
 
     void childSpawned(Instances.Key parent, Instances.Key child, Instances.Started started) {
-        if (started.created()) {
-            local.forget(child); // a collected child id spawned anew
-        }
         if (started.epoch() > 0) {
             localParents.put(child, parent);
             submit(child, started.epoch(), null);
@@ -186,7 +173,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private void submit(Instances.Key key, long epoch, String freshInput) {
         local.submitted(key);
         try {
-            runs.execute(() -> advanced(key, advancer.advance(key, epoch, keeper, policy, freshInput)));
+            runs.execute(() -> advanced(key, advancer.advance(key, epoch, keeper, policy, freshInput), true));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             local.ended(key, null);
             // closing: the lease expires (or is released below) and a resume worker takes over
@@ -194,8 +181,12 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         }
     }
 
-    private void advanced(Instances.Key key, Advancer.Advance advance) {
-        local.ended(key, advance.outcome()); // before a re-run below marks it under way again
+    private void advanced(Instances.Key key, Advancer.Advance advance, boolean submittedHere) {
+        if (submittedHere) {
+            local.ended(key, advance.outcome()); // before a re-run below marks it under way again
+        } else {
+            local.notifyEnd(key, advance.outcome());
+        }
         if (advance.wokenMeanwhile()) {
             tryRun(key);
         }

@@ -71,16 +71,12 @@ public final class WorkflowHandle<R> {
         WakeSignal wake = local == null ? client.store.wakeSignal() : null;
         try {
             if (local != null) {
-                // A run here ends by completing `local` (watched before these checks), so the row
-                // needs reading only if that does not come.
-                WorkflowOutcome<?> known = client.finalOutcome(key);
-                WorkflowOutcome<R> adopted = known == null ? null : adopt(known);
-                if (adopted != null) {
-                    return adopted;
-                }
+                // A run here ends by completing `local` (watched before this check), so the row
+                // needs reading only if that does not come. A run that ended before the watch
+                // began no longer counts as under way: its (committed) end is read from the row.
                 if (client.runsHere(key)) {
                     try {
-                        adopted = adopt(local.get(Math.min(deadline - System.nanoTime(), MAX_WAIT_SLICE.toNanos()),
+                        WorkflowOutcome<R> adopted = adopt(local.get(Math.min(deadline - System.nanoTime(), MAX_WAIT_SLICE.toNanos()),
                                 TimeUnit.NANOSECONDS));
                         if (adopted != null) {
                             return adopted;

@@ -228,6 +228,20 @@ class CollectionTest {
     }
 
     @Test
+    void a_handle_gets_the_new_instance_when_another_process_collected_and_started_the_id_again() throws Exception {
+        assertThat(engine.start("plain", "elsewhere", "first", String.class).await(WAIT)).isEqualTo("first");
+        // another process (its own engine: nothing shared in memory) collects the id and starts it anew
+        try (WorkflowEngine other = WorkflowTesting.fastEngine(store, new WorkflowRegistry()
+                .register("plain", String.class, String.class, (ctx, in) -> ctx.step("echo", String.class, () -> in)))
+                .build()) {
+            other.collect(Duration.ZERO, 100);
+            assertThat(other.start("plain", "elsewhere", "second", String.class).await(WAIT)).isEqualTo("second");
+        }
+        // this engine ran the first instance: it must not answer with that one's result
+        assertThat(engine.handle("plain", "elsewhere", String.class).await(WAIT)).isEqualTo("second");
+    }
+
+    @Test
     void the_collector_deletes_in_the_background_and_reports_its_passes() throws Exception {
         assertThat(engine.start("plain", "bg", "x", String.class).await(WAIT)).isEqualTo("x");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();

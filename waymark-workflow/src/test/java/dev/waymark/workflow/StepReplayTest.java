@@ -69,7 +69,14 @@ class StepReplayTest {
                     return "unreachable";
                 })
                 .register("reserved", String.class, String.class, (ctx, in) ->
-                        ctx.step("sleep:sneaky", String.class, () -> "x"));
+                        ctx.step("sleep:sneaky", String.class, () -> "x"))
+                // generation 0 of id "x" goes on as generation 1; steps "s" (generation 0), "0:s" (1)
+                .register("colon", Integer.class, String.class, (ctx, gen) -> {
+                    if (gen == 0 && ctx.workflowId().equals("x")) {
+                        ctx.continueAsNew(1);
+                    }
+                    return ctx.step(gen == 0 ? "s" : "0:s", String.class, () -> ctx.workflowId() + "/" + gen);
+                });
         engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
         worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
     }
@@ -154,6 +161,14 @@ class StepReplayTest {
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("id must not be empty");
         assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.workflows")).isEqualTo(before);
         assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.events")).isEqualTo(events);
+    }
+
+    @Test
+    void a_step_of_an_id_with_a_colon_is_never_taken_for_another_instances_step() throws Exception {
+        // "colon"/"x:1" generation 0 step "s" and "colon"/"x" generation 1 step "0:s" both read
+        // "colon:x:1:0:s" in the frozen entry-id form: the second was handed the first one's result
+        assertThat(engine.start("colon", "x:1", 0, String.class).await(WAIT)).isEqualTo("x:1/0");
+        assertThat(engine.start("colon", "x", 0, String.class).await(WAIT)).isEqualTo("x/1");
     }
 
     @Test

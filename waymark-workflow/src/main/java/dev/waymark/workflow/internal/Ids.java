@@ -8,7 +8,8 @@ import java.util.UUID;
 
 /**
  * Deterministic identities of journal entries and the names of journal streams. These are frozen:
- * changing them would make replay miss entries journaled by an earlier version.
+ * two writers of one entry (a run and a stale run of it, or two releases of Waymark) must derive the
+ * same id for the first writer to win, and a stream renamed would hide its journal from replay.
  */
 public final class Ids {
 
@@ -35,9 +36,22 @@ public final class Ids {
         return new UUID(b.getLong(), b.getLong());
     }
 
-    /** The id of the journal entry {@code key} (a step name or marker) of one generation. */
+    /**
+     * The id of the journal entry {@code key} (a step name or marker) of one generation; distinct
+     * for distinct (name, id, generation, key). A workflow name has no ':', so for an id without one
+     * the four parts split back apart from {@code name:id:generation:key}: that form is the frozen
+     * one. An id with a ':' would make two entries' forms equal (id {@code x:1} at generation 0,
+     * step {@code s}, against id {@code x} at generation 1, step {@code 0:s}), and the second
+     * writer would be handed the first one's result; such an id is length-prefixed under another
+     * prefix instead. (Earlier builds took the first form for every id; replay finds entries by
+     * step name, so an instance they journaled keeps replaying.)
+     */
     public static UUID entryId(String name, String id, int generation, String key) {
-        return uuid5(NAMESPACE_URL, "waymark:workflow:" + name + ":" + id + ":" + generation + ":" + key);
+        if (id.indexOf(':') < 0) {
+            return uuid5(NAMESPACE_URL, "waymark:workflow:" + name + ":" + id + ":" + generation + ":" + key);
+        }
+        return uuid5(NAMESPACE_URL, "waymark:workflow2:" + name + ":" + id.length() + ":" + id + ":" + generation
+                + ":" + key);
     }
 
     /** The journal stream of one generation. Same rule as the SQL function {@code wf_stream}. */

@@ -68,7 +68,9 @@ public final class LeaseKeeper implements AutoCloseable {
         }
         try {
             instances.renew(owner, keys, ttl);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // an Error too: a scheduled task that throws is never run again, and every lease of this
+            // process would lapse while its runs go on
             log.warn("waymark workflow: renewing {} leases of {} failed; retrying in {} ms", keys.size(), owner,
                     ttl.toMillis() / 3, e);
         }

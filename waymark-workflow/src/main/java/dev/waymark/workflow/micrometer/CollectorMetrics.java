@@ -40,7 +40,7 @@ public final class CollectorMetrics implements CollectorListener {
     }
 
     @Override
-    public void onPassFailed(RuntimeException error) {
+    public void onPassFailed(Throwable error) {
         passFailures.increment();
     }
 }

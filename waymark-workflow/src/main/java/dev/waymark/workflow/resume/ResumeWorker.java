@@ -213,8 +213,10 @@ public final class ResumeWorker implements AutoCloseable {
             ResumeSummary summary = ResumeSummary.EMPTY;
             try {
                 summary = resumeOnce();
-            } catch (RuntimeException e) {
-                safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e)));
+            } catch (RuntimeException | Error e) {
+                // an Error too (a StackOverflowError, an OutOfMemoryError that freed its memory):
+                // this loop is what resumes the process's workflows, so it reports and goes on
+                passFailed(e);
             }
             if (!running) {
                 return;
@@ -281,6 +283,14 @@ public final class ResumeWorker implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         keeper.close();
+    }
+
+    private void passFailed(Throwable e) {
+        try {
+            safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e)));
+        } catch (RuntimeException | Error again) {
+            org.slf4j.LoggerFactory.getLogger(ResumeWorker.class).error("waymark resume: pass failed", e);
+        }
     }
 
     private void safely(Runnable r) {

@@ -35,6 +35,16 @@ class IdsTest {
     }
 
     @Test
+    void entries_of_ids_with_a_colon_never_share_an_id_with_another_instances_entry() {
+        // the frozen form would give both "waymark:workflow:w:x:1:0:s"
+        assertThat(Ids.entryId("w", "x:1", 0, "s")).isNotEqualTo(Ids.entryId("w", "x", 1, "0:s"));
+        assertThat(Ids.entryId("w", "a:b", 0, "c")).isNotEqualTo(Ids.entryId("w", "a", 0, "b:c"));
+        assertThat(Ids.entryId("w", "x:1", 0, "s"))
+                .isEqualTo(Ids.uuid5(Ids.NAMESPACE_URL, "waymark:workflow2:w:3:x:1:0:s"))
+                .isEqualTo(Ids.entryId("w", "x:1", 0, "s"));
+    }
+
+    @Test
     void journal_streams_are_named_per_generation() {
         assertThat(Ids.stream("fulfil", "order-42", 0)).isEqualTo("$wf-fulfil-order-42");
         assertThat(Ids.stream("fulfil", "order-42", 7)).isEqualTo("$wf-fulfil-order-42#7");
