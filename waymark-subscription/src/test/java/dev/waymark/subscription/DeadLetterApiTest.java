@@ -88,6 +88,30 @@ class DeadLetterApiTest {
     }
 
     @Test
+    void an_event_that_fails_again_after_a_successful_replay_and_a_checkpoint_reset_is_a_fresh_dead_letter() {
+        append(store, "refail-1", "Bad");
+        try (Subscription s = Subscription.builder(store, "refailer", Target.category("refail"))
+                .start(d -> Ack.deadLetter(DeadLetterReason.invalid("first")))) {
+            await().atMost(Duration.ofSeconds(15)).until(() -> deadLetters.count("refailer") == 1);
+        }
+        DeadLetter letter = deadLetters.list("refailer", Long.MAX_VALUE, 1).get(0);
+        assertThat(deadLetters.replay(List.of(letter.id()), d -> Ack.ok())).singleElement()
+                .satisfies(l -> assertThat(l.replayOutcome()).contains(DeadLetters.REPLAYED_OK));
+        Checkpoints.of(store).reset("refailer", dev.waymark.store.GlobalPosition.START); // a rebuild
+        try (Subscription s = Subscription.builder(store, "refailer", Target.category("refail"))
+                .start(d -> Ack.deadLetter(DeadLetterReason.invalid("second")))) {
+            // before: the second failure was dropped and the letter still read "replayed ok"
+            await().atMost(Duration.ofSeconds(15)).until(() -> deadLetters.get(letter.id()).orElseThrow()
+                    .replayedAt().isEmpty());
+        }
+        assertThat(deadLetters.get(letter.id()).orElseThrow()).satisfies(l -> {
+            assertThat(l.reasonSummary()).isEqualTo("invalid payload: second");
+            assertThat(l.replayOutcome()).isEmpty();
+        });
+        assertThat(deadLetters.count("refailer")).isOne();
+    }
+
+    @Test
     void purge_deletes_a_subscriptions_letters() {
         append(store, "purgeable-1", "X");
         try (Subscription s = Subscription.builder(store, "purger", Target.category("purgeable"))

@@ -226,6 +226,65 @@ class SubscriptionTest {
     }
 
     @Test
+    void a_handler_that_fails_while_stopping_acknowledges_nothing_even_with_the_interrupt_cleared() throws Exception {
+        String c = fresh();
+        append(store, c + "-1", "A", "Slow", "C");
+        java.util.concurrent.CountDownLatch inSlow = new java.util.concurrent.CountDownLatch(1);
+        Recorder recorder = new Recorder(d -> {
+            if (d.event().type().equals("Slow")) {
+                inSlow.countDown();
+                try {
+                    new java.util.concurrent.CountDownLatch(1).await();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException("wrapped, flag cleared", e); // as many handlers do
+                }
+            }
+            return Ack.ok();
+        });
+        // one attempt: before, the wrapped interrupt was an ordinary failure, dead-lettered at once
+        Subscription s = builder(c).retry(1, Duration.ZERO).checkpointEvery(1, Duration.ZERO).start(recorder);
+        assertThat(inSlow.await(15, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(s.stop(Duration.ofMillis(100))).isTrue();
+        RecordedEvent first = store.readStreamForward(c + "-1", 0, 1).get(0);
+        assertThat(checkpoint(c)).isEqualTo(first.position());
+        assertThat(DeadLetters.of(store).count("sub-" + c)).isZero();
+    }
+
+    @Test
+    void a_handler_error_is_retried_and_dead_lettered_like_an_exception() {
+        String c = fresh();
+        append(store, c + "-1", "A", "Bad", "C");
+        Recorder recorder = new Recorder(d -> {
+            if (d.event().type().equals("Bad")) {
+                throw new AssertionError("a handler's assertion");
+            }
+            return Ack.ok();
+        });
+        try (Subscription s = builder(c).retry(2, Duration.ZERO).start(recorder)) {
+            await().atMost(WAIT).until(() -> recorder.types().contains("C")); // before: the reader died on "Bad"
+            assertThat(recorder.types()).containsExactly("A", "Bad", "Bad", "C");
+        }
+        assertThat(DeadLetters.of(store).list("sub-" + c, Long.MAX_VALUE, 10)).singleElement()
+                .satisfies(l -> assertThat(l.reasonKind()).isEqualTo("max_attempts"));
+    }
+
+    @Test
+    void stop_returns_even_when_the_stopped_listener_throws_an_error() {
+        String c = fresh();
+        append(store, c + "-1", "A");
+        Recorder recorder = Recorder.ok();
+        Subscription s = builder(c).listener(new SubscriptionListener() {
+            @Override
+            public void stopped(SubscriptionConfig config, GlobalPosition position, Throwable error) {
+                throw new StackOverflowError("injected");
+            }
+        }).start(recorder);
+        await().atMost(WAIT).until(() -> recorder.size() == 1);
+        // before: the worker never counted down, and stop waited out its grace and 10 s more, then said false
+        assertThat(s.stop(Duration.ofSeconds(1))).isTrue();
+    }
+
+    @Test
     void invalid_options_are_refused_with_the_option_named() {
         assertThatThrownBy(() -> builder(fresh()).batchSize(0).start(Recorder.ok()))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("batchSize");

@@ -35,7 +35,10 @@ public final class DeadLetterSql {
     public DeadLetterSql(String q) {
         insert = "INSERT INTO " + q + ".dead_letters (subscription, member, event_id, stream_name, stream_version,"
                 + " position_tx, position_seq, event_type, reason_kind, reason_summary, reason, attempts)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?) ON CONFLICT (subscription, member, event_id) DO NOTHING";
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?) ON CONFLICT (subscription, member, event_id) DO UPDATE"
+                + " SET reason_kind = EXCLUDED.reason_kind, reason_summary = EXCLUDED.reason_summary,"
+                + " reason = EXCLUDED.reason, attempts = EXCLUDED.attempts, created_at = now(),"
+                + " replayed_at = NULL, replay_outcome = NULL";
         list = "SELECT " + COLUMNS + " FROM " + q + ".dead_letters WHERE subscription = ? AND dead_letter_id < ?"
                 + " ORDER BY dead_letter_id DESC LIMIT ?";
         listMember = "SELECT " + COLUMNS + " FROM " + q + ".dead_letters WHERE subscription = ? AND member = ?"
@@ -47,7 +50,11 @@ public final class DeadLetterSql {
         purgeMember = "DELETE FROM " + q + ".dead_letters WHERE subscription = ? AND member = ?";
     }
 
-    /** Records a dead letter; a second record of the same event for the same member is ignored. */
+    /**
+     * Records a dead letter. The same event dead-lettered again for the same member (after a
+     * checkpoint reset re-delivered it) replaces the reason and attempts and clears the replay
+     * marks: an earlier successful replay no longer hides the new failure.
+     */
     public void insert(Connection c, String subscription, Partition partition, RecordedEvent event,
             DeadLetterReason reason, int attempts) throws SQLException {
         try (PreparedStatement p = c.prepareStatement(insert)) {

@@ -134,8 +134,11 @@ public final class SubscriptionWorker implements Subscription {
                 flushQuietly();
             }
             Throwable reported = error;
-            safely(() -> listener.stopped(config, handled, reported));
-            done.countDown();
+            try {
+                safely(() -> listener.stopped(config, handled, reported));
+            } finally {
+                done.countDown(); // even past a listener's Error: stop() and awaitTermination rely on it
+            }
         }
     }
 
@@ -222,8 +225,14 @@ public final class SubscriptionWorker implements Subscription {
                 }
             } catch (InterruptedException e) {
                 throw e;
-            } catch (Exception e) {
-                if (Thread.currentThread().isInterrupted() && stopping) {
+            } catch (Exception | Error e) {
+                if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+                    throw (Error) e; // out of memory, an internal error: not the event's fault
+                }
+                if (stopping) {
+                    // A handler that fails while the subscription stops (interrupted after the grace,
+                    // often with the interrupt wrapped and its flag cleared) is not acknowledged: no
+                    // retry counted, no dead letter, the event is delivered again after the restart.
                     throw new InterruptedException("stopped during the handler");
                 }
                 log.warn("subscription {}: handler failed on {} ({}@{}), attempt {}: {}", config.memberLabel(),
@@ -347,7 +356,7 @@ public final class SubscriptionWorker implements Subscription {
     private void safely(Runnable call) {
         try {
             call.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError | AssertionError e) {
             log.warn("subscription {}: listener failed: {}", config.memberLabel(), e.toString());
         }
     }

@@ -131,6 +131,32 @@ class ShardedSubscriptionTest {
     }
 
     @Test
+    void the_pass_loop_goes_on_after_a_pass_threw_an_error() {
+        append("overflow", 4, 2);
+        Set<UUID> handled = ConcurrentHashMap.newKeySet();
+        ShardListener overflowing = new ShardListener() {
+            @Override
+            public void passCompleted(String workerId, Set<Integer> owned, int liveWorkers) {
+                throw new StackOverflowError("injected"); // no listener guard catches it
+            }
+        };
+        ShardedSubscription pool = pool("overflower", "overflow", 2).listener(overflowing).start(d -> {
+            handled.add(d.event().eventId());
+            return Ack.ok();
+        });
+        try {
+            await().atMost(WAIT).until(() -> handled.size() == 8);
+            // before: the loop's thread had ended at the first pass, renewals stopped, the leases
+            // lapsed after 3 s, and the readers died at their next fenced checkpoint
+            await().during(Duration.ofSeconds(4)).atMost(WAIT).until(pool::isRunning);
+            append("overflow", 4, 1);
+            await().atMost(WAIT).until(() -> handled.size() == 12 && checkpointsAtHead("overflower", "overflow", 2));
+        } finally {
+            pool.stop(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
     void a_poison_event_is_dead_lettered_after_the_budget_and_the_rest_drains() {
         append("toxic", 6, 3);
         UUID poison = store.readStreamForward("toxic-2", 1, 1).get(0).eventId();

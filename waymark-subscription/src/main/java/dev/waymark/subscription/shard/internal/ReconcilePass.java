@@ -160,7 +160,7 @@ public final class ReconcilePass {
     private static void safely(Runnable call) {
         try {
             call.run();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError | AssertionError e) {
             log.warn("shard listener failed: {}", e.toString());
         }
     }

@@ -74,7 +74,9 @@ public final class ShardWorker implements ShardedSubscription {
             try {
                 owned = pass.run();
                 early = pass.wantsEarlyPass();
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
+                // an Error too: this loop renews the leases and restarts dead readers; if it ended,
+                // the readers would lose their leases one by one and nothing would take over here
                 log.error("sharded worker {} of '{}': pass failed", workerId, name, e);
             }
             planned = early ? System.nanoTime() + interval / 10 : planned + interval;
