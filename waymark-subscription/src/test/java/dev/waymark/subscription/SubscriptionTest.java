@@ -196,8 +196,55 @@ class SubscriptionTest {
             await().atMost(WAIT).until(() -> Checkpoints.of(store).get("sub-" + c, Partition.of(0, 2)).isPresent()
                     && Checkpoints.of(store).get("sub-" + c, Partition.of(1, 2)).isPresent());
         }
-        assertThat(Checkpoints.of(store).get("sub-" + c, Partition.of(0, 2)))
-                .isNotEqualTo(Checkpoints.of(store).get("sub-" + c, Partition.of(1, 2)));
+        assertThat(Checkpoints.of(store).list("sub-" + c)).extracting(CheckpointRow::member).containsExactly(0, 1);
+    }
+
+    @Test
+    void an_idle_member_moves_its_cursor_past_the_other_members_events() {
+        String c = fresh();
+        List<String> others = java.util.stream.IntStream.range(0, 40).mapToObj(i -> c + "-" + i)
+                .filter(n -> Partition.of(1, 2).owns(n)).limit(5).toList();
+        for (int v = 0; v < 10; v++) {
+            others.forEach(n -> append(store, n, "A"));
+        }
+        GlobalPosition last = head(c);
+        Recorder r0 = Recorder.ok();
+        try (Subscription m0 = builder(c).consumerGroup(0, 2).checkpointEvery(1000, Duration.ZERO).start(r0)) {
+            // before: the cursor moved only to the member's own events, so this member stayed at the
+            // start and walked all 50 of the other member's events again on every poll and wake
+            await().atMost(WAIT).until(() -> Checkpoints.of(store).get("sub-" + c, Partition.of(0, 2))
+                    .filter(p -> p.isAfter(last)).isPresent());
+            String mine = java.util.stream.IntStream.range(0, 40).mapToObj(i -> c + "-" + i)
+                    .filter(n -> Partition.of(0, 2).owns(n)).findFirst().orElseThrow();
+            append(store, mine, "Mine");
+            await().atMost(WAIT).until(() -> r0.types().equals(List.of("Mine")));
+        }
+    }
+
+    @Test
+    void an_idle_member_never_moves_past_an_open_writers_event() throws Exception {
+        String c = fresh();
+        String mine = java.util.stream.IntStream.range(0, 40).mapToObj(i -> c + "-" + i)
+                .filter(n -> Partition.of(0, 2).owns(n)).findFirst().orElseThrow();
+        String other = java.util.stream.IntStream.range(0, 40).mapToObj(i -> c + "-" + i)
+                .filter(n -> Partition.of(1, 2).owns(n)).findFirst().orElseThrow();
+        append(store, other, "Before");
+        GlobalPosition before = head(c);
+        Recorder r0 = Recorder.ok();
+        try (Subscription m0 = builder(c).consumerGroup(0, 2).checkpointEvery(1000, Duration.ZERO).start(r0);
+                java.sql.Connection writer = POSTGRES.dataSource().getConnection()) {
+            writer.setAutoCommit(false);
+            store.append(writer, mine, dev.waymark.store.ExpectedVersion.any(),
+                    List.of(dev.waymark.store.EventData.json("Late", "{}"))); // holds its transaction id
+            for (int i = 0; i < 20; i++) {
+                append(store, other, "After"); // committed, above the open writer's id
+            }
+            await().atMost(WAIT).until(() -> Checkpoints.of(store).get("sub-" + c, Partition.of(0, 2))
+                    .filter(p -> p.isAfter(before)).isPresent()); // moved, up to the open writer
+            writer.commit();
+            store.signalAppended();
+            await().atMost(WAIT).until(() -> r0.types().equals(List.of("Late")));
+        }
     }
 
     @Test

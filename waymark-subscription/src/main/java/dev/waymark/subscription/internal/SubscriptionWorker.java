@@ -170,6 +170,9 @@ public final class SubscriptionWorker implements Subscription {
         while (!stopping) {
             long generation = signal.generation();
             GlobalPosition from = cursor;
+            // read before the page: every event below it is then in the page, or another member's
+            GlobalPosition bound = config.partition().isWhole() ? null
+                    : retrying("read the visibility horizon", () -> VisibleBound.read(store.dataSource(), store.schema()));
             List<RecordedEvent> batch = retrying("read events", () -> read(from));
             for (RecordedEvent event : batch) {
                 if (stopping) {
@@ -186,7 +189,13 @@ public final class SubscriptionWorker implements Subscription {
                 }
             }
             if (batch.size() < config.batchSize()) {
-                if (unsaved > 0) {
+                if (bound != null && bound.isAfter(cursor)) {
+                    // No event of this member's is left below the bound: the next page starts there
+                    // instead of walking the other members' events again (saved with the cadence).
+                    cursor = bound;
+                    handled = bound;
+                }
+                if (unsaved > 0 || (dueByTime() && saved != null && handled.isAfter(saved))) {
                     flush();
                 }
                 GlobalPosition caughtUpAt = cursor;

@@ -147,8 +147,9 @@ class ShardedPoolProcessTest {
             last.put(StreamNames.member(e.streamName(), SHARDS), e.position());
         }
         for (var entry : last.entrySet()) {
-            if (!Checkpoints.of(store).get("pool", Partition.of(entry.getKey(), SHARDS))
-                    .equals(Optional.of(entry.getValue()))) {
+            // at its last event, or past it once the bucket's cursor moved up to the horizon
+            if (Checkpoints.of(store).get("pool", Partition.of(entry.getKey(), SHARDS))
+                    .filter(at -> !entry.getValue().isAfter(at)).isEmpty()) {
                 return false;
             }
         }
