@@ -166,13 +166,16 @@ public final class SubscriptionWorker implements Subscription {
 
     private void loop(GlobalPosition start) throws InterruptedException {
         GlobalPosition cursor = start;
+        boolean caughtUp = true; // until a page comes back full
         WakeSignal signal = store.wakeSignal();
         while (!stopping) {
             long generation = signal.generation();
             GlobalPosition from = cursor;
             // read before the page: every event below it is then in the page, or another member's
-            GlobalPosition bound = config.partition().isWhole() ? null
-                    : retrying("read the visibility horizon", () -> VisibleBound.read(store.dataSource(), store.schema()));
+            // (only once caught up: a full page of a catch-up moves the cursor far enough itself)
+            GlobalPosition bound = config.partition().isWhole() || !caughtUp ? null
+                    : retrying("read the visibility horizon",
+                            () -> VisibleBound.read(store.dataSource(), store.schema()));
             List<RecordedEvent> batch = retrying("read events", () -> read(from));
             for (RecordedEvent event : batch) {
                 if (stopping) {
@@ -188,7 +191,8 @@ public final class SubscriptionWorker implements Subscription {
                     flush();
                 }
             }
-            if (batch.size() < config.batchSize()) {
+            caughtUp = batch.size() < config.batchSize();
+            if (caughtUp) {
                 if (bound != null && bound.isAfter(cursor)) {
                     // No event of this member's is left below the bound: the next page starts there
                     // instead of walking the other members' events again (saved with the cadence).
