@@ -131,7 +131,8 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
 
     /**
      * Resumes a partition a halt stopped: it is sought back to the halted record and unpaused, so
-     * the halted record is delivered again first. Useful when driving the source directly; a halted
+     * the halted record is delivered again first (or, if a record before it was retried after the
+     * halt, that record: nothing after it was acknowledged for good). Useful when driving the source directly; a halted
      * processor has ended, so with {@code ProcessingApp} restart with a new source instead.
      *
      * @return false if this source does not hold the partition or it is not halted
@@ -140,7 +141,10 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
         return runtime.resumeHalted(new TopicPartition(topic, partition));
     }
 
-    /** The halted partitions ({@code topic-partition}) and the offset each is halted at. */
+    /**
+     * The halted partitions ({@code topic-partition}) and the offset each is halted at: the halted
+     * record, or an earlier record retried after the halt, where a resume starts.
+     */
     public Map<String, Long> halted() {
         return runtime.halted().entrySet().stream().collect(java.util.stream.Collectors.toMap(
                 e -> e.getKey().topic() + "-" + e.getKey().partition(), Map.Entry::getValue));

@@ -14,6 +14,7 @@ import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -98,6 +99,36 @@ class KafkaHaltTest {
                 m.ack().finalize(AckDecision.ok());
             }
             await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 2));
+        }
+    }
+
+    @Test
+    void a_record_before_the_halted_one_retried_after_the_halt_is_where_the_resume_starts() throws Exception {
+        String topic = KAFKA.createTopic("halt-then-retry", 1);
+        kafka.produce(topic, 0, 6, 1);
+        String group = kafka.group();
+        try (KafkaSource source = KafkaSource.of(kafka.config(group, topic).build())) {
+            take(source).ack().finalize(AckDecision.ok());
+            List<Ingested> inFlight = new ArrayList<>();
+            for (int i = 1; i < 6; i++) {
+                inFlight.add(take(source));
+            }
+            assertThat(inFlight).extracting(TestKafka::offset).containsExactly(1L, 2L, 3L, 4L, 5L);
+            inFlight.get(4).ack().finalize(AckDecision.halt("stop at 5"));
+            // 1 fails after 5 halted: 1-5 are superseded, and 1-4 must come again before anything commits past them
+            inFlight.get(0).ack().finalize(AckDecision.retry(Duration.ZERO));
+            inFlight.get(1).ack().finalize(AckDecision.ok()); // superseded: does nothing
+            Map<String, Long> halted = source.halted();
+            assertThat(TestKafka.drain(source, Duration.ofMillis(300))).as("still halted").isEmpty();
+
+            assertThat(source.resumeHalted(topic, 0)).isTrue();
+            for (long expected = 1; expected < 6; expected++) {
+                Ingested m = take(source);
+                assertThat(offset(m)).as("resumed from the retried record, in order").isEqualTo(expected);
+                m.ack().finalize(AckDecision.ok());
+            }
+            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
+            assertThat(halted).as("halted at the retried record").isEqualTo(Map.of(topic + "-0", 1L));
         }
     }
 }

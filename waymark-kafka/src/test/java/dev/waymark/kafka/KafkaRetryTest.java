@@ -19,9 +19,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.LongStream;
 import org.apache.kafka.clients.admin.RecordsToDelete;
@@ -279,5 +281,44 @@ class KafkaRetryTest {
         });
         assertThat(seen).contains("0:7", "0:8", "0:9", "1:0", "1:9").doesNotContain("0:5", "0:6");
         assertThat(seen.stream().filter("0:4"::equals).count()).isEqualTo(1);
+    }
+
+    @Test
+    void after_a_retry_under_unordered_concurrency_shutdown_does_not_wait_for_superseded_deliveries()
+            throws Exception {
+        String topic = KAFKA.createTopic("retry-drain", 1);
+        kafka.produce(topic, 0, 50, 1);
+        String group = kafka.group();
+        Duration drainTimeout = Duration.ofSeconds(20);
+        KafkaSource source = KafkaSource.of(kafka.config(group, topic).drainTimeout(drainTimeout).build());
+        AtomicReference<ProcessingApp> running = new AtomicReference<>();
+        CountDownLatch retried = new CountDownLatch(1);
+        ProcessingApp app = ProcessingApp.builder()
+                .listener((id, m, decision, nanos, error) -> {
+                    if (decision instanceof AckDecision.Retry) {
+                        retried.countDown();
+                    }
+                })
+                .processor("p", source, Concurrency.unordered(4), m -> {
+                    long offset = KafkaCoordinates.of(m.envelope()).offset();
+                    if (offset == 5 && m.envelope().attempt() == 0) {
+                        // all 50 are handed out (in the inbox) when the retry supersedes 6-49
+                        await().atMost(WAIT).until(() -> running.get().snapshot().get("p").received() >= 50);
+                        return AckDecision.retry(Duration.ZERO);
+                    }
+                    if (offset > 5) {
+                        retried.await(WAIT.toMillis(), TimeUnit.MILLISECONDS); // 9-49 start only once superseded
+                    }
+                    return AckDecision.ok();
+                }).build();
+        running.set(app);
+        app.start();
+        await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
+        long started = System.nanoTime();
+        assertThat(app.stop()).isTrue();
+        assertThat(source.awaitClosed(WAIT)).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("well under the drain timeout of %s", drainTimeout)
+                .isLessThan(Duration.ofSeconds(3));
+        assertThat(app.snapshot().get("p").retried()).isOne();
     }
 }

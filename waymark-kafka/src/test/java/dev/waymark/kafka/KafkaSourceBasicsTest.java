@@ -14,6 +14,7 @@ import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Envelope;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.ProcessingApp;
+import dev.waymark.messaging.ProcessorState;
 import dev.waymark.testkit.KafkaExtension;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -232,6 +233,54 @@ class KafkaSourceBasicsTest {
             assertThat((double) cpu / wall).as("idle CPU share of the consumer thread").isLessThan(0.05);
         } finally {
             app.stop();
+        }
+    }
+
+    @Test
+    void a_serial_handler_that_leaves_its_thread_interrupted_does_not_end_the_processor() throws Exception {
+        String topic = KAFKA.createTopic("stray-interrupt", 1);
+        kafka.produce(topic, 0, 5, 1);
+        String group = kafka.group();
+        List<Long> seen = new CopyOnWriteArrayList<>();
+        ProcessingApp app = ProcessingApp.builder().processor("p", KafkaSource.of(kafka.config(group, topic).build()),
+                Concurrency.serial(), m -> {
+                    long offset = KafkaCoordinates.of(m.envelope()).offset();
+                    seen.add(offset);
+                    if (offset == 0) {
+                        Thread.currentThread().interrupt(); // "restore the interrupt" after catching one
+                    }
+                    return AckDecision.ok();
+                }).build().start();
+        try {
+            await().atMost(WAIT).until(() -> seen.size() == 5 || lifecycle(app) != ProcessorState.Lifecycle.RUNNING);
+            assertThat(lifecycle(app)).isEqualTo(ProcessorState.Lifecycle.RUNNING);
+            assertThat(seen).containsExactly(0L, 1L, 2L, 3L, 4L);
+            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
+            assertThat(app.isHealthy()).isTrue();
+        } finally {
+            app.stop();
+        }
+    }
+
+    private static ProcessorState.Lifecycle lifecycle(ProcessingApp app) {
+        return app.snapshot().get("p").lifecycle();
+    }
+
+    @Test
+    void a_listener_that_throws_a_linkage_error_does_not_fail_the_source() throws Exception {
+        String topic = KAFKA.createTopic("listener-error", 1);
+        kafka.produce(topic, 0, 3, 1);
+        String group = kafka.group();
+        try (KafkaSource source = KafkaSource.of(kafka.config(group, topic).listener(e -> {
+            throw new NoClassDefFoundError("io/micrometer/core/instrument/Gauge"); // optional library missing
+        }).build())) {
+            for (long expected = 0; expected < 3; expected++) {
+                Ingested m = take(source);
+                assertThat(offset(m)).isEqualTo(expected);
+                m.ack().finalize(AckDecision.ok());
+            }
+            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
+            assertThat(source.failure()).isEmpty();
         }
     }
 }

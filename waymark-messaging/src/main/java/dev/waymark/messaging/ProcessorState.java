@@ -13,7 +13,7 @@ package dev.waymark.messaging;
  * @param inFlight handlers running now
  * @param inboxDepth messages pulled but not yet started
  * @param failure why it failed or halted, or null
- * @param failedMessageId the message whose finalization failed, or null
+ * @param failedMessageId the message being processed or finalized when it failed, or null
  */
 public record ProcessorState(
         String id,

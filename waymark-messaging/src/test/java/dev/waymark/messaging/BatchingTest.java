@@ -70,4 +70,28 @@ class BatchingTest {
                     .isInstanceOf(MessagingConfigException.class).hasMessageContaining("batches 10 messages");
         }
     }
+
+    @Test
+    void an_error_thrown_by_the_batch_handler_retries_each_of_its_messages_instead_of_leaving_them_waiting()
+            throws Exception {
+        InMemorySource source = new InMemorySource("s");
+        source.send("a", "1");
+        source.send("a", "2");
+        List<Integer> attempts = new CopyOnWriteArrayList<>();
+        try (Batching batching = Batching.of(2, Duration.ofSeconds(5), null, (info, messages) -> {
+            messages.forEach(m -> attempts.add(m.envelope().attempt()));
+            if (messages.get(0).envelope().attempt() == 0) {
+                throw new AssertionError("batch handler bug");
+            }
+            return BatchAck.allOk();
+        })) {
+            ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.unordered(4), batching)
+                    .build().start();
+            await().atMost(Duration.ofSeconds(10)).until(() -> source.decisions().stream()
+                    .filter(d -> d.decision() instanceof AckDecision.Ok).count() == 2);
+            assertThat(app.snapshot().get("p").failed()).isEqualTo(2);
+            assertThat(app.stop(Duration.ofSeconds(5), Duration.ofSeconds(10))).isTrue();
+        }
+        assertThat(attempts).containsExactly(0, 0, 1, 1);
+    }
 }

@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  *       order, after the retried record. A superseded delivery's acknowledgement does nothing.</li>
  *   <li>A revoke or assign advances the generation: older handles can no longer acknowledge,
  *       retry or halt, and buffered records of the old generation are never handed out.</li>
- *   <li>A halt stops the commit point at the halted record and pauses the partition.</li>
+ *   <li>A halt stops the commit point at the halted record and pauses the partition; a retry of an
+ *       earlier record after the halt moves the halt down to it, so a resume starts there.</li>
  * </ul>
  */
 final class AckLedger {
@@ -75,7 +76,7 @@ final class AckLedger {
             for (TopicPartition tp : assigned) {
                 PartitionState ps = partitions.computeIfAbsent(tp, PartitionState::new);
                 if (!ps.assigned) {
-                    ps.newGeneration(true);
+                    outstanding -= ps.newGeneration(true);
                 }
                 events.emit(Kind.ASSIGNED, tp, ps.generation, null);
             }
@@ -103,7 +104,7 @@ final class AckLedger {
                 if (uncommitted >= 0) {
                     toCommit.put(tp, new OffsetAndMetadata(uncommitted));
                 }
-                ps.newGeneration(false);
+                outstanding -= ps.newGeneration(false);
             }
             buffer.removeIf(b -> gone.contains(b.state().partition()));
             return toCommit;
@@ -260,7 +261,11 @@ final class AckLedger {
         }
     }
 
-    /** Handed-out deliveries whose acknowledgement has not completed. */
+    /**
+     * Handed-out deliveries that still count and whose acknowledgement has not completed. A
+     * delivery fenced by a retry or a revoke no longer counts: its acknowledgement would do nothing,
+     * and the runtime skips it without acknowledging it if it has not started.
+     */
     int outstanding() {
         lock.lock();
         try {
@@ -349,7 +354,7 @@ final class AckLedger {
             if (ps == null) {
                 return false;
             }
-            ps.retry(d, delay);
+            outstanding -= ps.retry(d, delay);
             return true;
         } finally {
             lock.unlock();
@@ -377,7 +382,12 @@ final class AckLedger {
         lock.lock();
         try {
             PartitionState ps = partitions.get(tp);
-            return ps != null && ps.resumeHalted();
+            int superseded = ps == null ? -1 : ps.resumeHalted();
+            if (superseded < 0) {
+                return false;
+            }
+            outstanding -= superseded;
+            return true;
         } finally {
             lock.unlock();
         }
@@ -403,7 +413,7 @@ final class AckLedger {
     boolean ackCompleted(Delivery d) {
         lock.lock();
         try {
-            outstanding--;
+            outstanding -= PartitionState.finish(d);
             return acknowledge(d);
         } finally {
             lock.unlock();
@@ -411,10 +421,10 @@ final class AckLedger {
     }
 
     /** The acknowledgement of a handed-out delivery completed (whatever it did). */
-    void completed() {
+    void completed(Delivery d) {
         lock.lock();
         try {
-            outstanding--;
+            outstanding -= PartitionState.finish(d);
         } finally {
             lock.unlock();
         }

@@ -15,6 +15,12 @@ final class Delivery {
     private final PartitionState owner;
     boolean acked;
     volatile boolean superseded;
+    /**
+     * Its acknowledgement completed, or it was fenced: either way the ledger no longer counts it as
+     * outstanding (a fenced delivery's acknowledgement does nothing, and the runtime skips one that
+     * has not started).
+     */
+    boolean finished;
 
     Delivery(PartitionState owner, long offset) {
         this.owner = owner;

@@ -36,7 +36,9 @@ public final class Events {
         for (KafkaSourceListener listener : listeners) {
             try {
                 listener.onEvent(event);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError | AssertionError e) {
+                // LinkageError too: a metrics listener whose optional library is missing throws
+                // NoClassDefFoundError, and that must not fail the consumer thread
                 log.warn("kafka source '{}': listener failed on {}: {}", source, kind, e.toString());
             }
         }

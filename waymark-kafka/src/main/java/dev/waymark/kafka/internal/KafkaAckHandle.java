@@ -53,7 +53,7 @@ final class KafkaAckHandle implements AckHandle {
             }
         }
         completed = true;
-        ledger.completed();
+        ledger.completed(delivery);
     }
 
     @Override

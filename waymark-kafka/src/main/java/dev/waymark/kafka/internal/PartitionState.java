@@ -46,7 +46,10 @@ final class PartitionState {
     private long commitCandidate = -1;
     /** Last committed offset in this assignment, or -1. */
     long committed = -1;
-    /** Offset a halt stopped the partition at, or -1. */
+    /**
+     * Offset a halt stopped the partition at (lowered to a record before it that is retried after
+     * the halt), or -1.
+     */
     long haltedAt = -1;
     /** Paused for a retry delay until this {@link System#nanoTime()} value (when {@code retryPaused}). */
     private long retryPausedUntil;
@@ -66,8 +69,16 @@ final class PartitionState {
         return id;
     }
 
-    /** Starts a new assignment generation with empty state. */
-    void newGeneration(boolean nowAssigned) {
+    /**
+     * Starts a new assignment generation with empty state.
+     *
+     * @return how many unfinished deliveries it fenced (see {@link #finish(Delivery)})
+     */
+    int newGeneration(boolean nowAssigned) {
+        int fenced = 0;
+        for (Delivery d : inFlight) {
+            fenced += finish(d);
+        }
         generation++;
         assigned = nowAssigned;
         inFlight.clear();
@@ -81,6 +92,20 @@ final class PartitionState {
         committed = -1;
         haltedAt = -1;
         retryPaused = false;
+        return fenced;
+    }
+
+    /**
+     * Marks a delivery finished: its acknowledgement completed, or it no longer counts.
+     *
+     * @return 1 if it was not finished before, else 0
+     */
+    static int finish(Delivery d) {
+        if (d.finished) {
+            return 0;
+        }
+        d.finished = true;
+        return 1;
     }
 
     /** Whether records of this partition may be fetched into the buffer at all now. */
@@ -143,19 +168,29 @@ final class PartitionState {
      * Retries a counting delivery: the barrier moves to its offset (it lies below any barrier still
      * pending, since deliveries at or above a barrier no longer count: the earliest retry wins) and
      * the partition pauses for {@code delay}.
+     *
+     * @return how many unfinished deliveries it superseded
      */
-    void retry(Delivery d, Duration delay) {
+    int retry(Delivery d, Duration delay) {
         attempts.merge(d.offset, 1, Integer::sum);
-        barrier(d.offset);
+        int superseded = barrier(d.offset);
         if (!delay.isZero()) {
             long until = System.nanoTime() + delay.toNanos();
             retryPausedUntil = retryPaused ? Math.max(retryPausedUntil, until) : until;
             retryPaused = true;
         }
+        return superseded;
     }
 
-    /** Supersedes every delivery at or above {@code offset} and asks for a seek there. */
-    private void barrier(long offset) {
+    /**
+     * Supersedes every delivery at or above {@code offset} and asks for a seek there. On a halted
+     * partition a barrier below the halted record moves the halt down to it: the records from there
+     * on are no longer handed out, so a resume must start at the barrier, not at the halted record.
+     *
+     * @return how many unfinished deliveries it superseded
+     */
+    private int barrier(long offset) {
+        int superseded = 0;
         Iterator<Delivery> tail = inFlight.descendingIterator();
         while (tail.hasNext()) {
             Delivery later = tail.next();
@@ -163,11 +198,16 @@ final class PartitionState {
                 break;
             }
             later.superseded = true;
+            superseded += finish(later);
             tail.remove();
+        }
+        if (haltedAt > offset) {
+            haltedAt = offset;
         }
         epoch++; // what is buffered now came from before the seek
         pendingSeek = offset;
         expectReplay = -1;
+        return superseded;
     }
 
     /** Stops the partition at a counting delivery: nothing commits past it; it is paused. */
@@ -177,15 +217,19 @@ final class PartitionState {
         }
     }
 
-    /** Resumes a halted partition from the halted record; false if it is not halted. */
-    boolean resumeHalted() {
+    /**
+     * Resumes a halted partition from the halted record (or the earliest record retried after the
+     * halt, see {@link #barrier(long)}).
+     *
+     * @return how many unfinished deliveries it superseded, or -1 if it is not halted
+     */
+    int resumeHalted() {
         if (!assigned || haltedAt < 0) {
-            return false;
+            return -1;
         }
         long at = haltedAt;
         haltedAt = -1;
-        barrier(at);
-        return true;
+        return barrier(at);
     }
 
     /** The pending seek target after applying it, or -1 if there is none. */

@@ -107,7 +107,11 @@ public final class Batching implements Handler, AutoCloseable {
         try {
             return result.get();
         } catch (ExecutionException e) {
-            throw e.getCause() instanceof Exception cause ? cause : e;
+            switch (e.getCause()) {
+                case Exception cause -> throw cause;
+                case Error error -> throw error; // the runtime treats it as the handler's own, like an exception
+                case null, default -> throw e;
+            }
         }
     }
 
@@ -128,7 +132,8 @@ public final class Batching implements Handler, AutoCloseable {
             for (int i = 0; i < batch.messages.size(); i++) {
                 batch.results.get(i).complete(ack.decisionFor(batch.messages.get(i).id()));
             }
-        } catch (Exception e) {
+        } catch (Exception | Error e) {
+            // Every waiting message's handler call must return: an Error left them waiting forever.
             batch.results.forEach(r -> r.completeExceptionally(e));
         }
     }

@@ -19,9 +19,12 @@ final class Finalizer {
 
     private Finalizer() {}
 
-    /** @return null on success, else the last failure */
-    static Exception finalize(Ingested message, AckDecision decision) throws InterruptedException {
-        Exception last = attempt(message, decision); // the common case: the first attempt succeeds
+    /**
+     * @return null on success, else the last failure (an {@code Error} of the ack handle counts as a
+     *     failed attempt, except a fatal {@link VirtualMachineError}, which propagates)
+     */
+    static Throwable finalize(Ingested message, AckDecision decision) throws InterruptedException {
+        Throwable last = attempt(message, decision); // the common case: the first attempt succeeds
         for (int i = 1; last != null && i < DELAYS.size(); i++) {
             TimeUnit.NANOSECONDS.sleep(DELAYS.get(i).toNanos());
             last = attempt(message, decision);
@@ -29,13 +32,16 @@ final class Finalizer {
         return last;
     }
 
-    private static Exception attempt(Ingested message, AckDecision decision) throws InterruptedException {
+    private static Throwable attempt(Ingested message, AckDecision decision) throws InterruptedException {
         try {
             message.ack().finalize(decision);
             return null;
         } catch (InterruptedException e) {
             throw e;
-        } catch (Exception e) {
+        } catch (Exception | Error e) {
+            if (ProcessorRuntime.fatal(e)) {
+                throw (VirtualMachineError) e;
+            }
             log.warn("finalizing message {} with {} failed: {}", message.envelope().messageId(), decision,
                     e.toString());
             return e;

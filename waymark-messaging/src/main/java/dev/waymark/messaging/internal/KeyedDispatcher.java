@@ -60,24 +60,53 @@ final class KeyedDispatcher implements Dispatcher {
 
     private void runChain(String key, Ingested first) {
         Ingested next = first;
-        while (next != null) {
-            work.accept(next);
-            lock.lock();
-            try {
-                ArrayDeque<Ingested> queue = key == null ? null : chains.get(key);
-                next = queue == null ? null : queue.pollFirst();
-                if (next != null) {
-                    pending--;
-                } else {
-                    if (key != null) {
-                        chains.remove(key);
-                    }
-                    running--;
-                }
-                changed.signalAll();
-            } finally {
-                lock.unlock();
+        boolean released = false;
+        try {
+            while (!released) {
+                work.accept(next);
+                next = takeNext(key);
+                released = next == null;
             }
+        } finally {
+            if (!released) {
+                abandon(key); // the work threw (the processor has failed): awaitIdle must not wait for it
+            }
+        }
+    }
+
+    /** The key's next queued message, or null after releasing the chain and its slot. */
+    private Ingested takeNext(String key) {
+        lock.lock();
+        try {
+            ArrayDeque<Ingested> queue = key == null ? null : chains.get(key);
+            Ingested next = queue == null ? null : queue.pollFirst();
+            if (next != null) {
+                pending--;
+            } else {
+                if (key != null) {
+                    chains.remove(key);
+                }
+                running--;
+            }
+            changed.signalAll();
+            return next;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Releases the chain and its slot; the messages queued behind it stay unfinalized. */
+    private void abandon(String key) {
+        lock.lock();
+        try {
+            ArrayDeque<Ingested> queue = key == null ? null : chains.remove(key);
+            if (queue != null) {
+                pending -= queue.size();
+            }
+            running--;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
         }
     }
 

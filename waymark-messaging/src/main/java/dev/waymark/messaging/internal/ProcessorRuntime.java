@@ -63,7 +63,7 @@ public final class ProcessorRuntime {
     /** Progress seen by the last stuck check, and when; guarded by {@code this}. */
     private long sampledProgress = -1;
     private long sampledAt;
-    private volatile Exception sourceFailure;
+    private volatile Throwable sourceFailure;
     private volatile Lifecycle lifecycle = Lifecycle.STARTING;
     private volatile String halt;
     private volatile ProcessorFailedException failure;
@@ -136,12 +136,15 @@ public final class ProcessorRuntime {
                     dispatcher.dispatch(next.get());
                 }
             }
-            Exception sourceError = sourceFailure;
+            Throwable sourceError = sourceFailure;
             if (sourceError != null && !forced) {
-                fail(null, "source '" + source.name() + "' failed", sourceError, false);
+                fail(null, "source '" + source.name() + "' failed", sourceError);
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted(e);
+        } catch (RuntimeException | Error e) {
+            fail(null, "processor loop failed", e); // never a silent STOPPED
+            throw e;
         } finally {
             lifecycle = failure != null ? Lifecycle.FAILED : halt != null ? Lifecycle.HALTED : Lifecycle.STOPPED;
             done.countDown();
@@ -149,6 +152,22 @@ public final class ProcessorRuntime {
                 onFailure.accept(this);
             }
         }
+    }
+
+    /**
+     * The loop thread was interrupted. Only a forced stop interrupts it; any other interrupt fails
+     * the processor rather than ending it as if stopped (its source would keep what it holds).
+     */
+    private void interrupted(InterruptedException e) {
+        if (!forced) {
+            fail(null, "processor thread interrupted outside a forced stop", e);
+        }
+        Thread.currentThread().interrupt();
+    }
+
+    /** A {@link VirtualMachineError} other than a stack overflow: the process, not a handler, is broken. */
+    static boolean fatal(Throwable t) {
+        return t instanceof VirtualMachineError && !(t instanceof StackOverflowError);
     }
 
     private boolean terminal() {
@@ -165,10 +184,18 @@ public final class ProcessorRuntime {
                 }
             }
         } catch (InterruptedException e) {
+            if (!terminal()) {
+                sourceFailure = e; // only the loop (once terminal) and a forced stop interrupt the ingester
+            }
             Thread.currentThread().interrupt();
         } catch (Exception e) {
             // Not terminal for the loop: what was already taken is drained and finalized first.
             sourceFailure = e;
+        } catch (Error e) {
+            sourceFailure = e;
+            if (fatal(e)) {
+                throw e;
+            }
         } finally {
             ingesterDone.countDown();
         }
@@ -202,12 +229,15 @@ public final class ProcessorRuntime {
                 }
             }
             ingesterDone.await();
-            Exception sourceError = sourceFailure;
+            Throwable sourceError = sourceFailure;
             if (sourceError != null && !forced) {
-                fail(null, "source '" + source.name() + "' failed", sourceError, false);
+                fail(null, "source '" + source.name() + "' failed", sourceError);
             }
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted(e);
+        } catch (RuntimeException | Error e) {
+            fail(null, "processor loop failed", e);
+            throw e;
         } finally {
             if (executor != null) {
                 executor.shutdown();
@@ -220,33 +250,63 @@ public final class ProcessorRuntime {
         }
     }
 
+    /**
+     * Handles and finalizes one message. What escapes it (a fatal {@link VirtualMachineError}, or a
+     * bug) fails the processor before it propagates; the dispatchers release what they hold.
+     */
     private void processOne(Ingested message) {
+        try {
+            handleAndFinalize(message);
+        } catch (RuntimeException | Error e) {
+            fail(message.envelope().messageId(), "processing failed", e);
+            throw e;
+        }
+    }
+
+    private void handleAndFinalize(Ingested message) {
         if (forced || message.ack().isSuperseded()) {
             return; // a superseded delivery comes again, in order, from the source
         }
-        AckDecision decision;
+        AckDecision decision = null;
         Message view = new Message(message.envelope(), Optional.ofNullable(message.lease()));
-        Exception thrown = null;
+        Throwable thrown = null;
         long started = timed ? System.nanoTime() : 0;
         try {
             decision = handler.handle(view);
             if (decision == null) {
                 throw new IllegalStateException("handler returned null instead of an AckDecision");
             }
-        } catch (Exception e) {
+        } catch (Throwable e) {
+            if (fatal(e)) {
+                throw (VirtualMachineError) e; // not the handler's failure: the processor fails
+            }
+            thrown = e; // an Error of the handler's own (assertion, linkage, stack overflow) counts as a throw
+        }
+        long handlerNanos = timed ? System.nanoTime() - started : 0;
+        // Only a forced stop interrupts a handler. A flag the handler left set ("restore the
+        // interrupt") would fail the acknowledgement's waits and, on the serial loop, end the
+        // processor at its next poll: it is cleared. Cleared first, then forced read: a forced stop
+        // sets forced before it interrupts, so its interrupt is never taken for a stray one.
+        if (Thread.interrupted()) {
+            if (forced) {
+                Thread.currentThread().interrupt();
+            } else {
+                log.warn("processor {}: the handler left its thread interrupted on {}; the flag was cleared", id,
+                        message.envelope().messageId());
+            }
+        }
+        if (thrown != null) {
             if (forced) {
                 return;
             }
             count(failed);
-            thrown = e;
-            log.warn("processor {}: handler failed on {}: {}", id, message.envelope().messageId(), e.toString());
+            log.warn("processor {}: handler failed on {}: {}", id, message.envelope().messageId(), thrown.toString());
             decision = AckDecision.retry(exceptionRetryDelay);
         }
-        long handlerNanos = timed ? System.nanoTime() - started : 0;
         if (!finalizing.enter()) {
             return; // after a forced stop returns, no finalizer runs
         }
-        Exception error;
+        Throwable error;
         try {
             error = Finalizer.finalize(message, decision);
         } catch (InterruptedException e) {
@@ -257,14 +317,16 @@ public final class ProcessorRuntime {
         }
         if (error != null) {
             fail(message.envelope().messageId(), "finalization failed after " + Finalizer.DELAYS.size()
-                    + " attempts with " + decision, error, true);
+                    + " attempts with " + decision, error);
             return;
         }
         account(message, decision);
         if (timed) {
             try {
                 listener.handled(id, view, decision, handlerNanos, thrown);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError | AssertionError e) {
+                // LinkageError too: a metrics listener whose optional library is missing throws
+                // NoClassDefFoundError, and that must not end the processor
                 log.debug("processor {}: listener failed: {}", id, e.toString());
             }
         }
@@ -298,10 +360,10 @@ public final class ProcessorRuntime {
         }
     }
 
-    private synchronized void fail(String messageId, String what, Exception cause, boolean finalization) {
+    private synchronized void fail(String messageId, String what, Throwable cause) {
         if (failure == null) { // the first failure wins, and a failure overrides a halt
             failure = new ProcessorFailedException(id, messageId, what + ": " + cause, cause);
-            log.error("processor {} failed{}: {}", id, finalization ? " on " + messageId : "", cause.toString());
+            log.error("processor {} failed{}: {}", id, messageId != null ? " on " + messageId : "", cause.toString());
         }
     }
 
