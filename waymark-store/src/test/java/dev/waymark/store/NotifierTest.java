@@ -81,6 +81,53 @@ class NotifierTest {
         assertThat(((Notifier) signal).reconnects()).isGreaterThanOrEqualTo(1);
     }
 
+    @Test
+    void the_listener_goes_on_after_an_error_on_its_thread() throws Exception {
+        try (com.zaxxer.hikari.HikariDataSource real = POSTGRES.newDataSource(2)) {
+            listenerSurvivesAnError(real);
+        }
+    }
+
+    private static void listenerSurvivesAnError(javax.sql.DataSource real) throws Exception {
+        java.util.concurrent.atomic.AtomicInteger thrown = new java.util.concurrent.atomic.AtomicInteger();
+        javax.sql.DataSource failingOnce = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
+                javax.sql.DataSource.class.getClassLoader(), new Class<?>[] {javax.sql.DataSource.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("getConnection")
+                            && Thread.currentThread().getName().startsWith("waymark-listen-")
+                            && thrown.compareAndSet(0, 1)) {
+                        throw new OutOfMemoryError("injected");
+                    }
+                    try {
+                        return method.invoke(real, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        try (EventStore handle = EventStore.builder(failingOnce).fallbackPoll(NO_FALLBACK)
+                .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build()) {
+            WakeSignal signal = handle.wakeSignal();
+            signal.awaitAfter(signal.generation(), Duration.ZERO); // starts the listener, which fails once
+            await().atMost(Duration.ofSeconds(10)).until(() -> thrown.get() == 1);
+            // before: the error ended the LISTEN thread for good; nothing woke this handle again
+            assertWokenByAppendFromOtherHandle(signal, "after-error");
+        }
+    }
+
+    @Test
+    void a_closed_handle_waits_out_the_timeout_instead_of_returning_at_once() throws Exception {
+        WakeSignal signal;
+        try (com.zaxxer.hikari.HikariDataSource pool = POSTGRES.newDataSource(2);
+                EventStore closing = EventStore.builder(pool).build()) {
+            signal = closing.wakeSignal();
+        }
+        long seen = signal.generation();
+        long started = System.nanoTime();
+        // before: it returned at once, so a poll loop over a closed handle spun on the CPU
+        assertThat(signal.awaitAfter(seen, Duration.ofMillis(300))).isEqualTo(seen);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(Duration.ofMillis(250));
+    }
+
     private static void assertWokenByAppendFromOtherHandle(WakeSignal signal, String stream) throws Exception {
         long seen = signal.generation();
         CompletableFuture<Long> woken = CompletableFuture.supplyAsync(() -> {

@@ -127,6 +127,28 @@ class TransactionalAppendTest {
     }
 
     @Test
+    void the_works_own_sql_error_reaches_the_caller_unchanged() {
+        insertOrderNow("dup");
+        // before: the work's own duplicate key on the application's table came back as a StoreException
+        assertThatThrownBy(() -> store.inTransaction(tx -> {
+                    tx.append("order-dup", ExpectedVersion.noStream(), events(1));
+                    insertOrder(tx.connection(), "dup");
+                    return null;
+                }))
+                .isInstanceOf(SQLException.class)
+                .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("23505"));
+        assertThat(store.streamInfo("order-dup")).isEmpty();
+    }
+
+    private static void insertOrderNow(String id) {
+        try (Connection c = POSTGRES.dataSource().getConnection()) {
+            insertOrder(c, id);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
     void a_conflict_inside_the_transaction_rolls_back_everything() {
         store.append("order-f", ExpectedVersion.noStream(), event("A"));
         assertThatThrownBy(() -> store.inTransaction(tx -> {

@@ -1,13 +1,11 @@
 package dev.waymark.workflow;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
+import dev.waymark.workflow.internal.JsonValues;
 import dev.waymark.workflow.internal.Runtime;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -24,7 +22,6 @@ public sealed class WorkflowClient permits WorkflowEngine {
     /** Default limit of one input, step result or workflow result, in bytes of JSON. */
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(WorkflowClient.class);
 
     final EventStore store;
@@ -68,10 +65,11 @@ public sealed class WorkflowClient permits WorkflowEngine {
         Objects.requireNonNull(resultType, "resultType");
         checkRunnable(name);
         String json = runtime.encode(input, "input of workflow " + name + "/" + id);
+        checkInput(name, id, json);
         Instances.Started started = instances.start(name, id, json, Ids.entryId(name, id, 0, "__started__"), null,
                 startOwner(), leaseTtl());
         if (!started.created()) {
-            if (!sameJson(started.existingInput(), json)) {
+            if (!JsonValues.same(started.existingInput(), json)) {
                 throw new WorkflowStartConflictException("workflow " + name + "/" + id + " already exists ("
                         + started.status().sqlValue() + ") with a different input");
             }
@@ -89,8 +87,11 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     /**
      * Cancels a workflow from any process. A running body stops at its next step or await (the step
-     * in flight may finish its action but is not journaled); live children are cancelled too. The
-     * first terminal marker wins: cancel racing completion ends with exactly one of them.
+     * in flight, or the next fresh one, may run its action but is not journaled); live children are
+     * cancelled too, including a child the body spawns after the cancellation (its run cancels it
+     * when it finds itself cancelled). Cancelling an already cancelled workflow cancels its live
+     * children again (repairing a cascade a crash cut short). The first terminal marker wins: cancel
+     * racing completion ends with exactly one of them.
      */
     public CancelOutcome cancel(String name, String id) {
         WorkflowNames.requireName(name);
@@ -100,14 +101,25 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return switch (a.kind()) {
             case "appended" -> {
                 store.signalAppended();
-                for (Instances.Key child : instances.liveChildren(name, id)) {
-                    cancel(child.name(), child.id());
-                }
+                cancelLiveChildren(name, id);
                 yield CancelOutcome.CANCELLED;
             }
-            case "refused" -> already(WorkflowStatus.fromSql(a.detail()));
+            case "refused" -> {
+                WorkflowStatus status = WorkflowStatus.fromSql(a.detail());
+                if (status == WorkflowStatus.CANCELLED) {
+                    cancelLiveChildren(name, id); // repairs a cascade an earlier cancel did not finish
+                }
+                yield already(status);
+            }
             default -> CancelOutcome.UNKNOWN;
         };
+    }
+
+    /** Cancels the live children of a cancelled instance, and theirs. */
+    void cancelLiveChildren(String name, String id) {
+        for (Instances.Key child : instances.liveChildren(name, id)) {
+            cancel(child.name(), child.id());
+        }
     }
 
     /**
@@ -242,6 +254,9 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     void checkRunnable(String name) {}
 
+    /** On an engine: refuses an input its registered input type cannot read (nothing is written). */
+    void checkInput(String name, String id, String json) {}
+
     String startOwner() {
         return null;
     }
@@ -290,13 +305,4 @@ public sealed class WorkflowClient permits WorkflowEngine {
         };
     }
 
-    private static boolean sameJson(String a, String b) {
-        try {
-            JsonNode x = JSON.readTree(a);
-            JsonNode y = JSON.readTree(b);
-            return x.equals(y);
-        } catch (IOException e) {
-            return false;
-        }
-    }
 }

@@ -48,8 +48,12 @@ public interface WorkflowContext {
     <T> Awakeable<T> awakeable(String name, Class<T> type);
 
     /**
-     * Spawns a child workflow durably (once per {@code stepName}) and returns its handle. Starting an
-     * existing child id attaches to it.
+     * Spawns a child workflow durably (once per {@code stepName}) and returns its handle; a replay
+     * returns the handle of the child the first run spawned, whatever ids this call computes. The
+     * input must be one the child's registered input type reads. Starting an existing id attaches
+     * to that instance if its input is the same (else the step fails with
+     * {@link WorkflowStartConflictException}); an instance this workflow did not create wakes it
+     * at its end only through a check every 2 s.
      */
     <I, T> ChildHandle<T> child(String stepName, String childName, String childId, I input, Class<T> type);
 

@@ -114,6 +114,11 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     }
 
     @Override
+    void checkInput(String name, String id, String json) {
+        runtime.checkInput(name, id, json);
+    }
+
+    @Override
     String startOwner() {
         return runOnStart && !closed ? keeper.owner() : null;
     }
@@ -190,6 +195,9 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         if (advance.wokenMeanwhile()) {
             tryRun(key);
         }
+        if (advance.result() == Advancer.Result.CANCELLED) {
+            cascadeCancel(key);
+        }
         switch (advance.result()) {
             case COMPLETED, FAILED, CANCELLED -> {
                 Instances.Key parent = localParents.remove(key);
@@ -198,6 +206,20 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
                 }
             }
             default -> { }
+        }
+    }
+
+    /**
+     * A run found its instance cancelled: it may have spawned a child after the cancellation's own
+     * walk of the live children (the spawn committed first, the walk read before it), so the
+     * children are walked again here.
+     */
+    private void cascadeCancel(Instances.Key key) {
+        try {
+            cancelLiveChildren(key.name(), key.id());
+        } catch (RuntimeException e) {
+            log.warn("waymark workflow: cancelling the children of cancelled {}/{} failed; cancelling it again"
+                    + " repairs this: {}", key.name(), key.id(), e.toString());
         }
     }
 

@@ -8,6 +8,9 @@ import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeWorker;
 import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,6 +27,9 @@ class ChildWorkflowTest {
     private static EventStore store;
     private static WorkflowEngine engine;
     private static ResumeWorker worker;
+    private static final java.util.Map<String, UUID> gates = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final CountDownLatch inBody = new CountDownLatch(1);
+    private static final CountDownLatch release = new CountDownLatch(1);
 
     @BeforeAll
     static void setUp() {
@@ -50,6 +56,32 @@ class ChildWorkflowTest {
                 .register("chain", Integer.class, String.class, (ctx, depth) -> depth == 0
                         ? ctx.child("leaf", "blocked", ctx.workflowId() + ".leaf", "x", String.class).await()
                         : ctx.child("next", "chain", ctx.workflowId() + ".c", depth - 1, String.class).await())
+                // a child id made afresh on every run: replay must follow the journaled one
+                .register("freshChild", String.class, String.class, (ctx, in) ->
+                        ctx.child("c", "level", UUID.randomUUID().toString(), 0, String.class).await())
+                // awaits an instance it did not create (it existed before: the spawn attaches)
+                .register("attacher", String.class, String.class, (ctx, in) ->
+                        "attached: " + ctx.child("c", "gated", "shared-" + in, "x", String.class).await())
+                .register("gated", String.class, String.class, (ctx, in) -> {
+                    Awakeable<String> gate = ctx.awakeable("gate", String.class);
+                    ctx.step("publish", () -> {
+                        gates.put(ctx.workflowId(), gate.id());
+                        return null;
+                    });
+                    return gate.await();
+                })
+                // a step, then plain code held by a latch, then a child
+                .register("lateSpawner", String.class, String.class, (ctx, in) -> {
+                    ctx.step("a", Integer.class, () -> 1);
+                    inBody.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException(e);
+                    }
+                    return ctx.child("late", "blocked", ctx.workflowId() + ".late", "x", String.class).await();
+                })
                 .register("cancelAware", String.class, String.class, (ctx, in) -> {
                     try {
                         return ctx.child("wait", "blocked", ctx.workflowId() + ".b", "x", String.class).await();
@@ -109,6 +141,44 @@ class ChildWorkflowTest {
                 .orElse(null) == WorkflowStatus.SUSPENDED);
         assertThat(engine.cancel("blocked", "ca.b")).isEqualTo(CancelOutcome.CANCELLED);
         assertThat(h.await(WAIT)).isEqualTo("child cancelled");
+    }
+
+    @Test
+    void a_replay_follows_the_journaled_child_when_the_call_makes_a_new_id() throws Exception {
+        // before: the handle took this run's new random id, found no such child and crashed the parent
+        assertThat(engine.start("freshChild", "fc", "x", String.class).await(WAIT)).isEqualTo("0(leaf)");
+    }
+
+    @Test
+    void a_parent_attached_to_an_instance_it_did_not_create_learns_its_end() throws Exception {
+        engine.start("gated", "shared-1", "x", String.class);
+        await().atMost(WAIT).until(() -> gates.containsKey("shared-1"));
+        WorkflowHandle<String> parent = engine.start("attacher", "att-1", "1", String.class);
+        await().atMost(WAIT).until(() -> parent.status() == WorkflowStatus.SUSPENDED);
+        assertThat(engine.completeAwakeable(gates.get("shared-1"), "opened")).isEqualTo(AwakeableOutcome.SETTLED);
+        // before: the instance's end woke only its own parent (none), and this one waited for ever
+        assertThat(parent.await(WAIT)).isEqualTo("attached: opened");
+    }
+
+    @Test
+    void attaching_to_an_existing_instance_with_another_input_is_a_clear_failure() throws Exception {
+        engine.start("gated", "shared-2", "other input", String.class);
+        WorkflowHandle<String> parent = engine.start("attacher", "att-2", "2", String.class);
+        assertThatThrownBy(() -> parent.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
+                .hasMessageContaining("child workflow gated/shared-2 of attacher/att-2 already exists")
+                .hasMessageContaining("with a different input");
+    }
+
+    @Test
+    void a_child_spawned_after_its_parent_was_cancelled_is_cancelled_too() throws Exception {
+        WorkflowHandle<String> h = engine.start("lateSpawner", "ls", "x", String.class);
+        assertThat(inBody.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(h.cancel()).isEqualTo(CancelOutcome.CANCELLED); // no child yet: nothing to cascade to
+        release.countDown(); // the body goes on and spawns its child, then finds itself cancelled
+        // before: the child ran on (suspended, waiting) as an orphan of a cancelled parent
+        await().atMost(WAIT).until(() -> engine.describe("blocked", "ls.late").map(d -> d.info().status())
+                .orElse(null) == WorkflowStatus.CANCELLED);
+        assertThatThrownBy(() -> h.await(WAIT)).isInstanceOf(WorkflowCancelledException.class);
     }
 
     @Test

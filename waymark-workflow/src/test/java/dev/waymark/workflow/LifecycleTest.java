@@ -78,6 +78,29 @@ class LifecycleTest {
                     gate.await();
                     return patched ? "new branch" : "old branch";
                 })
+                // its publish step fails on the first attempt (with maxAttempts 1: the workflow fails)
+                .register("retriedWaiter", String.class, String.class, (ctx, in) -> {
+                    Awakeable<String> a = ctx.awakeable("ok", String.class);
+                    ctx.step("publish", () -> {
+                        if (effects.hit(ctx.workflowId() + ":publish") == 1) {
+                            throw new IllegalStateException("broker down");
+                        }
+                        awakeables.put(ctx.workflowId(), a.id());
+                        return null;
+                    });
+                    return a.await();
+                })
+                // a finished sleep, then an awakeable, then a patch: new code all along
+                .register("sleptPatched", String.class, String.class, (ctx, in) -> {
+                    ctx.sleep("nap", Duration.ZERO);
+                    Awakeable<String> gate = ctx.awakeable("gate", String.class);
+                    ctx.step("publish", () -> {
+                        awakeables.put(ctx.workflowId(), gate.id());
+                        return null;
+                    });
+                    gate.await();
+                    return ctx.patch("v2") ? "new" : "old";
+                })
                 .register("flaky", String.class, String.class, (ctx, in) -> {
                     ctx.step("before", Integer.class, () -> effects.hit(ctx.workflowId() + ":before"));
                     if (effects.hit(ctx.workflowId() + ":attempt") <= 2) {
@@ -177,6 +200,30 @@ class LifecycleTest {
         assertThat(h.await(WAIT)).isEqualTo("finally");
         assertThat(effects.count("f-1:before")).isEqualTo(1);
         assertThat(engine.retry("flaky", "nope")).isEqualTo(RetryOutcome.UNKNOWN);
+    }
+
+    @Test
+    void a_retried_workflow_is_woken_by_the_awakeable_it_was_waiting_for() throws Exception {
+        WorkflowHandle<String> h = engine.start("retriedWaiter", "rw-1", "x", String.class);
+        await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.FAILED);
+        assertThat(engine.retry("retriedWaiter", "rw-1")).isEqualTo(RetryOutcome.RETRIED);
+        await().atMost(WAIT).until(() -> {
+            engine.runNow("retriedWaiter", "rw-1"); // runs it if nothing has yet
+            return h.status() == WorkflowStatus.SUSPENDED;
+        });
+        // before: the failure had abandoned the awakeable for good: "superseded", and the retried
+        // await read it as cancelled and failed again
+        assertThat(engine.completeAwakeable(awakeables.get("rw-1"), "delivered")).isEqualTo(AwakeableOutcome.SETTLED);
+        assertThat(h.await(WAIT)).isEqualTo("delivered");
+    }
+
+    @Test
+    void a_patch_after_a_replayed_sleep_is_true_for_a_new_instance() throws Exception {
+        WorkflowHandle<String> h = engine.start("sleptPatched", "sp-1", "x", String.class);
+        await().atMost(WAIT).until(() -> awakeables.containsKey("sp-1") && h.status() == WorkflowStatus.SUSPENDED);
+        assertThat(engine.completeAwakeable(awakeables.get("sp-1"), "go")).isEqualTo(AwakeableOutcome.SETTLED);
+        // before: the replayed sleep left its wake-time entry unvisited, so the patch saw history ahead
+        assertThat(h.await(WAIT)).isEqualTo("new");
     }
 
     @Test

@@ -26,6 +26,8 @@ class StepReplayTest {
 
     record Order(String id, int amount) {}
 
+    record Amount(double amount) {}
+
     private static EventStore store;
     private static WorkflowEngine engine;
     private static ResumeWorker worker;
@@ -70,6 +72,7 @@ class StepReplayTest {
                 })
                 .register("reserved", String.class, String.class, (ctx, in) ->
                         ctx.step("sleep:sneaky", String.class, () -> "x"))
+                .register("amounts", Amount.class, Double.class, (ctx, a) -> a.amount())
                 // generation 0 of id "x" goes on as generation 1; steps "s" (generation 0), "0:s" (1)
                 .register("colon", Integer.class, String.class, (ctx, gen) -> {
                     if (gen == 0 && ctx.workflowId().equals("x")) {
@@ -169,6 +172,27 @@ class StepReplayTest {
         // "colon:x:1:0:s" in the frozen entry-id form: the second was handed the first one's result
         assertThat(engine.start("colon", "x:1", 0, String.class).await(WAIT)).isEqualTo("x:1/0");
         assertThat(engine.start("colon", "x", 0, String.class).await(WAIT)).isEqualTo("x/1");
+    }
+
+    @Test
+    void starting_again_with_an_equal_input_is_the_same_instance_however_jsonb_wrote_its_numbers() throws Exception {
+        // jsonb keeps 2.5E7 as 25000000: read back, it was another kind of JSON number
+        WorkflowHandle<Double> first = engine.start("amounts", "am-1", new Amount(25_000_000.0), Double.class);
+        WorkflowHandle<Double> again = engine.start("amounts", "am-1", new Amount(25_000_000.0), Double.class);
+        assertThat(again.await(WAIT)).isEqualTo(25_000_000.0).isEqualTo(first.await(WAIT));
+        assertThatThrownBy(() -> engine.start("amounts", "am-1", new Amount(1.0), Double.class))
+                .isInstanceOf(WorkflowStartConflictException.class);
+    }
+
+    @Test
+    void an_input_the_workflow_cannot_read_is_refused_and_nothing_is_written() {
+        long before = count(POSTGRES, "SELECT count(*) FROM waymark.workflows");
+        // before: written, then every attempt crashed decoding it until the instance failed
+        assertThatThrownBy(() -> engine.start("threeSteps", "oops-1", "oops", String.class))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessageContaining("input of workflow threeSteps/oops-1 cannot be read as")
+                .hasMessageContaining("Order");
+        assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.workflows")).isEqualTo(before);
     }
 
     @Test

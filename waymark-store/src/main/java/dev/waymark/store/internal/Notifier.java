@@ -82,7 +82,9 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         long remaining = timeout.toNanos();
         lock.lock();
         try {
-            while (generation.get() == seenGeneration && remaining > 0 && !closed) {
+            // Closed, it still waits out the timeout: close() moved the generation once to wake the
+            // waiters of that moment, and a caller that goes on polling a closed handle must not spin.
+            while (generation.get() == seenGeneration && remaining > 0) {
                 remaining = changed.awaitNanos(remaining);
             }
             return generation.get();
@@ -166,7 +168,9 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                 backoffMillis = settings.reconnectInitial().toMillis();
                 signal(); // anything committed while we were not listening is now readable
                 listen(connection);
-            } catch (SQLException | RuntimeException e) {
+            } catch (SQLException | RuntimeException | Error e) {
+                // an Error too: this thread carries the remote wakes and the fallback tick of every
+                // waiter of the handle; if it ended, they would all sleep out their timeouts for good
                 if (closed) {
                     break;
                 }

@@ -20,6 +20,11 @@ final class Transactions {
         this.afterCommit = afterCommit;
     }
 
+    /**
+     * Runs {@code work}. What the work throws (its own {@code SQLException} on the transaction's
+     * connection too) rolls back and reaches the caller unchanged; only the store's own statements
+     * (begin, commit) are translated into store exceptions.
+     */
     <T, E extends Exception> T run(TransactionWork<T, E> work) throws E {
         Connection connection;
         try {
@@ -28,25 +33,37 @@ final class Transactions {
             throw SqlErrors.translate(e, "open a transaction", schema);
         }
         try {
-            boolean autoCommit = connection.getAutoCommit();
-            int isolation = connection.getTransactionIsolation();
-            connection.setAutoCommit(false);
-            if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
-                connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-            }
+            boolean autoCommit;
+            int isolation;
             try {
-                T result = work.run(new JdbcEventStore.BoundTransaction(connection, appender));
-                connection.commit();
-                afterCommit.run();
-                return result;
+                autoCommit = connection.getAutoCommit();
+                isolation = connection.getTransactionIsolation();
+                connection.setAutoCommit(false);
+                if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+                    connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+                }
+            } catch (SQLException e) {
+                throw SqlErrors.translate(e, "begin a transaction", schema);
+            }
+            T result;
+            try {
+                result = work.run(new JdbcEventStore.BoundTransaction(connection, appender));
             } catch (Exception | Error e) {
                 rollbackQuietly(connection, e);
+                restoreQuietly(connection, autoCommit, isolation, e);
                 throw e;
-            } finally {
-                restore(connection, autoCommit, isolation);
             }
-        } catch (SQLException e) {
-            throw SqlErrors.translate(e, "transaction", schema);
+            try {
+                connection.commit();
+            } catch (SQLException e) {
+                rollbackQuietly(connection, e);
+                restoreQuietly(connection, autoCommit, isolation, e);
+                throw SqlErrors.translate(e, "commit a transaction", schema);
+            }
+            // committed: a connection that cannot be reset is discarded by the pool, the work stands
+            restoreQuietly(connection, autoCommit, isolation, null);
+            afterCommit.run();
+            return result;
         } finally {
             try {
                 connection.close();
@@ -64,10 +81,17 @@ final class Transactions {
         }
     }
 
-    private static void restore(Connection connection, boolean autoCommit, int isolation) throws SQLException {
-        if (connection.getTransactionIsolation() != isolation) {
-            connection.setTransactionIsolation(isolation);
+    /** Resets the connection's settings; a failure is attached to {@code cause} (or ignored), never thrown. */
+    private static void restoreQuietly(Connection connection, boolean autoCommit, int isolation, Throwable cause) {
+        try {
+            if (connection.getTransactionIsolation() != isolation) {
+                connection.setTransactionIsolation(isolation);
+            }
+            connection.setAutoCommit(autoCommit);
+        } catch (SQLException e) {
+            if (cause != null) {
+                cause.addSuppressed(e);
+            }
         }
-        connection.setAutoCommit(autoCommit);
     }
 }

@@ -15,6 +15,7 @@ import dev.waymark.workflow.WorkflowContext;
 import dev.waymark.workflow.WorkflowException;
 import dev.waymark.workflow.WorkflowLeaseLostException;
 import dev.waymark.workflow.WorkflowNames;
+import dev.waymark.workflow.WorkflowStartConflictException;
 import dev.waymark.workflow.WorkflowStatus;
 import java.io.IOException;
 import java.time.Duration;
@@ -32,6 +33,9 @@ import java.util.function.Supplier;
 final class RunContext implements WorkflowContext {
 
     private static final ObjectMapper ENVELOPES = new ObjectMapper();
+
+    /** How often a workflow checks an awaited instance that is not its own child (see {@link #spawn}). */
+    static final Duration ATTACHED_CHILD_POLL = Duration.ofSeconds(2);
 
     private final Runtime rt;
     private final String name;
@@ -89,6 +93,7 @@ final class RunContext implements WorkflowContext {
         checkType(key, Void.class);
         visited.add(key);
         if (journal.containsKey(key)) {
+            visited.add("sleepat:" + sleep); // its wake time is journaled too: not history still ahead
             replayed(key);
             return;
         }
@@ -116,7 +121,7 @@ final class RunContext implements WorkflowContext {
             public T await() {
                 String key = "awk:" + label;
                 String envelope = resolved(key, type, () -> awakeableEnvelope(awakeable),
-                        "awakeable '" + label + "' (" + awakeable + ")", awakeable, null);
+                        "awakeable '" + label + "' (" + awakeable + ")", awakeable, null, () -> null);
                 return open(envelope, type, key,
                         reason -> new AwakeableFailedException(label + " (" + awakeable + ")", reason),
                         () -> new AwakeableCancelledException("awakeable " + label + " (" + awakeable
@@ -138,31 +143,36 @@ final class RunContext implements WorkflowContext {
             rt.registry.require(childName);
         }
         String inputJson = rt.encode(input, "input of child " + childName + "/" + childId);
-        recorded("child:" + stepName, String.class, () -> {
+        rt.checkInput(childName, childId, inputJson);
+        String spawned = recorded("child:" + stepName, String.class, () -> {
             spawn(childName, childId, inputJson);
             return childName + "/" + childId;
         });
-        Instances.Key child = new Instances.Key(childName, childId);
+        // the journaled child, not this call's arguments: an id made afresh on each run (a random
+        // one, or a child renamed by a deploy) must not send a replay to another instance
+        int slash = spawned.indexOf('/'); // a workflow name has no '/'
+        Instances.Key child = new Instances.Key(spawned.substring(0, slash), spawned.substring(slash + 1));
         return new ChildHandle<>() {
             @Override
             public String name() {
-                return childName;
+                return child.name();
             }
 
             @Override
             public String id() {
-                return childId;
+                return child.id();
             }
 
             @Override
             public T await() {
                 String key = "child:" + stepName + ":result";
-                String envelope = resolved(key, type, () -> childEnvelope(child),
-                        "child " + childName + "/" + childId, null, child);
+                Instances.Row[] seen = new Instances.Row[1];
+                String envelope = resolved(key, type, () -> childEnvelope(child, seen),
+                        "child " + child.name() + "/" + child.id(), null, child, () -> attachedChildWake(seen[0]));
                 return open(envelope, type, key,
-                        reason -> new ChildWorkflowFailedException(childName, childId, reason),
-                        () -> new ChildWorkflowCancelledException("child workflow " + childName + "/" + childId
-                                + " was cancelled"));
+                        reason -> new ChildWorkflowFailedException(child.name(), child.id(), reason),
+                        () -> new ChildWorkflowCancelledException("child workflow " + child.name() + "/"
+                                + child.id() + " was cancelled"));
             }
         };
     }
@@ -186,7 +196,21 @@ final class RunContext implements WorkflowContext {
         if (started.created()) {
             rt.signal();
             rt.childSpawned.spawned(new Instances.Key(name, id), new Instances.Key(childName, childId), started);
+        } else if (!JsonValues.same(started.existingInput(), inputJson)) {
+            // attaching to an existing instance, as a start does: only with the same input
+            throw new WorkflowStartConflictException("child workflow " + childName + "/" + childId + " of " + name
+                    + "/" + id + " already exists (" + started.status().sqlValue() + ") with a different input");
         }
+    }
+
+    /**
+     * When an awaited child is not this workflow's own (an instance that existed before the spawn
+     * attached to it), its end wakes its own parent, or nobody: this workflow then checks it again
+     * every {@link #ATTACHED_CHILD_POLL}.
+     */
+    private Instant attachedChildWake(Instances.Row row) {
+        boolean own = row != null && name.equals(row.info().parentName()) && id.equals(row.info().parentId());
+        return own ? null : rt.instances.dbNowPlus(ATTACHED_CHILD_POLL);
     }
 
     private <T, E extends Exception> T recorded(String key, Class<T> type, StepAction<T, E> action) throws E {
@@ -208,7 +232,7 @@ final class RunContext implements WorkflowContext {
 
     /** The journaled envelope of an await step, journaling it if its source resolved, else suspending. */
     private String resolved(String key, Class<?> type, Supplier<String> source, String waitingOn, UUID awakeable,
-            Instances.Key child) {
+            Instances.Key child, Supplier<Instant> wakeAfter) {
         checkType(key, type);
         visited.add(key);
         String stored = journal.get(key);
@@ -220,7 +244,7 @@ final class RunContext implements WorkflowContext {
         if (envelope != null) {
             return journalStep(key, envelope);
         }
-        return awaitSource(key, waitingOn, null, awakeable, child, source);
+        return awaitSource(key, waitingOn, wakeAfter.get(), awakeable, child, source);
     }
 
     private String awaitSource(String key, String waitingOn, Instant wakeAfter, UUID awakeable, Instances.Key child,
@@ -270,9 +294,10 @@ final class RunContext implements WorkflowContext {
         };
     }
 
-    private String childEnvelope(Instances.Key child) {
+    private String childEnvelope(Instances.Key child, Instances.Row[] seen) {
         Instances.Row row = rt.instances.find(child.name(), child.id()).orElseThrow(() -> new WorkflowException(
                 "child workflow " + child.name() + "/" + child.id() + " of " + name + "/" + id + " is missing"));
+        seen[0] = row;
         return switch (row.info().status()) {
             case COMPLETED -> "{\"ok\":" + row.result() + "}";
             case FAILED -> "{\"failed\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(

@@ -67,6 +67,27 @@ public final class Runtime {
         return json;
     }
 
+    /**
+     * Refuses an input that the registered input type of workflow {@code name} cannot read, before
+     * anything is written (without a registry, or for a name it lacks, there is nothing to check):
+     * such an instance would only crash on every attempt until it failed.
+     *
+     * @throws InvalidWorkflowInputException naming the workflow, the type and the reason
+     */
+    public void checkInput(String name, String id, String json) {
+        if (registry == null) {
+            return;
+        }
+        registry.find(name).ifPresent(definition -> {
+            try {
+                codec.decode(json, definition.inputType());
+            } catch (RuntimeException e) {
+                throw new InvalidWorkflowInputException("input of workflow " + name + "/" + id
+                        + " cannot be read as " + definition.inputType().getName() + ": " + e.getMessage(), e);
+            }
+        });
+    }
+
     /** Tells the store that something was appended (wakes local waiters, coalesced NOTIFY). */
     void signal() {
         try {
