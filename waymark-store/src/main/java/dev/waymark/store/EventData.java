@@ -27,6 +27,11 @@ public record EventData(
         if (type == null || type.isBlank()) {
             throw new InvalidInputException("event type must not be null or blank");
         }
+        int lone = dev.waymark.store.internal.Utf16.loneSurrogate(type);
+        if (lone >= 0) {
+            throw new InvalidInputException("event type must not contain a lone UTF-16 surrogate (index " + lone
+                    + "): it has no UTF-8 form");
+        }
         if (data == null) {
             throw new InvalidInputException("event data must not be null (type " + type + ")");
         }

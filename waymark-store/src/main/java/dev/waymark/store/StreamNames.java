@@ -64,6 +64,12 @@ public final class StreamNames {
                         "stream name must not contain control characters (index " + i + "): '" + name + "'");
             }
         }
+        int lone = dev.waymark.store.internal.Utf16.loneSurrogate(name);
+        if (lone >= 0) {
+            // the driver would send '?' for it, and the name would silently become another stream's
+            throw new InvalidInputException("stream name must not contain a lone UTF-16 surrogate (index " + lone
+                    + "): it has no UTF-8 form");
+        }
         return name;
     }
 

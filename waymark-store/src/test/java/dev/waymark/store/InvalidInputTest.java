@@ -66,6 +66,10 @@ class InvalidInputTest {
         refused(() -> store.append("$all", ExpectedVersion.any(), event("A")), "reserved");
         refused(() -> store.append("order\u0000-1", ExpectedVersion.any(), event("A")), "control characters");
         refused(() -> store.softDelete("$wf-1"), "reserved");
+        // a truncated emoji: sent as '?', it would have written to stream "order-?"
+        refused(() -> store.append("order-\uD83D", ExpectedVersion.any(), event("A")), "lone UTF-16 surrogate");
+        refused(() -> store.append("order-1", ExpectedVersion.any(), event("A\uDE00")), "lone UTF-16 surrogate");
+        assertThat(StreamNames.requireValid("order-\uD83D\uDE00")).isEqualTo("order-\uD83D\uDE00"); // a pair is fine
     }
 
     @Test

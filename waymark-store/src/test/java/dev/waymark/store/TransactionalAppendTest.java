@@ -149,6 +149,24 @@ class TransactionalAppendTest {
     }
 
     @Test
+    void the_stores_own_append_works_on_a_pool_whose_default_isolation_is_not_read_committed() throws Exception {
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(POSTGRES.jdbcUrl());
+        config.setMaximumPoolSize(1);
+        config.setTransactionIsolation("TRANSACTION_REPEATABLE_READ");
+        try (com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource(config);
+                EventStore onPool = EventStore.builder(pool).build()) {
+            // before: refused (WM002) although the transaction is the store's own
+            onPool.append("iso-1", ExpectedVersion.noStream(), events(2));
+            assertThat(onPool.readStreamForward("iso-1", 0, 10)).hasSize(2);
+            try (Connection c = pool.getConnection()) { // handed back as the pool set it up
+                assertThat(c.getTransactionIsolation()).isEqualTo(Connection.TRANSACTION_REPEATABLE_READ);
+                assertThat(c.getAutoCommit()).isTrue();
+            }
+        }
+    }
+
+    @Test
     void a_conflict_inside_the_transaction_rolls_back_everything() {
         store.append("order-f", ExpectedVersion.noStream(), event("A"));
         assertThatThrownBy(() -> store.inTransaction(tx -> {

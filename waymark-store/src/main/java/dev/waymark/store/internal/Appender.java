@@ -55,10 +55,17 @@ final class Appender {
             try (Connection connection = dataSource.getConnection()) {
                 boolean autoCommit = connection.getAutoCommit();
                 List<AppendResult> results;
-                if (autoCommit) {
-                    results = execute(connection, prepared, now);
-                } else {
-                    results = inOwnTransaction(connection, prepared, now);
+                try {
+                    results = autoCommit ? execute(connection, prepared, now)
+                            : inOwnTransaction(connection, prepared, now);
+                } catch (SQLException e) {
+                    if (!SqlErrors.APPEND_ISOLATION.equals(e.getSQLState())) {
+                        throw e;
+                    }
+                    // The pool's (or the server's) default isolation is not READ COMMITTED. The
+                    // transaction is the store's own, so it sets the level for it (asking the
+                    // connection for its level on every append would cost a round trip).
+                    results = atReadCommitted(connection, prepared, now, autoCommit);
                 }
                 afterCommit.run();
                 return results;
@@ -81,6 +88,19 @@ final class Appender {
         } catch (SQLException e) {
             // No retry here: the caller's transaction is aborted and only the caller can redo it.
             throw translate(e, prepared);
+        }
+    }
+
+    private List<AppendResult> atReadCommitted(Connection connection, List<StreamAppend> prepared, OffsetDateTime now,
+            boolean autoCommit) throws SQLException {
+        int isolation = connection.getTransactionIsolation();
+        connection.setAutoCommit(false);
+        connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+        try {
+            return inOwnTransaction(connection, prepared, now);
+        } finally {
+            connection.setTransactionIsolation(isolation);
+            connection.setAutoCommit(autoCommit);
         }
     }
 
