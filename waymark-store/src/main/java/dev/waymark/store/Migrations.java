@@ -28,7 +28,8 @@ public final class Migrations {
             "V7__workflow_set_based_completions.sql",
             "V8__plans_independent_of_table_size.sql", "V9__reads_that_walk_their_index.sql",
             "V10__workflow_garbage_collection.sql",
-            "V11__workflow_fences_after_collection.sql", "V12__workflow_retry_revives_awakeables.sql");
+            "V11__workflow_fences_after_collection.sql", "V12__workflow_retry_revives_awakeables.sql",
+            "V13__hidden_event_probe.sql");
 
     /** Where the scripts live on the classpath. */
     public static final String LOCATION = "db/waymark";

@@ -332,6 +332,38 @@ class SubscriptionTest {
     }
 
     @Test
+    void an_event_hidden_when_its_wake_came_is_delivered_soon_after_the_hiding_transaction_ends() throws Exception {
+        String c = fresh();
+        append(store, c + "-1", "Before");
+        Recorder recorder = Recorder.ok();
+        AtomicInteger caughtUp = new AtomicInteger();
+        SubscriptionListener pages = new SubscriptionListener() {
+            @Override
+            public void caughtUp(SubscriptionConfig config, GlobalPosition position) {
+                caughtUp.incrementAndGet();
+            }
+        };
+        // polls only every 30 s, and its store's fallback tick comes every 10 min: before, the
+        // event waited for one of them (by default, the 1 s tick)
+        try (EventStore quiet = EventStore.builder(POSTGRES.dataSource()).fallbackPoll(Duration.ofMinutes(10)).build();
+                Subscription s = Subscription.builder(quiet, "sub-" + c, Target.category(c))
+                        .pollInterval(Duration.ofSeconds(30)).listener(pages).start(recorder);
+                java.sql.Connection blocker = POSTGRES.dataSource().getConnection()) {
+            await().atMost(WAIT).until(() -> recorder.size() == 1);
+            blocker.setAutoCommit(false);
+            try (java.sql.Statement st = blocker.createStatement()) {
+                st.execute("SELECT pg_current_xact_id()"); // an open transaction with a smaller id
+            }
+            int pagesBefore = caughtUp.get();
+            append(quiet, c + "-1", "Hidden"); // its wake comes while the blocker hides it
+            await().atMost(WAIT).until(() -> caughtUp.get() > pagesBefore); // woken, read, found nothing
+            assertThat(recorder.types()).containsExactly("Before");
+            blocker.commit(); // signals nobody
+            await().atMost(Duration.ofSeconds(5)).until(() -> recorder.types().equals(List.of("Before", "Hidden")));
+        }
+    }
+
+    @Test
     void invalid_options_are_refused_with_the_option_named() {
         assertThatThrownBy(() -> builder(fresh()).batchSize(0).start(Recorder.ok()))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("batchSize");

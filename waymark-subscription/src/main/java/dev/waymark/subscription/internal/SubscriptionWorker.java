@@ -34,6 +34,8 @@ public final class SubscriptionWorker implements Subscription {
 
     private static final Logger log = LoggerFactory.getLogger(SubscriptionWorker.class);
     private static final Duration WAIT_SLICE = Duration.ofMillis(100);
+    /** The first recheck while committed events are hidden behind the horizon. */
+    private static final Duration FIRST_HIDDEN_RECHECK = Duration.ofMillis(10);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
     private final EventStore store;
@@ -45,6 +47,8 @@ public final class SubscriptionWorker implements Subscription {
     private final CountDownLatch done = new CountDownLatch(1);
 
     private volatile boolean stopping;
+    /** The current recheck delay while events are hidden behind the horizon, or null. */
+    private Duration hiddenBackoff;
     private volatile GlobalPosition handled = GlobalPosition.START;
     private volatile Throwable failure;
     private volatile Thread thread;
@@ -204,7 +208,7 @@ public final class SubscriptionWorker implements Subscription {
                 }
                 GlobalPosition caughtUpAt = cursor;
                 safely(() -> listener.caughtUp(config, caughtUpAt));
-                waitForEvents(signal, generation);
+                waitForEvents(signal, generation, nextWait());
             }
         }
     }
@@ -217,8 +221,26 @@ public final class SubscriptionWorker implements Subscription {
         };
     }
 
-    private void waitForEvents(WakeSignal signal, long generation) throws InterruptedException {
-        long deadline = System.nanoTime() + config.pollInterval().toNanos();
+    /**
+     * How long to wait for the next wake: the poll interval, unless committed events are still
+     * hidden behind the horizon (their wake came, and nothing will signal when the transaction that
+     * hides them ends): then 10 ms, doubling while they stay hidden, up to the poll interval.
+     */
+    private Duration nextWait() throws InterruptedException {
+        if (!retrying("probe for hidden events", () -> VisibleBound.hiddenEventsExist(store.dataSource(),
+                store.schema()))) {
+            hiddenBackoff = null;
+            return config.pollInterval();
+        }
+        hiddenBackoff = hiddenBackoff == null ? FIRST_HIDDEN_RECHECK : hiddenBackoff.multipliedBy(2);
+        if (hiddenBackoff.compareTo(config.pollInterval()) > 0) {
+            hiddenBackoff = config.pollInterval();
+        }
+        return hiddenBackoff;
+    }
+
+    private void waitForEvents(WakeSignal signal, long generation, Duration wait) throws InterruptedException {
+        long deadline = System.nanoTime() + wait.toNanos();
         while (!stopping && System.nanoTime() < deadline) {
             long slice = Math.min(WAIT_SLICE.toNanos(), deadline - System.nanoTime());
             if (signal.awaitAfter(generation, Duration.ofNanos(Math.max(slice, 1))) != generation) {

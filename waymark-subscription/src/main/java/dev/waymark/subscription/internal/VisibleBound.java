@@ -23,6 +23,23 @@ public final class VisibleBound {
     private VisibleBound() {}
 
     /**
+     * Whether a committed event is still behind the horizon (a transaction with a smaller id is
+     * open). A reader woken by its append found nothing of it, and that transaction's end will
+     * signal nobody: the reader should look again soon rather than at its next poll.
+     */
+    public static boolean hiddenEventsExist(DataSource dataSource, String schema) {
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT " + dev.waymark.store.internal.Schema.quote(schema)
+                        + ".has_hidden_events()")) {
+            rs.next();
+            return rs.getBoolean(1);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(e, "probe for events behind the visibility horizon", schema);
+        }
+    }
+
+    /**
      * The position {@code (oldest open transaction id, 0)}: before every event of that transaction
      * (sequences start at 1) and after every event of every older one.
      */
