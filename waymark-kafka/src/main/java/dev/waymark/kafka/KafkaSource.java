@@ -41,8 +41,10 @@ import org.slf4j.LoggerFactory;
  *       fails; the source never ends normally unless shut down. While the broker is unreachable and
  *       nothing needs committing, the consumer waits for it, as the Kafka client does.</li>
  *   <li><b>Shutdown.</b> {@link #shutdown()} stops handing out records at once, waits up to the drain
- *       timeout for acknowledgements of records already handed out, commits and closes; then
- *       {@link #isFinished()} is true. {@link #close()} does the same without waiting.</li>
+ *       timeout for acknowledgements of records already handed out (not once its processor has
+ *       ended: {@link #processorEnded()}), commits and closes; then {@link #isFinished()} is true.
+ *       {@link #close()} does the same without waiting. A processor that fails shuts its source
+ *       down at once, so the consumer leaves the group and the other members take its partitions.</li>
  * </ul>
  *
  * <p>One thread owns the {@code KafkaConsumer}; acknowledgements from handler threads only update
@@ -103,6 +105,18 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
     @Override
     public void shutdown() {
         runtime.shutdown(false);
+    }
+
+    /**
+     * Its processor has ended and acknowledges nothing more: a {@link #shutdown()} (before or after
+     * this) no longer waits for the acknowledgement of records handed out, but commits what was
+     * acknowledged and closes the consumer at once, leaving the group; the rest is redelivered to
+     * the group's next owner of the partition. {@code ProcessingApp} calls this when a processor
+     * ends, and shuts the source of a failed one down right away.
+     */
+    @Override
+    public void processorEnded() {
+        runtime.processorEnded();
     }
 
     /**

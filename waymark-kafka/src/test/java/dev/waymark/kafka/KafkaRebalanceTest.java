@@ -24,8 +24,12 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -141,6 +145,59 @@ class KafkaRebalanceTest {
             }
         }
         return n;
+    }
+
+    @Test
+    void a_member_whose_processor_fails_leaves_the_group_at_once_and_the_other_takes_every_partition_over()
+            throws Exception {
+        int partitions = 4;
+        String topic = KAFKA.createTopic("failed-member", partitions);
+        String group = kafka.group();
+        AtomicReference<String> fatalOn = new AtomicReference<>();
+        Set<String> handledByB = ConcurrentHashMap.newKeySet();
+        KafkaSource sourceA = KafkaSource.of(kafka.config(group, topic).name("a")
+                .consumerProperty(ConsumerConfig.CLIENT_ID_CONFIG, "member-a").build());
+        KafkaSource sourceB = KafkaSource.of(kafka.config(group, topic).name("b")
+                .consumerProperty(ConsumerConfig.CLIENT_ID_CONFIG, "member-b").build());
+        ProcessingApp a = ProcessingApp.builder().processor("a", sourceA, Concurrency.serial(), m -> {
+            fatalOn.compareAndSet(null, m.id());
+            throw new OutOfMemoryError("test: member a's processor fails");
+        }).build().start();
+        ProcessingApp b = ProcessingApp.builder().processor("b", sourceB, Concurrency.serial(), m -> {
+            handledByB.add(m.id());
+            return AckDecision.ok();
+        }).build().start();
+        try {
+            await().atMost(WAIT).until(() -> {
+                Map<String, Integer> owned = owned(group);
+                return owned.size() == 2 && !owned.containsValue(0);
+            });
+            for (int p = 0; p < partitions; p++) {
+                kafka.produce(topic, p, 25, 1);
+            }
+            await().atMost(WAIT).until(() -> a.snapshot().get("a").lifecycle() == ProcessorState.Lifecycle.FAILED);
+
+            // The session timeout is 10 s: b owning everything well before it means a left the group.
+            await().atMost(Duration.ofSeconds(4)).until(() -> owned(group).equals(Map.of("member-b", partitions)));
+            await().atMost(WAIT).until(() -> handledByB.size() == 100 && kafka.fullyCommitted(group, topic, partitions));
+            assertThat(handledByB).as("nothing lost, the record a failed on included").contains(fatalOn.get());
+            assertThat(sourceA.isFinished()).as("a's consumer committed and closed").isTrue();
+            assertThat(sourceA.failure()).isEmpty();
+        } finally {
+            a.stop();
+            b.stop();
+            sourceA.close();
+            sourceB.close();
+        }
+    }
+
+    /** How many partitions each member of {@code group} owns, by client id. */
+    private static Map<String, Integer> owned(String group) throws Exception {
+        ConsumerGroupDescription d = KAFKA.admin().describeConsumerGroups(List.of(group)).describedGroups()
+                .get(group).get(30, TimeUnit.SECONDS);
+        Map<String, Integer> out = new HashMap<>();
+        d.members().forEach(m -> out.put(m.clientId(), m.assignment().topicPartitions().size()));
+        return out;
     }
 
     /** A processor member of the churn test; hand-outs are checked for monotonic offsets per partition. */

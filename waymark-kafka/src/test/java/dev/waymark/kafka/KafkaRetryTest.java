@@ -11,6 +11,7 @@ import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.ProcessingApp;
+import dev.waymark.messaging.ProcessorState;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +28,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.LongStream;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -134,6 +136,37 @@ class KafkaRetryTest {
                 }).build().start();
         kafka.awaitCommittedThenStop(app, group, topic, 1);
         assertThat(seen).containsExactly(0L, 1L, 2L, 2L, 3L, 4L);
+    }
+
+    @Test
+    void a_record_whose_handler_always_throws_is_retried_about_once_a_second_and_makes_the_processor_unhealthy()
+            throws Exception {
+        String topic = KAFKA.createTopic("retry-poison", 1);
+        kafka.produce(topic, 0, 3, 1);
+        String group = kafka.group();
+        // Fetches answer at once, as on a busy partition: a seek back is refetched without waiting.
+        KafkaSource source = KafkaSource.of(kafka.config(group, topic)
+                .consumerProperty(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "1").build());
+        ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(), m -> {
+            if (KafkaCoordinates.of(m.envelope()).offset() == 1) {
+                throw new IllegalStateException("poison");
+            }
+            return AckDecision.ok();
+        }).build().start();
+        long started = System.nanoTime();
+        try {
+            Duration window = Duration.ofMillis(1_500); // longer than the default retry delay of 1 s
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> !app.isHealthy(window));
+            long elapsedSeconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+            ProcessorState state = app.snapshot().get("p");
+            assertThat(state.lifecycle()).isEqualTo(ProcessorState.Lifecycle.RUNNING);
+            assertThat(state.retried()).as("retried at the default delay, not in a tight loop")
+                    .isBetween(2L, elapsedSeconds + 2);
+            assertThat(kafka.committed(group, topic)).containsEntry(0, 1L);
+        } finally {
+            app.stop();
+            source.close();
+        }
     }
 
     @Test

@@ -23,8 +23,17 @@ public interface MessageSource {
 
     /**
      * Asks the source to end (graceful stop): after it, {@link #isFinished()} becomes true once
-     * what the source must still yield is yielded. Called exactly once per stop, while
-     * acknowledgements of drained messages may still follow.
+     * what the source must still yield is yielded. Called exactly once: by the app's stop, while
+     * acknowledgements of drained messages may still follow, or earlier, when the processor failed.
      */
     void shutdown() throws Exception;
+
+    /**
+     * Tells the source that its processor has ended (stopped, halted or failed): it pulls nothing
+     * more and acknowledges nothing more, so a message handed out and not acknowledged by now never
+     * will be (the source's broker delivers it again, to this group's next owner or after a restart).
+     * A source that waits for acknowledgements after {@link #shutdown()} stops waiting; it may come
+     * before or after {@code shutdown()}. Called once, from the processor's thread. Default: nothing.
+     */
+    default void processorEnded() {}
 }

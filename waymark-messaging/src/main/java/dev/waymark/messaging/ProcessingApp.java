@@ -30,6 +30,12 @@ public final class ProcessingApp {
     public static final Duration DEFAULT_STUCK_AFTER = Duration.ofMinutes(5);
     /** Default total timeout of {@link #stop()}. */
     public static final Duration DEFAULT_TOTAL_TIMEOUT = Duration.ofSeconds(60);
+    /**
+     * Default retry delay when a handler throws. Not 0: a message whose handler always throws is
+     * retried for ever, and without a delay that is a tight loop (for Kafka a seek and a fetch, and a
+     * warning logged, thousands of times a second).
+     */
+    public static final Duration DEFAULT_HANDLER_EXCEPTION_RETRY_DELAY = Duration.ofSeconds(1);
 
     private static final Logger log = LoggerFactory.getLogger(ProcessingApp.class);
 
@@ -106,7 +112,8 @@ public final class ProcessingApp {
 
     /**
      * Stops gracefully: every source's {@code shutdown()} is called exactly once (a failing one does
-     * not skip the others), processors finalize what they already took, up to {@code drain}; then
+     * not skip the others; a failed processor's source had it called when the processor failed),
+     * processors finalize what they already took, up to {@code drain}; then
      * whatever still runs is stopped by force, after which no finalizer runs. Concurrent and later
      * calls share the first call's result.
      *
@@ -145,14 +152,10 @@ public final class ProcessingApp {
         RuntimeException shutdownFailure = null;
         for (ProcessorRuntime p : processors) {
             p.draining();
-            try {
-                p.source().shutdown();
-            } catch (Exception e) {
-                log.warn("source {} of processor {} failed to shut down: {}", p.source().name(), p.id(), e.toString());
-                if (shutdownFailure == null) {
-                    shutdownFailure = new MessagingException("shutting down source '" + p.source().name()
-                            + "' of processor '" + p.id() + "' failed", e);
-                }
+            Exception e = p.shutdownSource(); // a failed processor's source was shut down when it failed
+            if (e != null && shutdownFailure == null) {
+                shutdownFailure = new MessagingException("shutting down source '" + p.source().name()
+                        + "' of processor '" + p.id() + "' failed", e);
             }
         }
         boolean drained = true;
@@ -189,17 +192,23 @@ public final class ProcessingApp {
         return processors.stream().map(ProcessorRuntime::id).toList();
     }
 
-    /** Healthy while no processor has failed or is stuck for {@link #DEFAULT_STUCK_AFTER}. */
+    /** {@link #isHealthy(Duration)} with {@link #DEFAULT_STUCK_AFTER}. */
     public boolean isHealthy() {
         return isHealthy(DEFAULT_STUCK_AFTER);
     }
 
     /**
-     * Healthy while no processor has failed and none is stuck: having messages in flight or in its
-     * inbox but finalizing none for {@code stuckAfter}. Progress is sampled by these calls rather
-     * than stamped per message (a clock read per message would cost more than a fast handler), so
-     * the time without progress counts from the first call that saw the processor busy at its
-     * current progress: call this from a periodic probe.
+     * Healthy while no processor has failed and none is stuck: having work pending but finalizing
+     * no message for good (ok or dead letter) for {@code stuckAfter}. Work pending is messages in
+     * flight or in the inbox, or a retry since the last message finalized for good: retries are not
+     * progress, so a message whose handler always throws makes its processor stuck (a retry stops
+     * counting as pending {@code stuckAfter} after the last call that saw a new one, so a retried
+     * message that never comes back does not keep an idle processor stuck). Progress is sampled by
+     * these calls rather than stamped per message (a clock read per message would cost more than a
+     * fast handler), so the time without progress counts from the first call that saw work pending
+     * at the current progress: call this from a periodic probe, more often than {@code stuckAfter}
+     * and than the retry delay. Progress is counted per processor: a message retried on one Kafka
+     * partition while others advance does not make it stuck (watch the source's lag for that).
      */
     public boolean isHealthy(Duration stuckAfter) {
         return processors.stream().noneMatch(p -> p.snapshot().lifecycle() == ProcessorState.Lifecycle.FAILED
@@ -213,7 +222,7 @@ public final class ProcessingApp {
         private final List<Spec> specs = new ArrayList<>();
         private int inboxSize = DEFAULT_INBOX_SIZE;
         private FailureStrategy strategy = FailureStrategy.ISOLATE;
-        private Duration exceptionRetryDelay = Duration.ZERO;
+        private Duration exceptionRetryDelay = DEFAULT_HANDLER_EXCEPTION_RETRY_DELAY;
         private ProcessorListener listener = ProcessorListener.NONE;
 
         private Builder() {}
@@ -242,7 +251,10 @@ public final class ProcessingApp {
             return this;
         }
 
-        /** The retry delay when a handler throws; default 0. */
+        /**
+         * The retry delay when a handler throws, {@code >= 0}; default
+         * {@link #DEFAULT_HANDLER_EXCEPTION_RETRY_DELAY}.
+         */
         public Builder handlerExceptionRetryDelay(Duration delay) {
             this.exceptionRetryDelay = delay;
             return this;

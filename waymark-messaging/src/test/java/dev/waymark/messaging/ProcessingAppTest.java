@@ -17,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -77,7 +78,8 @@ class ProcessingAppTest {
         }).build().start();
         await().atMost(WAIT).until(() -> finalized(s, AckDecision.Ok.class) == 5);
         assertThat(s.decisions()).filteredOn(d -> d.decision() instanceof AckDecision.Retry).singleElement()
-                .satisfies(d -> assertThat(d.decision()).isEqualTo(AckDecision.retry(Duration.ZERO)));
+                .satisfies(d -> assertThat(d.decision())
+                        .isEqualTo(AckDecision.retry(ProcessingApp.DEFAULT_HANDLER_EXCEPTION_RETRY_DELAY)));
         ProcessorState state = app.snapshot().get("p");
         assertThat(state.failed()).isOne();
         assertThat(state.lifecycle()).isEqualTo(ProcessorState.Lifecycle.RUNNING);
@@ -285,6 +287,43 @@ class ProcessingAppTest {
         await().atMost(WAIT).until(() -> s.decisions().size() == 2);
         assertThat(app.isHealthy(Duration.ofMillis(200))).isTrue(); // idle is not stuck
         app.stop();
+    }
+
+    @Test
+    void a_message_whose_handler_always_throws_makes_its_processor_stuck_while_one_progressing_between_retries_is_not()
+            throws Exception {
+        Duration window = Duration.ofMillis(300);
+        InMemorySource poison = source("poison", 1);
+        ProcessingApp poisoned = ProcessingApp.builder().handlerExceptionRetryDelay(Duration.ofMillis(20))
+                .processor("poison", poison, Concurrency.serial(), m -> {
+                    throw new IllegalStateException("cannot parse " + m.id());
+                }).build().start();
+        // every tenth message fails once, then succeeds: retries all along, and progress all along
+        InMemorySource flaky = source("flaky", 4_000);
+        ProcessingApp progressing = ProcessingApp.builder().handlerExceptionRetryDelay(Duration.ofMillis(20))
+                .processor("flaky", flaky, Concurrency.serial(), m -> {
+                    LockSupport.parkNanos(1_000_000);
+                    if (m.envelope().attempt() == 0 && text(m).endsWith("0")) {
+                        throw new IllegalStateException("transient");
+                    }
+                    return AckDecision.ok();
+                }).build().start();
+        try {
+            await().atMost(WAIT).pollInterval(Duration.ofMillis(50)).until(() -> !poisoned.isHealthy(window));
+            ProcessorState state = poisoned.snapshot().get("poison");
+            assertThat(state.lifecycle()).isEqualTo(ProcessorState.Lifecycle.RUNNING);
+            assertThat(state.retried()).as("retried, never finalized for good").isGreaterThan(5);
+            assertThat(finalized(poison, AckDecision.Ok.class)).isZero();
+
+            await().during(Duration.ofSeconds(1)).atMost(WAIT).pollInterval(Duration.ofMillis(50))
+                    .until(() -> progressing.isHealthy(window));
+            assertThat(progressing.snapshot().get("flaky").retried()).isPositive();
+            assertThat(finalized(flaky, AckDecision.Ok.class)).as("still busy: healthy while working")
+                    .isBetween(1L, 3_999L);
+        } finally {
+            poisoned.stop();
+            progressing.stop();
+        }
     }
 
     // 8 ---------------------------------------------------------------------------------------

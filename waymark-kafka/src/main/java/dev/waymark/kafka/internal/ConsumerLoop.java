@@ -47,6 +47,8 @@ final class ConsumerLoop {
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     private volatile boolean stopRequested;
     private volatile boolean closeNow;
+    /** The processor has ended: no acknowledgement will come, a stop need not wait for any. */
+    private volatile boolean processorEnded;
     private volatile KafkaSourceException fatal;
 
     ConsumerLoop(KafkaSourceConfig config, Events events) {
@@ -74,6 +76,12 @@ final class ConsumerLoop {
         }
         stopRequested = true;
         ledger.closeHandout();
+        wakeup();
+    }
+
+    /** The processor acknowledges nothing more; a stop (requested before or after) closes at once. */
+    void processorEnded() {
+        processorEnded = true;
         wakeup();
     }
 
@@ -170,7 +178,7 @@ final class ConsumerLoop {
                     draining = true;
                     drainDeadline = now + config.commits().drainTimeout().toNanos();
                 }
-                if (closeNow || ledger.outstanding() <= 0 || now - drainDeadline >= 0) {
+                if (closeNow || processorEnded || ledger.outstanding() <= 0 || now - drainDeadline >= 0) {
                     if (ledger.outstanding() > 0) {
                         log.warn("kafka source '{}': closing with {} handed-out message(s) unacknowledged; they"
                                 + " will be redelivered", config.name(), ledger.outstanding());

@@ -120,6 +120,11 @@ public final class SourceRuntime {
         }
     }
 
+    /** The processor acknowledges nothing more: a shutdown does not wait for acknowledgements. */
+    public void processorEnded() {
+        loop.processorEnded();
+    }
+
     /** Waits for the consumer to be closed. */
     public boolean awaitClosed(Duration timeout) throws InterruptedException {
         return loop.awaitFinished(timeout);

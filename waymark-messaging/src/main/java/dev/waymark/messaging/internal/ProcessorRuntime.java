@@ -50,7 +50,8 @@ public final class ProcessorRuntime {
     private final CountDownLatch ingesterDone = new CountDownLatch(1);
 
     private final AtomicLong received = new AtomicLong();
-    private final AtomicLong processed = new AtomicLong();
+    /** Finalized with ok; {@code processed} is these plus the retries. */
+    private final AtomicLong succeeded = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong retried = new AtomicLong();
     private final AtomicLong deadLettered = new AtomicLong();
@@ -60,9 +61,8 @@ public final class ProcessorRuntime {
     /** Whether the listener wants handler timings (two clock reads per message). */
     private final boolean timed;
 
-    /** Progress seen by the last stuck check, and when; guarded by {@code this}. */
-    private long sampledProgress = -1;
-    private long sampledAt;
+    private final StuckCheck stuck = new StuckCheck();
+    private final SourceShutdown sourceShutdown;
     private volatile Throwable sourceFailure;
     private volatile Lifecycle lifecycle = Lifecycle.STARTING;
     private volatile String halt;
@@ -77,6 +77,7 @@ public final class ProcessorRuntime {
         this.listener = listener;
         this.id = id;
         this.source = source;
+        this.sourceShutdown = new SourceShutdown(id, source);
         this.handler = handler;
         this.exceptionRetryDelay = exceptionRetryDelay;
         this.inbox = new ArrayBlockingQueue<>(inboxSize);
@@ -146,12 +147,41 @@ public final class ProcessorRuntime {
             fail(null, "processor loop failed", e); // never a silent STOPPED
             throw e;
         } finally {
-            lifecycle = failure != null ? Lifecycle.FAILED : halt != null ? Lifecycle.HALTED : Lifecycle.STOPPED;
-            done.countDown();
+            ended();
+        }
+    }
+
+    /**
+     * The processor has ended: records how, lets the source go and only then counts as done. A
+     * failed processor shuts its source down at once (whatever the strategy) rather than leaving it
+     * running until the app stops: a Kafka consumer would keep its partitions from the rest of its
+     * group. Nothing handed out is acknowledged after this, which the source is told too.
+     */
+    private void ended() {
+        lifecycle = failure != null ? Lifecycle.FAILED : halt != null ? Lifecycle.HALTED : Lifecycle.STOPPED;
+        try {
+            try {
+                source.processorEnded();
+            } catch (RuntimeException e) {
+                log.warn("processor {}: source {} failed on processorEnded: {}", id, source.name(), e.toString());
+            }
             if (failure != null) {
+                shutdownSource();
                 onFailure.accept(this);
             }
+        } finally {
+            done.countDown();
         }
+    }
+
+    /**
+     * Calls the source's {@code shutdown()} unless it was called already (by a stop, or when the
+     * processor failed): once per processor. Waits for that one call if it is running.
+     *
+     * @return the failure of that call, or null
+     */
+    public Exception shutdownSource() {
+        return sourceShutdown.run();
     }
 
     /**
@@ -242,11 +272,7 @@ public final class ProcessorRuntime {
             if (executor != null) {
                 executor.shutdown();
             }
-            lifecycle = failure != null ? Lifecycle.FAILED : halt != null ? Lifecycle.HALTED : Lifecycle.STOPPED;
-            done.countDown();
-            if (failure != null) {
-                onFailure.accept(this);
-            }
+            ended();
         }
     }
 
@@ -334,17 +360,19 @@ public final class ProcessorRuntime {
 
     /** Counts a finalized decision; a halt stops the processor. */
     private void account(Ingested message, AckDecision decision) {
-        if (decision instanceof AckDecision.Ok) {
-            count(processed);
-        } else if (decision instanceof AckDecision.Retry) {
-            count(processed);
-            count(retried);
-        } else if (decision instanceof AckDecision.DeadLetter) {
-            count(failed);
-            count(deadLettered);
-        } else if (decision instanceof AckDecision.Halt h && failure == null && halt == null) {
-            halt = h.reason();
-            log.info("processor {} halted by message {}: {}", id, message.envelope().messageId(), h.reason());
+        switch (decision) {
+            case AckDecision.Ok ok -> count(succeeded);
+            case AckDecision.Retry r -> count(retried);
+            case AckDecision.DeadLetter d -> {
+                count(failed);
+                count(deadLettered);
+            }
+            case AckDecision.Halt h -> {
+                if (failure == null && halt == null) {
+                    halt = h.reason();
+                    log.info("processor {} halted by message {}: {}", id, message.envelope().messageId(), h.reason());
+                }
+            }
         }
     }
 
@@ -402,21 +430,13 @@ public final class ProcessorRuntime {
     }
 
     /**
-     * Whether it has work (in flight or in its inbox) but has finalized nothing for {@code after}:
-     * a handler or an acknowledgement hangs. Progress is sampled by these checks, not stamped per
-     * message (a clock read per message would cost more than a no-op handler): the time without
-     * progress counts from the first check that saw the processor busy at its current progress.
+     * Whether it has work pending (in flight, in its inbox, or retried) but finalized nothing for
+     * good (ok, dead letter) for {@code after}: a handler or an acknowledgement hangs, or a message
+     * is retried again and again. Retries alone are not progress. See {@link StuckCheck}.
      */
-    public synchronized boolean isStuck(Duration after) {
-        long now = System.nanoTime();
-        long progress = processed.get() + failed.get();
-        boolean busy = dispatcher.inFlight() > 0 || !inbox.isEmpty();
-        if (!busy || progress != sampledProgress) {
-            sampledProgress = busy ? progress : -1;
-            sampledAt = now;
-            return false;
-        }
-        return lifecycle == Lifecycle.RUNNING && now - sampledAt > after.toNanos();
+    public boolean isStuck(Duration after) {
+        return stuck.isStuck(succeeded.get() + deadLettered.get(), retried.get(),
+                dispatcher.inFlight() > 0 || !inbox.isEmpty(), lifecycle == Lifecycle.RUNNING, after);
     }
 
     /** Its failure, or null. */
@@ -427,7 +447,8 @@ public final class ProcessorRuntime {
     /** A snapshot. */
     public ProcessorState snapshot() {
         ProcessorFailedException f = failure;
-        return new ProcessorState(id, lifecycle, received.get(), processed.get(), failed.get(), retried.get(),
+        long retries = retried.get();
+        return new ProcessorState(id, lifecycle, received.get(), succeeded.get() + retries, failed.get(), retries,
                 deadLettered.get(), dispatcher.inFlight(), inbox.size(),
                 f != null ? f.getMessage() : halt, f != null ? f.messageId() : null);
     }

@@ -32,6 +32,8 @@ public final class SubscriptionSource implements MessageSource {
     private final String name;
     private final AtomicBoolean finished = new AtomicBoolean();
     private final AtomicInteger outstanding = new AtomicInteger();
+    /** The processor has ended: what is outstanding will never be finalized. */
+    private volatile boolean processorEnded;
     private volatile AckStream stream;
 
     private SubscriptionSource(SubscriptionBuilder subscription) {
@@ -128,18 +130,32 @@ public final class SubscriptionSource implements MessageSource {
 
     @Override
     public boolean isFinished() {
-        return finished.get() && outstanding.get() == 0;
+        return finished.get() && drained();
     }
 
-    /** Ends the source: no new messages; the subscription stops once handed-out messages are finalized. */
+    /**
+     * Ends the source: no new messages; the subscription stops once handed-out messages are
+     * finalized, or at once when the processor has ended (they are delivered again on the next start).
+     */
     @Override
     public void shutdown() {
         finished.set(true);
         closeWhenDrained();
     }
 
+    /** The processor finalizes nothing more: a shutdown (before or after this) stops the subscription at once. */
+    @Override
+    public void processorEnded() {
+        processorEnded = true;
+        closeWhenDrained();
+    }
+
+    private boolean drained() {
+        return outstanding.get() == 0 || processorEnded;
+    }
+
     private void closeWhenDrained() {
-        if (finished.get() && outstanding.get() == 0) {
+        if (finished.get() && drained()) {
             AckStream s = stream;
             if (s != null) {
                 s.close();

@@ -75,6 +75,29 @@ class SubscriptionSourceTest {
     }
 
     @Test
+    void a_failed_processor_stops_its_subscription_at_once_and_the_event_comes_back_on_restart() throws Exception {
+        var appended = store.append("failing-1", ExpectedVersion.noStream(),
+                IntStream.range(0, 2).mapToObj(i -> EventData.json("E" + i, "{}")).toList());
+        SubscriptionSource failing = source("failing");
+        ProcessingApp first = ProcessingApp.builder().processor("p", failing, Concurrency.serial(), m -> {
+            throw new OutOfMemoryError("test: the processor fails");
+        }).build().start();
+        assertThat(first.awaitTermination(WAIT)).isTrue();
+        assertThat(first.snapshot().get("p").lifecycle()).isEqualTo(ProcessorState.Lifecycle.FAILED);
+        assertThat(failing.isFinished()).as("stopped without waiting for the event it never finalized").isTrue();
+
+        List<String> seen = new CopyOnWriteArrayList<>();
+        ProcessingApp second = ProcessingApp.builder().processor("p", source("failing"), Concurrency.serial(), m -> {
+            seen.add(m.id());
+            return AckDecision.ok();
+        }).build().start();
+        await().atMost(WAIT).until(() -> seen.size() == 2);
+        second.stop();
+        first.stop();
+        assertThat(seen).containsExactly(appended.eventIds().get(0).toString(), appended.eventIds().get(1).toString());
+    }
+
+    @Test
     void dead_letters_and_envelope_fields_map_onto_the_store() throws Exception {
         var appended = store.append("mapping-7", ExpectedVersion.noStream(), EventData.json("Paid", "{\"amount\":3}")
                 .withTraceContext("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", null));
