@@ -167,6 +167,26 @@ class TransactionalAppendTest {
     }
 
     @Test
+    void an_append_whose_stream_lock_wait_runs_out_is_a_retryable_failure() throws Exception {
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(POSTGRES.jdbcUrl());
+        config.setMaximumPoolSize(1);
+        config.setConnectionInitSql("SET lock_timeout = '100ms'");
+        try (com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource(config);
+                EventStore impatient = EventStore.builder(pool).build();
+                Connection holder = POSTGRES.dataSource().getConnection()) {
+            holder.setAutoCommit(false);
+            store.append(holder, "locked-1", ExpectedVersion.any(), events(1)); // holds the stream's lock
+            // before: a plain StoreException, which callers (subscriptions, workflows) do not retry
+            assertThatThrownBy(() -> impatient.append("locked-1", ExpectedVersion.any(), events(1)))
+                    .isInstanceOf(TransientStoreException.class)
+                    .satisfies(e -> assertThat(((StoreException) e).isRetryable()).isTrue());
+            holder.rollback();
+            impatient.append("locked-1", ExpectedVersion.any(), events(1));
+        }
+    }
+
+    @Test
     void a_conflict_inside_the_transaction_rolls_back_everything() {
         store.append("order-f", ExpectedVersion.noStream(), event("A"));
         assertThatThrownBy(() -> store.inTransaction(tx -> {

@@ -33,6 +33,9 @@ public final class SqlErrors {
     /** The stream already exists. */
     public static final String STREAM_EXISTS = "WM012";
 
+    /** A lock wait ran out ({@code lock_timeout}) or a NOWAIT lock was taken. */
+    static final String LOCK_NOT_AVAILABLE = "55P03";
+
     private static final Pattern DUPLICATE_ID = Pattern.compile("\\(event_id\\)=\\(([0-9a-fA-F-]{36})\\)");
 
     private SqlErrors() {}
@@ -53,7 +56,8 @@ public final class SqlErrors {
         if (state.startsWith("08") || state.startsWith("57") || state.equals("53300")) {
             return new StoreUnavailableException(action + " failed: database unavailable: " + e.getMessage(), state, e);
         }
-        if (isTransient(e)) {
+        if (isTransient(e) || LOCK_NOT_AVAILABLE.equals(state)) {
+            // a lock wait that ran out (lock_timeout) is as worth retrying as a statement timeout
             return new TransientStoreException(detail, state, e);
         }
         switch (state) {
