@@ -1,6 +1,7 @@
 package dev.waymark.store;
 
 import dev.waymark.store.internal.Json;
+import dev.waymark.store.internal.Utf16;
 import java.util.Objects;
 import java.util.UUID;
 
@@ -27,7 +28,7 @@ public record EventData(
         if (type == null || type.isBlank()) {
             throw new InvalidInputException("event type must not be null or blank");
         }
-        int lone = dev.waymark.store.internal.Utf16.loneSurrogate(type);
+        int lone = Utf16.loneSurrogate(type);
         if (lone >= 0) {
             throw new InvalidInputException("event type must not contain a lone UTF-16 surrogate (index " + lone
                     + "): it has no UTF-8 form");

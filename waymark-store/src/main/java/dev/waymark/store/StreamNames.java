@@ -1,5 +1,6 @@
 package dev.waymark.store;
 
+import dev.waymark.store.internal.Utf16;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -64,7 +65,7 @@ public final class StreamNames {
                         "stream name must not contain control characters (index " + i + "): '" + name + "'");
             }
         }
-        int lone = dev.waymark.store.internal.Utf16.loneSurrogate(name);
+        int lone = Utf16.loneSurrogate(name);
         if (lone >= 0) {
             // the driver would send '?' for it, and the name would silently become another stream's
             throw new InvalidInputException("stream name must not contain a lone UTF-16 surrogate (index " + lone

@@ -90,20 +90,9 @@ class NotifierTest {
 
     private static void listenerSurvivesAnError(javax.sql.DataSource real) throws Exception {
         java.util.concurrent.atomic.AtomicInteger thrown = new java.util.concurrent.atomic.AtomicInteger();
-        javax.sql.DataSource failingOnce = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
-                javax.sql.DataSource.class.getClassLoader(), new Class<?>[] {javax.sql.DataSource.class},
-                (proxy, method, args) -> {
-                    if (method.getName().equals("getConnection")
-                            && Thread.currentThread().getName().startsWith("waymark-listen-")
-                            && thrown.compareAndSet(0, 1)) {
-                        throw new OutOfMemoryError("injected");
-                    }
-                    try {
-                        return method.invoke(real, args);
-                    } catch (java.lang.reflect.InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        javax.sql.DataSource failingOnce = dev.waymark.testkit.FailingDataSource.failing(real,
+                () -> Thread.currentThread().getName().startsWith("waymark-listen-") && thrown.compareAndSet(0, 1),
+                () -> new OutOfMemoryError("injected"));
         try (EventStore handle = EventStore.builder(failingOnce).fallbackPoll(NO_FALLBACK)
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build()) {
             WakeSignal signal = handle.wakeSignal();

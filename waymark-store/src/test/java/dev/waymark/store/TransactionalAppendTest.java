@@ -140,6 +140,16 @@ class TransactionalAppendTest {
         assertThat(store.streamInfo("order-dup")).isEmpty();
     }
 
+    /** A one-connection pool on the test database, set up by {@code setting}. */
+    private static com.zaxxer.hikari.HikariDataSource onePool(
+            java.util.function.Consumer<com.zaxxer.hikari.HikariConfig> setting) {
+        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+        config.setJdbcUrl(POSTGRES.jdbcUrl());
+        config.setMaximumPoolSize(1);
+        setting.accept(config);
+        return new com.zaxxer.hikari.HikariDataSource(config);
+    }
+
     private static void insertOrderNow(String id) {
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             insertOrder(c, id);
@@ -150,11 +160,8 @@ class TransactionalAppendTest {
 
     @Test
     void the_stores_own_append_works_on_a_pool_whose_default_isolation_is_not_read_committed() throws Exception {
-        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
-        config.setJdbcUrl(POSTGRES.jdbcUrl());
-        config.setMaximumPoolSize(1);
-        config.setTransactionIsolation("TRANSACTION_REPEATABLE_READ");
-        try (com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource(config);
+        try (com.zaxxer.hikari.HikariDataSource pool =
+                        onePool(c -> c.setTransactionIsolation("TRANSACTION_REPEATABLE_READ"));
                 EventStore onPool = EventStore.builder(pool).build()) {
             // before: refused (WM002) although the transaction is the store's own
             onPool.append("iso-1", ExpectedVersion.noStream(), events(2));
@@ -168,11 +175,8 @@ class TransactionalAppendTest {
 
     @Test
     void an_append_whose_stream_lock_wait_runs_out_is_a_retryable_failure() throws Exception {
-        com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
-        config.setJdbcUrl(POSTGRES.jdbcUrl());
-        config.setMaximumPoolSize(1);
-        config.setConnectionInitSql("SET lock_timeout = '100ms'");
-        try (com.zaxxer.hikari.HikariDataSource pool = new com.zaxxer.hikari.HikariDataSource(config);
+        try (com.zaxxer.hikari.HikariDataSource pool =
+                        onePool(c -> c.setConnectionInitSql("SET lock_timeout = '100ms'"));
                 EventStore impatient = EventStore.builder(pool).build();
                 Connection holder = POSTGRES.dataSource().getConnection()) {
             holder.setAutoCommit(false);

@@ -48,6 +48,12 @@ class SubscriptionTest {
                 .pollInterval(Duration.ofMillis(200));
     }
 
+    /** Streams of {@code category} that member {@code member} of a group of 2 owns. */
+    private static java.util.stream.Stream<String> streamsOf(String category, int member) {
+        return java.util.stream.IntStream.range(0, 40).mapToObj(i -> category + "-" + i)
+                .filter(n -> Partition.of(member, 2).owns(n));
+    }
+
     private static GlobalPosition checkpoint(String category) {
         return Checkpoints.of(store).get("sub-" + category, Partition.WHOLE).orElseThrow();
     }
@@ -202,8 +208,7 @@ class SubscriptionTest {
     @Test
     void an_idle_member_moves_its_cursor_past_the_other_members_events() {
         String c = fresh();
-        List<String> others = java.util.stream.IntStream.range(0, 40).mapToObj(i -> c + "-" + i)
-                .filter(n -> Partition.of(1, 2).owns(n)).limit(5).toList();
+        List<String> others = streamsOf(c, 1).limit(5).toList();
         for (int v = 0; v < 10; v++) {
             others.forEach(n -> append(store, n, "A"));
         }
@@ -214,8 +219,7 @@ class SubscriptionTest {
             // start and walked all 50 of the other member's events again on every poll and wake
             await().atMost(WAIT).until(() -> Checkpoints.of(store).get("sub-" + c, Partition.of(0, 2))
                     .filter(p -> p.isAfter(last)).isPresent());
-            String mine = java.util.stream.IntStream.range(0, 40).mapToObj(i -> c + "-" + i)
-                    .filter(n -> Partition.of(0, 2).owns(n)).findFirst().orElseThrow();
+            String mine = streamsOf(c, 0).findFirst().orElseThrow();
             append(store, mine, "Mine");
             await().atMost(WAIT).until(() -> r0.types().equals(List.of("Mine")));
         }
@@ -224,10 +228,8 @@ class SubscriptionTest {
     @Test
     void an_idle_member_never_moves_past_an_open_writers_event() throws Exception {
         String c = fresh();
-        String mine = java.util.stream.IntStream.range(0, 40).mapToObj(i -> c + "-" + i)
-                .filter(n -> Partition.of(0, 2).owns(n)).findFirst().orElseThrow();
-        String other = java.util.stream.IntStream.range(0, 40).mapToObj(i -> c + "-" + i)
-                .filter(n -> Partition.of(1, 2).owns(n)).findFirst().orElseThrow();
+        String mine = streamsOf(c, 0).findFirst().orElseThrow();
+        String other = streamsOf(c, 1).findFirst().orElseThrow();
         append(store, other, "Before");
         GlobalPosition before = head(c);
         Recorder r0 = Recorder.ok();

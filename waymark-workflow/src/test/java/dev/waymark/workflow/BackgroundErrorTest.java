@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.testkit.FailingDataSource;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
@@ -11,8 +12,6 @@ import dev.waymark.workflow.resume.ResumeEvent;
 import dev.waymark.workflow.resume.ResumeListener;
 import dev.waymark.workflow.resume.ResumeSummary;
 import dev.waymark.workflow.resume.ResumeWorker;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -164,19 +163,9 @@ class BackgroundErrorTest {
     void the_lease_keeper_renews_after_a_renewal_threw_an_error() {
         AtomicBoolean armed = new AtomicBoolean();
         AtomicInteger thrown = new AtomicInteger();
-        DataSource real = POSTGRES.dataSource();
-        DataSource failingOnce = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("getConnection") && armed.compareAndSet(true, false)) {
-                        thrown.incrementAndGet();
-                        throw new OutOfMemoryError("injected");
-                    }
-                    try {
-                        return method.invoke(real, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        DataSource failingOnce = FailingDataSource.failing(POSTGRES.dataSource(),
+                () -> armed.compareAndSet(true, false) && thrown.incrementAndGet() > 0,
+                () -> new OutOfMemoryError("injected"));
         Instances instances = new Instances(failingOnce, store.schema());
         Duration ttl = Duration.ofMillis(1500); // renewed every 500 ms
         instances.start("plain", "kept", "\"k\"", UUID.randomUUID(), null, "keeper-e", ttl);

@@ -1,6 +1,7 @@
 package dev.waymark.subscription.internal;
 
 import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.internal.Schema;
 import dev.waymark.store.internal.SqlErrors;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -28,15 +29,8 @@ public final class VisibleBound {
      * signal nobody: the reader should look again soon rather than at its next poll.
      */
     public static boolean hiddenEventsExist(DataSource dataSource, String schema) {
-        try (Connection c = dataSource.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT " + dev.waymark.store.internal.Schema.quote(schema)
-                        + ".has_hidden_events()")) {
-            rs.next();
-            return rs.getBoolean(1);
-        } catch (SQLException e) {
-            throw SqlErrors.translate(e, "probe for events behind the visibility horizon", schema);
-        }
+        return Boolean.parseBoolean(single(dataSource, schema, "SELECT " + Schema.quote(schema)
+                + ".has_hidden_events()::text", "probe for events behind the visibility horizon"));
     }
 
     /**
@@ -44,13 +38,19 @@ public final class VisibleBound {
      * (sequences start at 1) and after every event of every older one.
      */
     public static GlobalPosition read(DataSource dataSource, String schema) {
+        return new GlobalPosition(Long.parseLong(single(dataSource, schema,
+                "SELECT pg_snapshot_xmin(pg_current_snapshot())::text", "read the visibility horizon")), 0);
+    }
+
+    /** The one value {@code sql} returns, as text, on a connection of its own. */
+    private static String single(DataSource dataSource, String schema, String sql, String action) {
         try (Connection c = dataSource.getConnection();
                 Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT pg_snapshot_xmin(pg_current_snapshot())::text")) {
+                ResultSet rs = s.executeQuery(sql)) {
             rs.next();
-            return new GlobalPosition(Long.parseLong(rs.getString(1)), 0);
+            return rs.getString(1);
         } catch (SQLException e) {
-            throw SqlErrors.translate(e, "read the visibility horizon", schema);
+            throw SqlErrors.translate(e, action, schema);
         }
     }
 }

@@ -285,10 +285,12 @@ public final class ResumeWorker implements AutoCloseable {
         keeper.close();
     }
 
+    /** Reports a failed pass; whatever the listener throws, the loop goes on. */
     private void passFailed(Throwable e) {
         try {
-            safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e)));
-        } catch (RuntimeException | Error again) {
+            options.listener().onEvent(new ResumeEvent.PassFailed(e));
+        } catch (RuntimeException | Error listenerFailure) {
+            e.addSuppressed(listenerFailure);
             org.slf4j.LoggerFactory.getLogger(ResumeWorker.class).error("waymark resume: pass failed", e);
         }
     }
