@@ -3,6 +3,7 @@ package dev.waymark.store;
 import java.sql.Connection;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 
@@ -181,6 +182,38 @@ public interface EventStore extends AutoCloseable {
 
     /** The signal raised when new events may be readable. */
     WakeSignal wakeSignal();
+
+    /**
+     * Sends {@code message} on {@code topic} to every store handle on this schema, in this process
+     * and in others: the listeners of this handle are called at once on the calling thread, those
+     * of other handles on their LISTEN thread after a NOTIFY sent here, outside any transaction.
+     * A hint, not a queue: a handle whose LISTEN connection is down at that moment misses the
+     * message, and a failed NOTIFY is logged, not thrown. Use it for news whose loss only delays
+     * something that a read of the database decides anyway. Nothing is sent when notifications are
+     * disabled ({@link EventStoreBuilder#notifications(boolean)}); local listeners still hear it.
+     *
+     * @throws InvalidInputException if the topic is blank, longer than {@value #MAX_TOPIC}
+     *     characters or holds a control character, or the message is longer than
+     *     {@value #MAX_BROADCAST_MESSAGE} characters or holds a control character
+     */
+    void broadcast(String topic, String message);
+
+    /**
+     * Calls {@code listener} with every message {@link #broadcast broadcast} on {@code topic} on
+     * this schema from now on, each once per handle, in the order the handle received them. A
+     * listener of another handle's message runs on this handle's LISTEN thread: keep it short; what
+     * it throws is logged and ignored.
+     *
+     * @return closing it removes the listener
+     * @throws InvalidInputException if the topic is not valid (see {@link #broadcast})
+     */
+    BroadcastRegistration onBroadcast(String topic, Consumer<String> listener);
+
+    /** Longest topic of {@link #broadcast}, in characters. */
+    int MAX_TOPIC = 64;
+
+    /** Longest message of {@link #broadcast}, in characters (a NOTIFY payload holds under 8,000 bytes). */
+    int MAX_BROADCAST_MESSAGE = 1_000;
 
     /** Stops the notifier threads. Does not close the {@link DataSource}. */
     @Override

@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.internal.Notifier;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.waymark.testkit.FreezingProxy;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -101,6 +104,31 @@ class NotifierTest {
             // before: the error ended the LISTEN thread for good; nothing woke this handle again
             assertWokenByAppendFromOtherHandle(signal, "after-error");
         }
+    }
+
+    @Test
+    void a_listen_connection_whose_network_path_died_is_replaced() throws Exception {
+        try (FreezingProxy proxy = FreezingProxy.inFrontOf(POSTGRES.jdbcUrl());
+                HikariDataSource viaProxy = onePool(proxy.via(POSTGRES.jdbcUrl()));
+                EventStore handle = EventStore.builder(viaProxy).fallbackPoll(Duration.ofSeconds(1))
+                        .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build()) {
+            Notifier signal = (Notifier) handle.wakeSignal();
+            assertWokenByAppendFromOtherHandle(signal, "before-freeze"); // listening through the proxy
+            assertThat(proxy.freezeOpenConnections()).isEqualTo(1);
+            // before: the heartbeat's read waited for TCP to give up (a quarter of an hour), and with
+            // it every wake of this handle, the fallback tick included
+            await("the frozen LISTEN connection was replaced").atMost(Duration.ofSeconds(40))
+                    .until(() -> signal.reconnects() >= 1);
+            assertWokenByAppendFromOtherHandle(signal, "after-freeze");
+        }
+    }
+
+    private static HikariDataSource onePool(String url) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setMaximumPoolSize(1);
+        config.setConnectionTimeout(20_000);
+        return new HikariDataSource(config);
     }
 
     @Test

@@ -24,6 +24,12 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(WorkflowClient.class);
 
+    /**
+     * The store broadcast topic on which a cancellation is announced ({@code name/id}), so that the
+     * process running the workflow stops it before its next fresh step.
+     */
+    static final String CANCEL_TOPIC = "waymark.workflow.cancelled";
+
     final EventStore store;
     final Runtime runtime;
     final Instances instances;
@@ -86,8 +92,12 @@ public sealed class WorkflowClient permits WorkflowEngine {
     }
 
     /**
-     * Cancels a workflow from any process. A running body stops at its next step or await (the step
-     * in flight, or the next fresh one, may run its action but is not journaled); live children are
+     * Cancels a workflow from any process. A running body stops at its next step or await: the
+     * cancellation is announced to every engine on the schema (a store broadcast), and the engine
+     * running the body stops it before the next fresh step's action; the step in flight may finish
+     * its action but is not journaled. Should the announcement be lost (the running process's LISTEN
+     * connection was down), the next fresh step's action runs too, and its journal write is refused
+     * instead. Live children are
      * cancelled too, including a child the body spawns after the cancellation (its run cancels it
      * when it finds itself cancelled). Cancelling an already cancelled workflow cancels its live
      * children again (repairing a cascade a crash cut short). The first terminal marker wins: cancel
@@ -101,6 +111,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return switch (a.kind()) {
             case "appended" -> {
                 store.signalAppended();
+                announceCancel(name, id);
                 cancelLiveChildren(name, id);
                 yield CancelOutcome.CANCELLED;
             }
@@ -113,6 +124,16 @@ public sealed class WorkflowClient permits WorkflowEngine {
             }
             default -> CancelOutcome.UNKNOWN;
         };
+    }
+
+    /** Tells the process running {@code name}/{@code id}, if any, that it is cancelled; best effort. */
+    private void announceCancel(String name, String id) {
+        try {
+            store.broadcast(CANCEL_TOPIC, name + "/" + id);
+        } catch (RuntimeException e) {
+            // the cancellation is committed: its run still stops, at its next journal write at the latest
+            log.warn("waymark workflow: could not announce the cancellation of {}/{}: {}", name, id, e.toString());
+        }
     }
 
     /** Cancels the live children of a cancelled instance, and theirs. */

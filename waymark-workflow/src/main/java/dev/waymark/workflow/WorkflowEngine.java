@@ -1,5 +1,6 @@
 package dev.waymark.workflow;
 
+import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Instances;
@@ -51,6 +52,8 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private final Map<Instances.Key, Instances.Key> localParents = new ConcurrentHashMap<>();
     private final LocalRuns local = new LocalRuns();
     private final java.util.List<ResumeWorker> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Hears cancellations announced by any process (see {@link WorkflowClient#cancel}). */
+    private final BroadcastRegistration cancelNotices;
     private volatile boolean closed;
 
     private WorkflowEngine(EventStore store, Runtime runtime, WorkflowRegistry registry, LeaseKeeper keeper,
@@ -66,6 +69,12 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         this.runOnStart = runOnStart;
         this.shutdownTimeout = shutdownTimeout;
         this.runs = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-workflow-", 0).factory());
+        this.cancelNotices = store.onBroadcast(CANCEL_TOPIC, message -> {
+            int slash = message.indexOf('/'); // a workflow name has no '/'
+            if (slash > 0) {
+                runtime.cancels().cancelled(new Instances.Key(message.substring(0, slash), message.substring(slash + 1)));
+            }
+        });
     }
 
     /** A builder over {@code store} running the workflows of {@code registry}. */
@@ -244,6 +253,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             runs.shutdownNow();
             Thread.currentThread().interrupt();
         } finally {
+            cancelNotices.close();
             closeStepBatching();
             keeper.close();
         }

@@ -1,6 +1,7 @@
 package dev.waymark.store.internal;
 
 import dev.waymark.store.AppendResult;
+import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
@@ -19,6 +20,7 @@ import java.sql.Connection;
 import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 
@@ -197,6 +199,21 @@ public final class JdbcEventStore implements EventStore {
     public WakeSignal wakeSignal() {
         notifier.startListener();
         return notifier;
+    }
+
+    @Override
+    public void broadcast(String topic, String message) {
+        notifier.broadcast(BroadcastInput.topic(topic), BroadcastInput.message(message));
+    }
+
+    @Override
+    public BroadcastRegistration onBroadcast(String topic, Consumer<String> listener) {
+        String valid = BroadcastInput.topic(topic);
+        if (listener == null) {
+            throw new InvalidInputException("broadcast listener must not be null");
+        }
+        Runnable remove = notifier.onBroadcast(valid, listener);
+        return remove::run;
     }
 
     @Override

@@ -6,7 +6,11 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -14,6 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -25,7 +30,9 @@ import org.slf4j.LoggerFactory;
  * transaction: after commit they signal local waiters at once and ask for one coalesced NOTIFY,
  * sent from a background thread at most once per window. One LISTEN connection per handle fans
  * notifications out to local waiters; it reconnects with capped exponential backoff. A fallback
- * tick wakes waiters every {@code fallbackPoll} so a lost notification only delays them.
+ * tick wakes waiters every {@code fallbackPoll} so a lost notification only delays them. The same
+ * channel carries broadcasts ({@link #broadcast}): a payload that starts with {@link #BROADCAST}
+ * names its sender, a topic and a message, and wakes nobody.
  */
 public final class Notifier implements WakeSignal, AutoCloseable {
 
@@ -35,6 +42,11 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Notifier.class);
     private static final Duration LISTEN_WAIT = Duration.ofMillis(250);
     private static final Duration HEARTBEAT = Duration.ofSeconds(5);
+    /** The least time a heartbeat may take before the LISTEN connection counts as dead. */
+    private static final Duration MIN_NETWORK_TIMEOUT = Duration.ofSeconds(5);
+    /** Starts a broadcast payload: {@code BROADCAST + sender + SEP + topic + SEP + message}. */
+    private static final String BROADCAST = "\u001Eb";
+    private static final char SEP = '\u001F';
 
     private final DataSource dataSource;
     private final String schema;
@@ -52,6 +64,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     private final AtomicLong reconnects = new AtomicLong();
     private volatile Thread listener;
     private volatile boolean closed;
+    private final Map<String, List<Consumer<String>>> topics = new ConcurrentHashMap<>();
 
     /**
      * @param settings the windows and intervals
@@ -116,6 +129,67 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         }
     }
 
+    /**
+     * Calls this handle's listeners of {@code topic} with {@code message}, then sends it to the
+     * other handles on the schema in a NOTIFY of its own (not coalesced). Arguments are validated
+     * by the caller.
+     */
+    public void broadcast(String topic, String message) {
+        deliver(topic, message);
+        if (!settings.enabled() || closed) {
+            return;
+        }
+        try {
+            sendPayload(BROADCAST + handleId + SEP + topic + SEP + message);
+        } catch (SQLException | RuntimeException e) {
+            log.warn("waymark: could not broadcast on topic {} for schema {}: {}", topic, schema, e.toString());
+        }
+    }
+
+    /** Adds a listener of {@code topic} and starts the LISTEN thread; the returned action removes it. */
+    public Runnable onBroadcast(String topic, Consumer<String> listener) {
+        topics.computeIfAbsent(topic, t -> new CopyOnWriteArrayList<>()).add(listener);
+        startListener();
+        return () -> topics.computeIfPresent(topic, (t, list) -> {
+            list.remove(listener);
+            return list.isEmpty() ? null : list;
+        });
+    }
+
+    private void deliver(String topic, String message) {
+        List<Consumer<String>> listeners = topics.get(topic);
+        if (listeners == null) {
+            return;
+        }
+        for (Consumer<String> l : listeners) {
+            try {
+                l.accept(message);
+            } catch (RuntimeException | Error e) {
+                if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
+                    throw (Error) e; // out of memory and the like: the LISTEN loop reconnects
+                }
+                log.warn("waymark: a listener of broadcast topic {} threw; ignored", topic, e);
+            }
+        }
+    }
+
+    /** Handles a payload of the channel; returns whether it asks for a wake (another handle's append). */
+    private boolean received(String payload) {
+        if (payload == null || !payload.startsWith(BROADCAST)) {
+            return !handleId.equals(payload);
+        }
+        int first = payload.indexOf(SEP, BROADCAST.length());
+        int second = first < 0 ? -1 : payload.indexOf(SEP, first + 1);
+        if (second < 0) {
+            log.warn("waymark: ignored a malformed broadcast on schema {}", schema);
+            return false;
+        }
+        if (!handleId.equals(payload.substring(BROADCAST.length(), first))) { // our own: delivered already
+            deliver(payload.substring(first + 1, second), payload.substring(second + 1));
+        }
+        return false;
+    }
+
     /** How many times the LISTEN connection was re-established. */
     public long reconnects() {
         return reconnects.get();
@@ -123,17 +197,24 @@ public final class Notifier implements WakeSignal, AutoCloseable {
 
     private void sendNotify() {
         sendPending.set(false);
+        try {
+            sendPayload(handleId);
+        } catch (SQLException | RuntimeException e) {
+            // Other handles fall back to their poll tick; nothing is lost.
+            log.warn("waymark: could not send the wake-up NOTIFY for schema {}: {}", schema, e.toString());
+        }
+    }
+
+    /** Sends {@code payload} on the channel in a transaction of its own. */
+    private void sendPayload(String payload) throws SQLException {
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement statement = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
             statement.setString(1, channel);
-            statement.setString(2, handleId);
+            statement.setString(2, payload);
             statement.execute();
             if (!connection.getAutoCommit()) {
                 connection.commit();
             }
-        } catch (SQLException | RuntimeException e) {
-            // Other handles fall back to their poll tick; nothing is lost.
-            log.warn("waymark: could not send the wake-up NOTIFY for schema {}: {}", schema, e.toString());
         }
     }
 
@@ -150,11 +231,17 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         int failures = 0;
         while (!closed) {
             Connection connection = null;
+            int pooledTimeout = -1;
             try {
                 connection = dataSource.getConnection();
                 if (!connection.getAutoCommit()) {
                     connection.setAutoCommit(true);
                 }
+                // A half-open connection (a peer or a network path gone without a FIN) would hold the
+                // heartbeat's read until TCP gives up, a quarter of an hour on Linux, and with it the
+                // fallback tick of every waiter; past this timeout the connection is dropped and replaced.
+                pooledTimeout = connection.getNetworkTimeout();
+                connection.setNetworkTimeout(Runnable::run, (int) networkTimeout().toMillis());
                 try (Statement statement = connection.createStatement()) {
                     statement.execute("SET application_name = '" + LISTENER_APPLICATION_NAME + "'");
                     statement.execute("LISTEN " + channel);
@@ -186,15 +273,26 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                 }
                 backoffMillis = Math.min(settings.reconnectMax().toMillis(), backoffMillis * 2);
             } finally {
-                closeListener(connection);
+                closeListener(connection, pooledTimeout);
             }
         }
+    }
+
+    /** The heartbeat's interval: the fallback tick, at most {@link #HEARTBEAT}. */
+    private Duration heartbeatInterval() {
+        return settings.fallbackPoll().compareTo(HEARTBEAT) < 0 ? settings.fallbackPoll() : HEARTBEAT;
+    }
+
+    /** How long a read on the LISTEN connection may block: twice the heartbeat interval, at least 5 s. */
+    Duration networkTimeout() {
+        Duration twice = heartbeatInterval().multipliedBy(2);
+        return twice.compareTo(MIN_NETWORK_TIMEOUT) < 0 ? MIN_NETWORK_TIMEOUT : twice;
     }
 
     private void listen(Connection connection) throws SQLException {
         PGConnection pg = connection.unwrap(PGConnection.class);
         long tickNanos = settings.fallbackPoll().toNanos();
-        long heartbeatNanos = Math.min(tickNanos, HEARTBEAT.toNanos());
+        long heartbeatNanos = heartbeatInterval().toNanos();
         long lastTick = System.nanoTime();
         long lastHeartbeat = lastTick;
         try (Statement heartbeat = connection.createStatement()) {
@@ -206,7 +304,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                 boolean wake = false;
                 if (notifications != null) {
                     for (PGNotification n : notifications) {
-                        wake |= !handleId.equals(n.getParameter());
+                        wake |= received(n.getParameter());
                     }
                 }
                 if (now - lastTick >= tickNanos) {
@@ -224,7 +322,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         }
     }
 
-    private void closeListener(Connection connection) {
+    private void closeListener(Connection connection, int pooledTimeout) {
         if (connection == null) {
             return;
         }
@@ -233,6 +331,9 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                 try (Statement statement = connection.createStatement()) {
                     statement.execute("UNLISTEN *");
                     statement.execute("RESET application_name");
+                }
+                if (pooledTimeout >= 0) {
+                    connection.setNetworkTimeout(Runnable::run, pooledTimeout);
                 }
             }
         } catch (SQLException ignored) {

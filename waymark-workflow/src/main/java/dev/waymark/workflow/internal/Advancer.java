@@ -68,12 +68,14 @@ public final class Advancer {
     /** Runs the instance leased by {@code keeper} at {@code epoch}; never throws. */
     public Advance advance(Instances.Key key, long epoch, LeaseKeeper keeper, Policy policy, String freshInput) {
         keeper.hold(key);
+        rt.cancels.runStarted(key);
         long started = System.nanoTime();
         rt.safely(() -> rt.listener.runStarted(key.name(), key.id()));
         Advance advance;
         try {
             advance = attempt(key, epoch, policy, freshInput);
         } finally {
+            rt.cancels.runEnded(key);
             keeper.drop(key);
         }
         Advance done = advance;

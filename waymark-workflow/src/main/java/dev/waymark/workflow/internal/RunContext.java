@@ -221,6 +221,7 @@ final class RunContext implements WorkflowContext {
             replayed(key);
             return decode(stored, type, key);
         }
+        stopIfCancelled();
         long started = System.nanoTime();
         T value = action.run();
         String json = rt.encode(value, "result of step '" + key + "' of " + name + "/" + id);
@@ -228,6 +229,22 @@ final class RunContext implements WorkflowContext {
         Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
         rt.safely(() -> rt.listener.stepExecuted(name, key, elapsed));
         return decode(stored, type, key);
+    }
+
+    /**
+     * Before a fresh action: when this process heard that the instance was cancelled, and its row
+     * confirms that it is terminal, the run stops here without running the action.
+     */
+    private void stopIfCancelled() {
+        Instances.Key key = new Instances.Key(name, id);
+        if (!rt.cancels.isNoticed(key)) {
+            return;
+        }
+        WorkflowStatus status = rt.instances.find(name, id).map(r -> r.info().status()).orElse(null);
+        if (status != null && status.isTerminal()) {
+            throw new Unwind.Terminal(status);
+        }
+        rt.cancels.clear(key); // stale: an instance of the same id started again after collection
     }
 
     /** The journaled envelope of an await step, journaling it if its source resolved, else suspending. */

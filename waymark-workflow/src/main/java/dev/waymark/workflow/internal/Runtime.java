@@ -23,6 +23,8 @@ public final class Runtime {
     final Spawned childSpawned;
     final String owner;
     final java.time.Duration leaseTtl;
+    /** Cancellations heard of for runs under way here (see {@link CancelNotices}). */
+    final CancelNotices cancels = new CancelNotices();
 
     /** Told when a run created a child workflow (leased to this runtime's owner when it has one). */
     @FunctionalInterface
@@ -49,6 +51,11 @@ public final class Runtime {
     /** The statements. */
     public Instances instances() {
         return instances;
+    }
+
+    /** The cancellations heard of for runs under way here. */
+    public CancelNotices cancels() {
+        return cancels;
     }
 
     /** The codec. */

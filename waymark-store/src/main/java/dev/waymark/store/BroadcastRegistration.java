@@ -1,0 +1,10 @@
+package dev.waymark.store;
+
+/** A listener added by {@link EventStore#onBroadcast}; closing it removes the listener (idempotent). */
+@FunctionalInterface
+public interface BroadcastRegistration extends AutoCloseable {
+
+    /** Removes the listener: no message that arrives after this returns reaches it. */
+    @Override
+    void close();
+}

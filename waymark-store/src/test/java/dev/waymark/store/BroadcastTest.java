@@ -1,0 +1,143 @@
+package dev.waymark.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.testkit.PostgresExtension;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Broadcasts between store handles on one schema: a message reaches the listeners of its topic on
+ * every handle once (its sender's directly, the others' through NOTIFY), wakes no reader, and a
+ * failing or removed listener stops nothing else. The fallback tick is set far beyond the test.
+ */
+class BroadcastTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration NO_FALLBACK = Duration.ofMinutes(10);
+    private static final Duration WITHIN = Duration.ofSeconds(10);
+
+    private static EventStore a;
+    private static EventStore b;
+
+    @BeforeAll
+    static void setUp() {
+        a = handle();
+        a.migrate();
+        b = handle();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        a.close();
+        b.close();
+    }
+
+    private static EventStore handle() {
+        return EventStore.builder(POSTGRES.newDataSource(2)).fallbackPoll(NO_FALLBACK).build();
+    }
+
+    @Test
+    void a_message_reaches_each_handle_once_and_wakes_no_reader() {
+        List<String> atA = new CopyOnWriteArrayList<>();
+        List<String> atB = new CopyOnWriteArrayList<>();
+        try (BroadcastRegistration ra = a.onBroadcast("once", atA::add);
+                BroadcastRegistration rb = b.onBroadcast("once", atB::add)) {
+            awaitListening("once", a, atB);
+            awaitListening("once", b, atA);
+            long bGeneration = b.wakeSignal().generation();
+
+            a.broadcast("once", "m1");
+            a.broadcast("once", "m2");
+            assertThat(real(atA)).as("the sender's own listeners hear it at once").containsExactly("m1", "m2");
+            await().atMost(WITHIN).until(() -> real(atB).size() == 2);
+            assertThat(real(atB)).containsExactly("m1", "m2");
+
+            // NOTIFYs arrive in commit order: once a's LISTEN thread has heard b's reply, it has also
+            // heard its own two messages, which must not be delivered a second time
+            b.broadcast("once", "reply");
+            await().atMost(WITHIN).until(() -> atA.contains("reply"));
+            assertThat(real(atA)).containsExactly("m1", "m2", "reply");
+            assertThat(b.wakeSignal().generation()).as("a broadcast is no append").isEqualTo(bGeneration);
+        }
+    }
+
+    @Test
+    void topics_are_separate_and_a_removed_listener_hears_nothing_more() {
+        List<String> red = new CopyOnWriteArrayList<>();
+        List<String> blue = new CopyOnWriteArrayList<>();
+        BroadcastRegistration redAtB = b.onBroadcast("red", red::add);
+        try (BroadcastRegistration blueAtB = b.onBroadcast("blue", blue::add)) {
+            awaitListening("blue", a, blue);
+            a.broadcast("red", "r1");
+            a.broadcast("blue", "b1");
+            await().atMost(WITHIN).until(() -> blue.contains("b1"));
+            assertThat(real(red)).containsExactly("r1");
+            assertThat(real(blue)).containsExactly("b1");
+
+            redAtB.close();
+            redAtB.close(); // idempotent
+            a.broadcast("red", "r2");
+            a.broadcast("blue", "b2");
+            await().atMost(WITHIN).until(() -> blue.contains("b2")); // r2 arrived before b2
+            assertThat(real(red)).containsExactly("r1");
+        }
+    }
+
+    @Test
+    void a_listener_that_throws_stops_neither_the_others_nor_later_messages() {
+        List<String> heard = new CopyOnWriteArrayList<>();
+        try (BroadcastRegistration thrower = b.onBroadcast("faulty", m -> {
+                    throw new StackOverflowError("listener " + m);
+                });
+                BroadcastRegistration second = b.onBroadcast("faulty", heard::add)) {
+            awaitListening("faulty", a, heard);
+            a.broadcast("faulty", "x1");
+            a.broadcast("faulty", "x2");
+            await().atMost(WITHIN).until(() -> real(heard).size() == 2);
+            assertThat(real(heard)).containsExactly("x1", "x2");
+        }
+    }
+
+    @Test
+    void bad_topics_messages_and_listeners_are_refused_by_name() {
+        assertThatThrownBy(() -> a.broadcast(" ", "m")).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("topic");
+        assertThatThrownBy(() -> a.broadcast(null, "m")).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("topic");
+        assertThatThrownBy(() -> a.broadcast("t".repeat(EventStore.MAX_TOPIC + 1), "m"))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("limit is " + EventStore.MAX_TOPIC);
+        assertThatThrownBy(() -> a.broadcast("t", "m".repeat(EventStore.MAX_BROADCAST_MESSAGE + 1)))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("message");
+        assertThatThrownBy(() -> a.broadcast("t", "a\u001Fb")).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("control character");
+        assertThatThrownBy(() -> a.broadcast("t", "emoji \uD83D")).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("surrogate");
+        assertThatThrownBy(() -> a.broadcast("t", null)).isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> a.onBroadcast("t", null)).isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("listener");
+    }
+
+    /** The messages of a test, without the pings that waited for the LISTEN connections. */
+    private static List<String> real(List<String> heard) {
+        return heard.stream().filter(m -> !m.equals("ping")).toList();
+    }
+
+    /** Broadcasts a ping from {@code sender} until {@code heard} (a listener of another handle) has one. */
+    private static void awaitListening(String topic, EventStore sender, List<String> heard) {
+        await("the other handle's LISTEN connection is up").atMost(WITHIN).pollInterval(Duration.ofMillis(100))
+                .until(() -> {
+                    sender.broadcast(topic, "ping");
+                    return heard.contains("ping");
+                });
+    }
+}
