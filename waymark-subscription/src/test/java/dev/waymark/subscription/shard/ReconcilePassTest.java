@@ -283,6 +283,40 @@ class ReconcilePassTest {
     }
 
     @Test
+    void the_row_of_a_worker_silent_for_ten_lease_ttls_is_deleted_by_a_live_worker() throws Exception {
+        ManualClock clock = clock();
+        String pool = fresh();
+        Worker a = new Worker(pool, "a", 2, clock, null);
+        Worker b = new Worker(pool, "b", 2, clock, null);
+        a.pass();
+        b.pass(); // then b crashes: it never passes again, and never leaves
+        for (Duration silent = Duration.ZERO; silent.compareTo(TTL.multipliedBy(10)) <= 0;
+                silent = silent.plusSeconds(10)) {
+            assertThat(workerRows(pool)).as("b silent for %s", silent).containsExactlyInAnyOrder("a", "b");
+            clock.advance(Duration.ofSeconds(10));
+            a.pass();
+        }
+        // before: b's row stayed for ever, and every pass of every worker read it again
+        assertThat(workerRows(pool)).containsExactly("a");
+        assertThat(a.readers.running()).containsExactlyInAnyOrder(0, 1); // b's bucket taken over
+    }
+
+    private static List<String> workerRows(String subscription) throws java.sql.SQLException {
+        try (java.sql.Connection c = POSTGRES.dataSource().getConnection();
+                java.sql.PreparedStatement p = c.prepareStatement(
+                        "SELECT worker_id FROM waymark.workers WHERE subscription = ? ORDER BY worker_id")) {
+            p.setString(1, subscription);
+            List<String> ids = new ArrayList<>();
+            try (java.sql.ResultSet rs = p.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(rs.getString(1));
+                }
+            }
+            return ids;
+        }
+    }
+
+    @Test
     void a_different_shard_count_for_an_existing_subscription_is_refused_with_how_to_resize() {
         ManualClock clock = clock();
         String pool = fresh();

@@ -18,6 +18,7 @@ import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -50,6 +51,41 @@ class ShardedSubscriptionTest {
     @AfterAll
     static void tearDown() {
         store.close();
+    }
+
+    @Test
+    void stopping_readers_whose_handlers_ignore_interrupts_waits_for_the_slowest_not_the_sum() {
+        append("stubborn", 60, 1); // every one of the three buckets gets events
+        AtomicInteger held = new AtomicInteger();
+        CountDownLatch release = new CountDownLatch(1);
+        ShardedSubscription worker = ShardedSubscription.builder(store, "stubborn", Target.category("stubborn"))
+                .shards(3).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                .start(d -> {
+                    held.incrementAndGet();
+                    boolean interrupted = false;
+                    while (release.getCount() > 0) { // a handler stuck in I/O that ignores interrupts
+                        try {
+                            release.await();
+                        } catch (InterruptedException e) {
+                            interrupted = true;
+                        }
+                    }
+                    if (interrupted) {
+                        Thread.currentThread().interrupt();
+                    }
+                    return Ack.ok();
+                });
+        try {
+            await().atMost(WAIT).until(() -> held.get() == 3); // each bucket's reader is held by its handler
+            long started = System.nanoTime();
+            worker.stop(Duration.ofSeconds(1));
+            Duration took = Duration.ofNanos(System.nanoTime() - started);
+            // each reader's stop waits the grace, interrupts, then waits 10 s more for its handler;
+            // before: the three stops ran one after the other, over 30 s
+            assertThat(took).isBetween(Duration.ofSeconds(10), Duration.ofSeconds(20));
+        } finally {
+            release.countDown();
+        }
     }
 
     private static void append(String category, int streams, int perStream) {

@@ -1,5 +1,6 @@
 package dev.waymark.subscription.shard.internal;
 
+import java.util.Collection;
 import java.util.Set;
 
 /** The readers a reconcile pass starts and stops, one per owned bucket. */
@@ -22,4 +23,13 @@ public interface BucketReaders {
 
     /** Stops the bucket's reader and waits for it; its in-flight delivery is not acknowledged. */
     void stop(int bucket);
+
+    /**
+     * Stops the readers of {@code buckets} and waits for all of them. Readers that stop at once
+     * should stop side by side, so that the wait is that of the slowest, not the sum; by default
+     * they stop one by one.
+     */
+    default void stop(Collection<Integer> buckets) {
+        buckets.forEach(this::stop);
+    }
 }

@@ -99,7 +99,12 @@ public final class LeaseStore {
         });
     }
 
-    /** Records that {@code worker} is alive; live workers are those seen within the lease TTL. */
+    /**
+     * Records that {@code worker} is alive; live workers are those seen within the lease TTL. The
+     * rows of workers silent for {@value #FORGET_AFTER_TTLS} TTLs are deleted on the way: a worker
+     * that crashed never leaves, and each start is a new worker id, so they would pile up for ever
+     * (a worker that comes back after that long is simply recorded again).
+     */
     public void heartbeat(String worker) {
         tx("heartbeat", c -> {
             try (PreparedStatement p = c.prepareStatement("INSERT INTO " + q + ".workers (subscription, worker_id,"
@@ -110,9 +115,18 @@ public final class LeaseStore {
                 bindNow(p, 3);
                 p.executeUpdate();
             }
+            try (PreparedStatement p = c.prepareStatement("DELETE FROM " + q + ".workers WHERE subscription = ?"
+                    + " AND heartbeat_at < " + NOW + " - " + FORGET_AFTER_TTLS + " * " + interval())) {
+                p.setString(1, subscription);
+                bindNow(p, 2);
+                p.executeUpdate();
+            }
             return null;
         });
     }
+
+    /** How many lease TTLs a worker may stay silent before its row is deleted. */
+    static final int FORGET_AFTER_TTLS = 10;
 
     /** Live workers and how many unexpired leases each holds (0 for members without buckets). */
     public Map<String, Integer> liveWorkers() {

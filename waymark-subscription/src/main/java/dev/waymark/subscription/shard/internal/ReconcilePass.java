@@ -110,8 +110,9 @@ public final class ReconcilePass {
             }
         }
         if (!shed.isEmpty()) {
-            // Stop the readers first, so the next owner never overlaps a reader still mid-event.
-            shed.forEach(readers::stop);
+            // Stop the readers first (side by side), so the next owner never overlaps a reader still
+            // mid-event.
+            readers.stop(shed);
             try {
                 leases.relinquish(worker, shed);
             } catch (RuntimeException e) {
@@ -123,11 +124,10 @@ public final class ReconcilePass {
             }
         }
 
-        for (int b : new HashSet<>(readers.running())) {
-            if (!owned.containsKey(b)) {
-                readers.stop(b);
-                safely(() -> listener.lost(worker, b));
-            }
+        List<Integer> lost = readers.running().stream().filter(b -> !owned.containsKey(b)).sorted().toList();
+        readers.stop(lost);
+        for (int b : lost) {
+            safely(() -> listener.lost(worker, b));
         }
         for (Map.Entry<Integer, Long> e : owned.entrySet()) {
             int b = e.getKey();

@@ -14,7 +14,10 @@ import dev.waymark.subscription.shard.ShardHandler;
 import dev.waymark.subscription.shard.ShardOptions;
 import dev.waymark.store.RecordedEvent;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -92,9 +95,28 @@ public final class SubscriptionReaders implements BucketReaders {
         }
     }
 
-    /** Stops every reader. */
+    /**
+     * Stops the readers of {@code buckets} side by side: a reader whose handler ignores its
+     * interrupt holds its stop for the grace and ten seconds more, and one after the other, a few
+     * of them would hold the reconcile pass (and with it every renewal) for their sum.
+     */
+    @Override
+    public void stop(Collection<Integer> buckets) {
+        List<Reader> stopping = buckets.stream().map(readers::remove).filter(Objects::nonNull).toList();
+        List<Thread> stoppers = stopping.stream().map(r -> Thread.ofVirtual().name("waymark-shard-stop")
+                .start(() -> r.subscription().stop(stopGrace))).toList();
+        try {
+            for (Thread t : stoppers) {
+                t.join();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the stops go on; their subscriptions end by themselves
+        }
+    }
+
+    /** Stops every reader, side by side. */
     public void stopAll() {
-        readers.keySet().forEach(this::stop);
+        stop(Set.copyOf(readers.keySet()));
     }
 
     private Ack handle(Delivery d, long epoch) throws Exception {
