@@ -4,7 +4,10 @@ package dev.waymark.store;
 @FunctionalInterface
 public interface BroadcastRegistration extends AutoCloseable {
 
-    /** Removes the listener: no message that arrives after this returns reaches it. */
+    /**
+     * Removes the listener: no message that arrives after this returns reaches it (a delivery
+     * already under way on another thread may still call it once).
+     */
     @Override
     void close();
 }

@@ -148,7 +148,13 @@ public final class Notifier implements WakeSignal, AutoCloseable {
 
     /** Adds a listener of {@code topic} and starts the LISTEN thread; the returned action removes it. */
     public Runnable onBroadcast(String topic, Consumer<String> listener) {
-        topics.computeIfAbsent(topic, t -> new CopyOnWriteArrayList<>()).add(listener);
+        // the add under the map's lock: removing the last listener at the same moment cannot drop the
+        // list this one goes into
+        topics.compute(topic, (t, list) -> {
+            List<Consumer<String>> l = list == null ? new CopyOnWriteArrayList<>() : list;
+            l.add(listener);
+            return l;
+        });
         startListener();
         return () -> topics.computeIfPresent(topic, (t, list) -> {
             list.remove(listener);
@@ -240,8 +246,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                 // A half-open connection (a peer or a network path gone without a FIN) would hold the
                 // heartbeat's read until TCP gives up, a quarter of an hour on Linux, and with it the
                 // fallback tick of every waiter; past this timeout the connection is dropped and replaced.
-                pooledTimeout = connection.getNetworkTimeout();
-                connection.setNetworkTimeout(Runnable::run, (int) networkTimeout().toMillis());
+                pooledTimeout = limitReads(connection);
                 try (Statement statement = connection.createStatement()) {
                     statement.execute("SET application_name = '" + LISTENER_APPLICATION_NAME + "'");
                     statement.execute("LISTEN " + channel);
@@ -322,6 +327,21 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         }
     }
 
+    /**
+     * Sets the network timeout of the LISTEN connection and returns the one it had, or -1 when the
+     * driver or pool does not support it (the connection is then used without one, as before).
+     */
+    private int limitReads(Connection connection) {
+        try {
+            int pooled = connection.getNetworkTimeout();
+            connection.setNetworkTimeout(Runnable::run, (int) networkTimeout().toMillis());
+            return pooled;
+        } catch (SQLException | UnsupportedOperationException e) {
+            log.debug("waymark: no network timeout on the LISTEN connection for schema {}: {}", schema, e.toString());
+            return -1;
+        }
+    }
+
     private void closeListener(Connection connection, int pooledTimeout) {
         if (connection == null) {
             return;
@@ -332,12 +352,16 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                     statement.execute("UNLISTEN *");
                     statement.execute("RESET application_name");
                 }
-                if (pooledTimeout >= 0) {
-                    connection.setNetworkTimeout(Runnable::run, pooledTimeout);
-                }
             }
         } catch (SQLException ignored) {
             // the connection is broken; closing it below lets the pool discard it
+        }
+        try {
+            if (pooledTimeout >= 0 && !connection.isClosed()) {
+                connection.setNetworkTimeout(Runnable::run, pooledTimeout); // as the pool handed it out
+            }
+        } catch (SQLException ignored) {
+            // broken: the pool discards it
         }
         try {
             connection.close();
@@ -362,7 +386,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
             Thread thread = listener;
             if (thread != null) {
                 thread.interrupt();
-                thread.join(LISTEN_WAIT.toMillis() + HEARTBEAT.toMillis());
+                thread.join(LISTEN_WAIT.toMillis() + networkTimeout().toMillis()); // a heartbeat may be stuck that long
                 if (thread.isAlive()) {
                     log.warn("waymark: LISTEN thread for schema {} did not stop in time", schema);
                 }

@@ -14,11 +14,11 @@ import dev.waymark.subscription.Checkpoints;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Target;
+import dev.waymark.subscription.shard.internal.SubscriptionReaders;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +28,8 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -60,21 +62,7 @@ class ShardedSubscriptionTest {
         CountDownLatch release = new CountDownLatch(1);
         ShardedSubscription worker = ShardedSubscription.builder(store, "stubborn", Target.category("stubborn"))
                 .shards(3).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
-                .start(d -> {
-                    held.incrementAndGet();
-                    boolean interrupted = false;
-                    while (release.getCount() > 0) { // a handler stuck in I/O that ignores interrupts
-                        try {
-                            release.await();
-                        } catch (InterruptedException e) {
-                            interrupted = true;
-                        }
-                    }
-                    if (interrupted) {
-                        Thread.currentThread().interrupt();
-                    }
-                    return Ack.ok();
-                });
+                .start(d -> stubborn(held, release));
         try {
             await().atMost(WAIT).until(() -> held.get() == 3); // each bucket's reader is held by its handler
             long started = System.nanoTime();
@@ -86,6 +74,52 @@ class ShardedSubscriptionTest {
         } finally {
             release.countDown();
         }
+    }
+
+    @Test
+    void an_interrupted_stop_of_readers_still_waits_until_they_stopped() {
+        append("interrupted", 60, 1);
+        AtomicInteger held = new AtomicInteger();
+        CountDownLatch release = new CountDownLatch(1);
+        SubscriptionReaders readers = new SubscriptionReaders(store, "interrupted",
+                ShardOptions.defaults(Target.category("interrupted"), 2), "w-1", d -> stubborn(held, release),
+                Duration.ofMillis(100));
+        readers.start(0, 1);
+        readers.start(1, 1);
+        await().atMost(WAIT).until(() -> held.get() == 2);
+        AtomicLong returned = new AtomicLong();
+        AtomicLong interruptKept = new AtomicLong();
+        Thread stopper = Thread.ofPlatform().start(() -> {
+            readers.stop(List.of(0, 1));
+            returned.set(System.nanoTime());
+            interruptKept.set(Thread.currentThread().isInterrupted() ? 1 : 0);
+        });
+        stopper.interrupt(); // as a worker's stop interrupts a pass that is shedding
+        // before: the stop returned at once, and the pass gave the leases up while both handlers ran
+        await().during(Duration.ofMillis(500)).atMost(WAIT).until(() -> returned.get() == 0);
+        long released = System.nanoTime();
+        release.countDown();
+        await().atMost(WAIT).until(() -> returned.get() != 0);
+        assertThat(returned.get()).isGreaterThan(released);
+        assertThat(interruptKept.get()).as("the interrupt is kept for the caller").isEqualTo(1);
+        assertThat(readers.running()).isEmpty();
+    }
+
+    /** A handler stuck in something that ignores interrupts (uninterruptible I/O) until released. */
+    private static Ack stubborn(AtomicInteger held, CountDownLatch release) {
+        held.incrementAndGet();
+        boolean interrupted = false;
+        while (release.getCount() > 0) {
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return Ack.ok();
     }
 
     private static void append(String category, int streams, int perStream) {

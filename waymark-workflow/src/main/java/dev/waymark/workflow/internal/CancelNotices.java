@@ -1,19 +1,36 @@
 package dev.waymark.workflow.internal;
 
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 
 /**
- * Cancellations heard of (a broadcast from whichever process cancelled) for instances whose runs
- * are under way in this process, so that a run stops before its next fresh step instead of running
- * the step's action only to have its journal write refused. A notice is a hint: the run confirms
- * it against the instance row before it stops, and a lost notice costs only that extra action.
+ * Cancellations heard of (a broadcast from whichever process cancelled), so that a run under way
+ * in this process stops before its next fresh step instead of running the step's action only to
+ * have its journal write refused. A notice is a hint: the run confirms it against the instance row
+ * before it stops, and a lost notice costs only that extra action. A notice is kept even when no
+ * run of the instance has begun here yet (a cancel right after a start may be heard before its run
+ * begins); it goes when the instance's last run here ends, and notices of instances that never ran
+ * here are dropped once they are a minute old and more than {@value #PRUNE_ABOVE} are kept.
  */
 public final class CancelNotices {
 
+    static final int PRUNE_ABOVE = 1_024;
+    private static final long KEEP_NANOS = 60_000_000_000L;
+
     private final Map<Instances.Key, Integer> running = new ConcurrentHashMap<>();
-    private final Set<Instances.Key> noticed = ConcurrentHashMap.newKeySet();
+    private final Map<Instances.Key, Long> noticed = new ConcurrentHashMap<>();
+    private final LongSupplier nanoTime;
+
+    /** Notices on the system's monotonic clock. */
+    public CancelNotices() {
+        this(System::nanoTime);
+    }
+
+    /** Notices on {@code nanoTime} (tests). */
+    CancelNotices(LongSupplier nanoTime) {
+        this.nanoTime = nanoTime;
+    }
 
     /** A run of {@code key} begins here. */
     void runStarted(Instances.Key key) {
@@ -27,20 +44,27 @@ public final class CancelNotices {
         }
     }
 
-    /** {@code key} was cancelled somewhere; remembered only while a run of it is under way here. */
+    /** {@code key} was cancelled somewhere. */
     public void cancelled(Instances.Key key) {
-        if (running.containsKey(key)) {
-            noticed.add(key);
+        long now = nanoTime.getAsLong();
+        noticed.put(key, now);
+        if (noticed.size() > PRUNE_ABOVE) {
+            noticed.entrySet().removeIf(e -> now - e.getValue() > KEEP_NANOS && !running.containsKey(e.getKey()));
         }
     }
 
     /** Whether a cancellation of {@code key} was heard of and not yet {@link #clear cleared}. */
     boolean isNoticed(Instances.Key key) {
-        return !noticed.isEmpty() && noticed.contains(key);
+        return !noticed.isEmpty() && noticed.containsKey(key);
     }
 
     /** Forgets the notice of {@code key} (the instance row showed it is not terminal). */
     void clear(Instances.Key key) {
         noticed.remove(key);
+    }
+
+    /** How many notices are kept (for tests). */
+    int size() {
+        return noticed.size();
     }
 }

@@ -21,9 +21,13 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** One {@link Subscription} per owned bucket: consumer-group member {@code bucket} of N, lease-fenced. */
 public final class SubscriptionReaders implements BucketReaders {
+
+    private static final Logger log = LoggerFactory.getLogger(SubscriptionReaders.class);
 
     private record Reader(Subscription subscription, long epoch) {}
 
@@ -104,13 +108,30 @@ public final class SubscriptionReaders implements BucketReaders {
     public void stop(Collection<Integer> buckets) {
         List<Reader> stopping = buckets.stream().map(readers::remove).filter(Objects::nonNull).toList();
         List<Thread> stoppers = stopping.stream().map(r -> Thread.ofVirtual().name("waymark-shard-stop")
-                .start(() -> r.subscription().stop(stopGrace))).toList();
-        try {
-            for (Thread t : stoppers) {
-                t.join();
+                .start(() -> stopQuietly(r))).toList();
+        // Waits even when interrupted (a worker's stop interrupts its pass): the caller gives up the
+        // leases next, and the next owner must not overlap a reader still mid-event. The wait is
+        // bounded: each stop returns within its grace and ten seconds.
+        boolean interrupted = false;
+        for (Thread t : stoppers) {
+            while (t.isAlive()) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // the stops go on; their subscriptions end by themselves
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void stopQuietly(Reader r) {
+        try {
+            r.subscription().stop(stopGrace);
+        } catch (RuntimeException | Error e) {
+            log.warn("sharded worker {} of '{}': stopping a reader failed: {}", worker, name, e.toString());
         }
     }
 
