@@ -366,6 +366,43 @@ class SubscriptionTest {
     }
 
     @Test
+    void an_event_whose_hiding_transaction_ends_between_two_reads_is_not_left_for_the_poll() throws Exception {
+        String c = fresh();
+        append(store, c + "-1", "Before");
+        Recorder recorder = Recorder.ok();
+        try (java.sql.Connection blocker = POSTGRES.dataSource().getConnection()) {
+            // the subscription thread's connections once armed: before its second one (a page read
+            // and then the probe, before; now the probe and then the page), the hiding transaction ends
+            AtomicInteger armed = new AtomicInteger(-1);
+            javax.sql.DataSource hooked = dev.waymark.testkit.FailingDataSource.failing(POSTGRES.dataSource(), () -> {
+                if (Thread.currentThread().getName().startsWith("waymark-sub-") && armed.get() >= 0
+                        && armed.incrementAndGet() == 2) {
+                    try {
+                        blocker.commit(); // signals nobody
+                    } catch (java.sql.SQLException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+                return false; // never fails: only a hook between two reads
+            }, AssertionError::new);
+            try (EventStore quiet = EventStore.builder(hooked).fallbackPoll(Duration.ofMinutes(10)).build();
+                    Subscription s = Subscription.builder(quiet, "sub-" + c, Target.category(c))
+                            .pollInterval(Duration.ofSeconds(30)).start(recorder)) {
+                await().atMost(WAIT).until(() -> recorder.size() == 1);
+                blocker.setAutoCommit(false);
+                try (java.sql.Statement st = blocker.createStatement()) {
+                    st.execute("SELECT pg_current_xact_id()"); // an open transaction with a smaller id
+                }
+                armed.set(0);
+                append(quiet, c + "-1", "Hidden"); // its wake comes while the blocker hides it
+                // before: the page did not see it, the probe after the page no longer found it hidden,
+                // and it waited for the 30 s poll
+                await().atMost(Duration.ofSeconds(5)).until(() -> recorder.types().equals(List.of("Before", "Hidden")));
+            }
+        }
+    }
+
+    @Test
     void invalid_options_are_refused_with_the_option_named() {
         assertThatThrownBy(() -> builder(fresh()).batchSize(0).start(Recorder.ok()))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("batchSize");

@@ -175,6 +175,11 @@ public final class SubscriptionWorker implements Subscription {
         while (!stopping) {
             long generation = signal.generation();
             GlobalPosition from = cursor;
+            // Probed before the page, not after it: an event the page cannot see yet was committed
+            // before the probe, which then finds it behind the horizon, or after it, and then its
+            // wake moves the generation. Probed after the page, an event whose hiding transaction
+            // ended between the two was neither read nor reported, and waited for the next poll.
+            boolean hiddenBeforePage = caughtUp && hiddenEventsExist();
             // read before the page: every event below it is then in the page, or another member's
             // (only once caught up: a full page of a catch-up moves the cursor far enough itself)
             GlobalPosition bound = config.partition().isWhole() || !caughtUp ? null
@@ -195,6 +200,7 @@ public final class SubscriptionWorker implements Subscription {
                     flush();
                 }
             }
+            boolean wasCaughtUp = caughtUp;
             caughtUp = batch.size() < config.batchSize();
             if (caughtUp) {
                 if (bound != null && bound.isAfter(cursor)) {
@@ -208,7 +214,9 @@ public final class SubscriptionWorker implements Subscription {
                 }
                 GlobalPosition caughtUpAt = cursor;
                 safely(() -> listener.caughtUp(config, caughtUpAt));
-                waitForEvents(signal, generation, nextWait());
+                if (wasCaughtUp) { // else the end of a catch-up: one more page, behind a probe, first
+                    waitForEvents(signal, generation, nextWait(hiddenBeforePage));
+                }
             }
         }
     }
@@ -221,14 +229,20 @@ public final class SubscriptionWorker implements Subscription {
         };
     }
 
+    /** Whether committed events are hidden behind the visibility horizon (schema-wide). */
+    private boolean hiddenEventsExist() throws InterruptedException {
+        return retrying("probe for hidden events", () -> VisibleBound.hiddenEventsExist(store.dataSource(),
+                store.schema()));
+    }
+
     /**
-     * How long to wait for the next wake: the poll interval, unless committed events are still
-     * hidden behind the horizon (their wake came, and nothing will signal when the transaction that
-     * hides them ends): then 10 ms, doubling while they stay hidden, up to the poll interval.
+     * How long to wait for the next wake after a short page: the poll interval, unless committed
+     * events were hidden behind the horizon just before the page (their wake came, and nothing will
+     * signal when the transaction that hides them ends): then 10 ms, doubling while they stay
+     * hidden, up to the poll interval.
      */
-    private Duration nextWait() throws InterruptedException {
-        if (!retrying("probe for hidden events", () -> VisibleBound.hiddenEventsExist(store.dataSource(),
-                store.schema()))) {
+    private Duration nextWait(boolean hidden) {
+        if (!hidden) {
             hiddenBackoff = null;
             return config.pollInterval();
         }
