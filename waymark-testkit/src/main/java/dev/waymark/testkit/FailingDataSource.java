@@ -16,6 +16,17 @@ public final class FailingDataSource {
     private FailingDataSource() {}
 
     /**
+     * {@code real}, except that {@code beforeGetConnection} runs (on the calling thread) before each
+     * {@code getConnection}: a hook that changes the database between two steps of the code under test.
+     */
+    public static DataSource hooked(DataSource real, Runnable beforeGetConnection) {
+        return failing(real, () -> {
+            beforeGetConnection.run();
+            return false;
+        }, AssertionError::new);
+    }
+
+    /**
      * {@code real}, except that {@code getConnection} throws {@code error.get()} while
      * {@code failNow} answers true (asked on each call, on the calling thread: a condition can test
      * the thread, or count itself down to fail once).
