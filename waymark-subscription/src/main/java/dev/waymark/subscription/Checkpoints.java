@@ -5,7 +5,7 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.internal.CheckpointSql;
-import dev.waymark.subscription.internal.Jdbc;
+import dev.waymark.store.internal.Jdbc;
 import java.util.Optional;
 
 /**

@@ -5,7 +5,7 @@ import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.internal.DeadLetterSql;
-import dev.waymark.subscription.internal.Jdbc;
+import dev.waymark.store.internal.Jdbc;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -6,7 +6,7 @@ import dev.waymark.store.Horizon;
 import dev.waymark.store.Partition;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.internal.CheckpointSql;
-import dev.waymark.subscription.internal.Jdbc;
+import dev.waymark.store.internal.Jdbc;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Types;

@@ -5,6 +5,7 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.WakeSignal;
+import dev.waymark.store.internal.Jdbc;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.CheckpointMissingException;

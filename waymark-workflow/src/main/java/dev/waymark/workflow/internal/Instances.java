@@ -4,6 +4,7 @@ import dev.waymark.workflow.AwakeableInfo;
 import dev.waymark.workflow.JournalEntry;
 import dev.waymark.workflow.WorkflowInfo;
 import dev.waymark.workflow.WorkflowStatus;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
@@ -116,23 +117,67 @@ public final class Instances {
     /** {@code wf_append}: one journal entry, fenced on {@code epoch} when not null. */
     public Appended append(String name, String id, int generation, UUID eventId, String type, String data,
             Long epoch, WorkflowStatus terminal, String result, String failure) {
-        return sql.query("journal " + type + " of workflow " + name + "/" + id,
-                "SELECT " + s + "wf_append(?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb, ?)", ps -> {
-                    ps.setString(1, name);
-                    ps.setString(2, id);
-                    ps.setInt(3, generation);
-                    ps.setObject(4, eventId);
-                    ps.setString(5, type);
-                    ps.setString(6, data);
-                    ps.setObject(7, epoch, Types.BIGINT); // null: unfenced
-                    ps.setString(8, terminal == null ? null : terminal.sqlValue());
-                    ps.setString(9, result);
-                    ps.setString(10, failure);
-                }, rs -> {
-                    rs.next();
-                    String[] r = (String[]) rs.getArray(1).getArray();
-                    return new Appended(r[0], r[1]);
-                });
+        return sql.query("journal " + type + " of workflow " + name + "/" + id, appendSql(), ps -> {
+            ps.setString(1, name);
+            ps.setString(2, id);
+            ps.setInt(3, generation);
+            ps.setObject(4, eventId);
+            ps.setString(5, type);
+            ps.setString(6, data);
+            ps.setObject(7, epoch, Types.BIGINT); // null: unfenced
+            ps.setString(8, terminal == null ? null : terminal.sqlValue());
+            ps.setString(9, result);
+            ps.setString(10, failure);
+        }, Instances::appended);
+    }
+
+    /**
+     * Journals the step {@code entry} that records a new awakeable's id and, only when this entry is
+     * the one written, registers the awakeable ({@code label}) in the same transaction: an awakeable
+     * is pending exactly when its id is journaled. A run whose entry is refused (its lease taken over,
+     * its instance cancelled) or loses to another writer's entry leaves no row behind.
+     */
+    public Appended appendAwakeable(Entry entry, UUID awakeable, String label) {
+        return sql.inTransaction("journal awakeable " + label + " of workflow " + entry.name() + "/" + entry.id(), c -> {
+            Appended a;
+            try (PreparedStatement ps = c.prepareStatement(appendSql())) {
+                ps.setString(1, entry.name());
+                ps.setString(2, entry.id());
+                ps.setInt(3, entry.generation());
+                ps.setObject(4, entry.eventId());
+                ps.setString(5, entry.type());
+                ps.setString(6, entry.data());
+                ps.setObject(7, entry.epoch(), Types.BIGINT);
+                ps.setString(8, null);
+                ps.setString(9, null);
+                ps.setString(10, null);
+                try (ResultSet rs = ps.executeQuery()) {
+                    a = appended(rs);
+                }
+            }
+            if ("appended".equals(a.kind())) {
+                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + s
+                        + "workflow_awakeables (awakeable_id, name, id, generation, label) VALUES (?, ?, ?, ?, ?)")) {
+                    ps.setObject(1, awakeable);
+                    ps.setString(2, entry.name());
+                    ps.setString(3, entry.id());
+                    ps.setInt(4, entry.generation());
+                    ps.setString(5, label);
+                    ps.executeUpdate();
+                }
+            }
+            return a;
+        });
+    }
+
+    private String appendSql() {
+        return "SELECT " + s + "wf_append(?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?::jsonb, ?)";
+    }
+
+    private static Appended appended(ResultSet rs) throws SQLException {
+        rs.next();
+        String[] r = (String[]) rs.getArray(1).getArray();
+        return new Appended(r[0], r[1]);
     }
 
     /**
@@ -326,19 +371,6 @@ public final class Instances {
                     ps.setString(3, payload);
                     ps.setString(4, failure);
                 }, Instances::single);
-    }
-
-    /** Registers a pending awakeable. */
-    public void insertAwakeable(UUID awakeable, String name, String id, int generation, String label) {
-        sql.update("register awakeable " + label + " of " + name + "/" + id,
-                "INSERT INTO " + s + "workflow_awakeables (awakeable_id, name, id, generation, label) VALUES (?, ?, ?, ?, ?)"
-                        + " ON CONFLICT DO NOTHING", ps -> {
-                    ps.setObject(1, awakeable);
-                    ps.setString(2, name);
-                    ps.setString(3, id);
-                    ps.setInt(4, generation);
-                    ps.setString(5, label);
-                });
     }
 
     /** The settlement state of one awakeable. */

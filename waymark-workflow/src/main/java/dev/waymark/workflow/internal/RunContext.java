@@ -106,11 +106,10 @@ final class RunContext implements WorkflowContext {
     public <T> Awakeable<T> awakeable(String label, Class<T> type) {
         WorkflowNames.requireStepName(label);
         Objects.requireNonNull(type, "type");
-        UUID awakeable = UUID.fromString(recorded("awkid:" + label, String.class, () -> {
-            UUID fresh = UUID.randomUUID();
-            rt.instances.insertAwakeable(fresh, name, id, generation, label);
-            return fresh.toString();
-        }));
+        // the id is journaled and its row written in one transaction (only if this run's entry wins)
+        UUID fresh = UUID.randomUUID();
+        UUID awakeable = UUID.fromString(recorded("awkid:" + label, String.class, fresh::toString,
+                entry -> rt.instances.appendAwakeable(entry, fresh, label)));
         return new Awakeable<>() {
             @Override
             public UUID id() {
@@ -214,6 +213,12 @@ final class RunContext implements WorkflowContext {
     }
 
     private <T, E extends Exception> T recorded(String key, Class<T> type, StepAction<T, E> action) throws E {
+        return recorded(key, type, action, rt.instances::appendEntry);
+    }
+
+    /** {@link #recorded(String, Class, StepAction)}, journaling its entry through {@code writer}. */
+    private <T, E extends Exception> T recorded(String key, Class<T> type, StepAction<T, E> action,
+            Function<Instances.Entry, Instances.Appended> writer) throws E {
         checkType(key, type);
         visited.add(key);
         String stored = journal.get(key);
@@ -225,7 +230,7 @@ final class RunContext implements WorkflowContext {
         long started = System.nanoTime();
         T value = action.run();
         String json = rt.encode(value, "result of step '" + key + "' of " + name + "/" + id);
-        stored = journalStep(key, json);
+        stored = journalStep(key, json, writer);
         Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
         rt.safely(() -> rt.listener.stepExecuted(name, key, elapsed));
         return decode(stored, type, key);
@@ -280,9 +285,13 @@ final class RunContext implements WorkflowContext {
     }
 
     private String journalStep(String key, String json) {
+        return journalStep(key, json, rt.instances::appendEntry);
+    }
+
+    private String journalStep(String key, String json, Function<Instances.Entry, Instances.Appended> writer) {
         String data = "{\"step\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(key)) + "\",\"result\":"
                 + json + "}";
-        Instances.Appended a = rt.instances.appendEntry(Instances.Entry.step(name, id, generation,
+        Instances.Appended a = writer.apply(Instances.Entry.step(name, id, generation,
                 Ids.entryId(name, id, generation, key), data, epoch));
         String stored = switch (a.kind()) {
             case "appended" -> {

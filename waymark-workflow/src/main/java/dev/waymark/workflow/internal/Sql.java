@@ -1,5 +1,6 @@
 package dev.waymark.workflow.internal;
 
+import dev.waymark.store.internal.Jdbc;
 import dev.waymark.store.internal.SqlErrors;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -54,6 +55,11 @@ final class Sql {
         } catch (SQLException e) {
             throw SqlErrors.translate(e, action, schema);
         }
+    }
+
+    /** Runs {@code work} in one transaction on one pooled connection; any failure rolls it back. */
+    <T> T inTransaction(String action, Jdbc.Work<T> work) {
+        return Jdbc.inTransaction(dataSource, schema, action, work);
     }
 
     static Instant instant(ResultSet rs, String column) throws SQLException {

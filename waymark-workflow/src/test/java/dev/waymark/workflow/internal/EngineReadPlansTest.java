@@ -135,7 +135,8 @@ class EngineReadPlansTest {
         for (int k = 0; k < instancesUsed; k++) {
             epochs.add(instances.start("settle", "s" + k, "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5)).epoch());
             UUID awakeable = UUID.randomUUID();
-            instances.insertAwakeable(awakeable, "settle", "s" + k, 0, "a");
+            POSTGRES.execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
+                    + " VALUES ('" + awakeable + "', 'settle', 's" + k + "', 0, 'a')");
             awakeables.add(awakeable);
         }
         POSTGRES.execute("ANALYZE " + schema + ".workflows, " + schema + ".workflow_awakeables");

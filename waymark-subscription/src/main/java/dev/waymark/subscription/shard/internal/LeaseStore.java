@@ -2,7 +2,7 @@ package dev.waymark.subscription.shard.internal;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.internal.Schema;
-import dev.waymark.subscription.internal.Jdbc;
+import dev.waymark.store.internal.Jdbc;
 import dev.waymark.subscription.shard.ShardCountMismatchException;
 import dev.waymark.subscription.shard.ShardOwnership;
 import java.sql.Array;

@@ -1,6 +1,5 @@
-package dev.waymark.subscription.internal;
+package dev.waymark.store.internal;
 
-import dev.waymark.store.internal.SqlErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
