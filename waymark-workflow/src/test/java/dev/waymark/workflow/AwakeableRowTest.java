@@ -47,15 +47,7 @@ class AwakeableRowTest {
                     Awakeable<String> a = ctx.awakeable("go", String.class);
                     return a.await();
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).listener(new WorkflowListener() {
-            @Override
-            public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
-                    Duration elapsed) {
-                if (error != null) {
-                    runErrors.add(error);
-                }
-            }
-        }).build();
+        engine = WorkflowTesting.fastEngine(store, registry).listener(WorkflowTesting.collectingErrors(runErrors)).build();
     }
 
     @AfterAll

@@ -43,15 +43,7 @@ class LeaseFencingTest {
             });
             return a + ctx.step("b", String.class, () -> "b" + effects.hit("b"));
         });
-        engine = WorkflowTesting.fastEngine(store, registry).listener(new WorkflowListener() {
-            @Override
-            public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
-                    Duration elapsed) {
-                if (error != null) {
-                    runErrors.add(error);
-                }
-            }
-        }).build();
+        engine = WorkflowTesting.fastEngine(store, registry).listener(WorkflowTesting.collectingErrors(runErrors)).build();
     }
 
     @AfterAll

@@ -48,6 +48,19 @@ final class WorkflowTesting {
                 .withBackoff(Duration.ofMillis(1), Duration.ofMillis(5));
     }
 
+    /** A listener that adds every run's error (a run that ended by throwing) to {@code errors}. */
+    static WorkflowListener collectingErrors(java.util.Queue<Throwable> errors) {
+        return new WorkflowListener() {
+            @Override
+            public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
+                    Duration elapsed) {
+                if (error != null) {
+                    errors.add(error);
+                }
+            }
+        };
+    }
+
     static long count(PostgresExtension postgres, String sql) {
         try (Connection c = postgres.dataSource().getConnection();
                 Statement s = c.createStatement();
