@@ -23,8 +23,13 @@ public final class Instances {
     /** The outcome of {@code wf_append}: a kind and its detail. */
     public record Appended(String kind, String detail) {}
 
-    /** The outcome of {@code wf_start}. */
-    public record Started(boolean created, WorkflowStatus status, String existingInput, long epoch) {}
+    /**
+     * The outcome of {@code wf_start}: created, or the existing instance's status and input; for a
+     * child's start, {@code parentEnded} when its parent is no longer running or suspended (nothing
+     * was written; {@code status} is then the parent's, null when it is gone).
+     */
+    public record Started(boolean created, WorkflowStatus status, String existingInput, long epoch,
+            boolean parentEnded) {}
 
     /** An instance row with its payloads. */
     public record Row(WorkflowInfo info, String input, String result) {}
@@ -234,8 +239,11 @@ public final class Instances {
 
         /** As a start's outcome. */
         public Started started() {
+            if ("parent_ended".equals(kind)) {
+                return new Started(false, "missing".equals(detail) ? null : WorkflowStatus.fromSql(detail), null, 0, true);
+            }
             return new Started("created".equals(kind), WorkflowStatus.fromSql(detail), existingInput,
-                    epoch == null ? 0 : Long.parseLong(epoch));
+                    epoch == null ? 0 : Long.parseLong(epoch), false);
         }
     }
 

@@ -192,6 +192,15 @@ final class RunContext implements WorkflowContext {
     private void spawn(String childName, String childId, String inputJson) {
         Instances.Started started = rt.instances.start(childName, childId, inputJson,
                 Ids.entryId(childName, childId, 0, "__started__"), new Instances.Key(name, id), rt.owner, rt.leaseTtl);
+        if (started.parentEnded()) {
+            // this instance ended (a cancellation this run has not noticed yet) or is gone: no child
+            // may outlive it, so none is created, and this run stops as its next write would
+            if (started.status() != null && started.status().isTerminal()) {
+                throw new Unwind.Terminal(started.status());
+            }
+            throw new WorkflowException("cannot spawn child " + childName + "/" + childId + ": workflow " + name + "/"
+                    + id + " no longer exists");
+        }
         if (started.created()) {
             rt.signal();
             rt.childSpawned.spawned(new Instances.Key(name, id), new Instances.Key(childName, childId), started);
