@@ -97,13 +97,13 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * running the body stops it before the next fresh step's action; the step in flight may finish
      * its action but is not journaled. Should the announcement be lost (the running process's LISTEN
      * connection was down), the next fresh step's action runs too, and its journal write is refused
-     * instead. Live children are
-     * cancelled too: a child's start and its parent's cancellation take the parent's lock, so a
-     * child whose start commits first is found by the cascade, and a body that has not yet noticed
-     * its cancellation cannot spawn one afterwards (its spawn is refused and the run stops as
-     * cancelled). Cancelling an already cancelled workflow cancels its live
-     * children again (repairing a cascade a crash cut short). The first terminal marker wins: cancel
-     * racing completion ends with exactly one of them.
+     * instead. Live children are cancelled too: a child's start and its parent's cancellation take
+     * the parent's lock, so a child whose start commits first is found by the cascade, and a body
+     * that has not yet noticed its cancellation cannot spawn one afterwards (its spawn is refused and
+     * the run stops as cancelled). Cancelling an already cancelled workflow cancels its live children
+     * again (repairing a cascade a crash cut short; resume workers do so on their own every 60 poll
+     * intervals). The first terminal marker wins: cancel racing completion ends with exactly one of
+     * them.
      */
     public CancelOutcome cancel(String name, String id) {
         WorkflowNames.requireName(name);

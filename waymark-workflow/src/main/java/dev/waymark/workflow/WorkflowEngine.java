@@ -97,7 +97,8 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      * {@link ResumeWorker#start()}. Closing the engine closes it too.
      */
     public ResumeWorker resumeWorker(ResumeOptions options) {
-        ResumeWorker worker = new ResumeWorker(runtime, registry, store, options, (k, a) -> advanced(k, a, false));
+        ResumeWorker worker = new ResumeWorker(runtime, registry, store, options, (k, a) -> advanced(k, a, false),
+                this::cancel);
         workers.add(worker);
         return worker;
     }

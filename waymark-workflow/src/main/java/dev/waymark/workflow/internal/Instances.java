@@ -40,6 +40,9 @@ public final class Instances {
     /** A workflow to look at: name and id. */
     public record Key(String name, String id) {}
 
+    /** A live child of a cancelled instance. */
+    public record Orphan(Key child, Key parent) {}
+
     /** An awakeable's settlement state. */
     public record AwakeableState(String status, String payload, String failure, String name, String id, int generation) {}
 
@@ -525,6 +528,20 @@ public final class Instances {
                     ps.setString(1, name);
                     ps.setString(2, id);
                 }, Instances::keys);
+    }
+
+    /** Up to {@code limit} live children of cancelled instances ({@code wf_orphaned_children}, schema V14). */
+    public List<Orphan> orphanedChildren(int limit) {
+        return sql.query("read live children of cancelled workflows",
+                "SELECT name, id, parent_name, parent_id FROM " + s + "wf_orphaned_children(?)",
+                ps -> ps.setInt(1, limit), rs -> {
+                    List<Orphan> out = new ArrayList<>();
+                    while (rs.next()) {
+                        out.add(new Orphan(new Key(rs.getString(1), rs.getString(2)),
+                                new Key(rs.getString(3), rs.getString(4))));
+                    }
+                    return out;
+                });
     }
 
     /** All children of an instance. */

@@ -15,6 +15,13 @@ public sealed interface ResumeEvent {
     /** The crash budget is spent; the workflow is marked failed (and its parent woken). */
     record MarkedFailed(String name, String id, int attempts, Throwable error) implements ResumeEvent {}
 
+    /**
+     * A live child of a cancelled workflow was cancelled: the cancellation's cascade had not reached
+     * it (the cancelling process died between committing the parent's cancellation and cancelling its
+     * children).
+     */
+    record CascadeRepaired(String name, String id, String parentName, String parentId) implements ResumeEvent {}
+
     /** The whole pass failed (for example the database was unreachable); the loop goes on. */
     record PassFailed(Throwable error) implements ResumeEvent {}
 
@@ -28,6 +35,8 @@ public sealed interface ResumeEvent {
                     + c.maxAttempts() + ": " + c.error();
             case MarkedFailed m -> "marked workflow " + m.name() + "/" + m.id() + " failed after " + m.attempts()
                     + " attempts: " + m.error();
+            case CascadeRepaired r -> "cancelled workflow " + r.name() + "/" + r.id() + ": its parent "
+                    + r.parentName() + "/" + r.parentId() + " was cancelled and the cascade had not reached it";
             case PassFailed p -> "resume pass failed: " + p.error();
         };
     }

@@ -21,6 +21,7 @@ public interface ResumeListener {
                 case ResumeEvent.TransientError t -> log.warn("waymark resume: {}", t.render());
                 case ResumeEvent.Crashed c -> log.warn("waymark resume: {}", c.render());
                 case ResumeEvent.MarkedFailed m -> log.error("waymark resume: {}", m.render());
+                case ResumeEvent.CascadeRepaired r -> log.info("waymark resume: {}", r.render());
                 case ResumeEvent.PassFailed p -> log.warn("waymark resume: {}", p.render(), p.error());
             }
         }

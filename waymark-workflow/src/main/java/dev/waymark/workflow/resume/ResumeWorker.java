@@ -4,6 +4,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.WakeSignal;
 import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.internal.Advancer;
+import dev.waymark.workflow.internal.CascadeRepair;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Runtime;
@@ -30,6 +31,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * and its replay journals the sleep as done. Awakeables and children wake their workflow themselves
  * (their settlement flips it to running in the same transaction); this worker then runs it.
  *
+ * <p>Cancellation cascades a crash cut short are finished here too: every 60 poll intervals (the first
+ * pass included) the worker cancels live children of cancelled workflows, which the cancelling
+ * process died before reaching, and reports each as {@link ResumeEvent.CascadeRepaired}.
+ *
  * <p>{@link #start()} runs the loop on its own thread; {@link #close()} stops it after the current
  * pass (attempts in flight finish, then leases are released).
  */
@@ -45,6 +50,10 @@ public final class ResumeWorker implements AutoCloseable {
     private final LeaseKeeper keeper;
     private final ExecutorService advances;
     private final java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced;
+    /** Unfinished cancellation cascades are looked for every this many poll intervals (1 min by default). */
+    private static final int REPAIR_EVERY_PASSES = 60;
+
+    private final CascadeRepair cascades;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition stopped = lock.newCondition();
     private volatile boolean running;
@@ -57,7 +66,8 @@ public final class ResumeWorker implements AutoCloseable {
      * {@code advanced} hears how each attempt ended (the engine completes in-process waits with it).
      */
     public ResumeWorker(Runtime runtime, WorkflowRegistry registry, EventStore store, ResumeOptions options,
-            java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced) {
+            java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced,
+            java.util.function.BiConsumer<String, String> cancel) {
         this.advanced = advanced;
         this.runtime = runtime;
         this.instances = runtime.instances();
@@ -68,6 +78,8 @@ public final class ResumeWorker implements AutoCloseable {
         this.policy = new Advancer.Policy(options.maxAttempts(), options.backoffBase(), options.backoffCap());
         this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
         this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());
+        this.cascades = new CascadeRepair(instances, cancel, options.pollInterval().multipliedBy(REPAIR_EVERY_PASSES),
+                options.batchLimit());
     }
 
     /** The options. */
@@ -87,6 +99,10 @@ public final class ResumeWorker implements AutoCloseable {
      */
     public ResumeSummary resumeOnce() {
         long started = System.nanoTime();
+        for (Instances.Orphan o : cascades.runIfDue()) {
+            safely(() -> options.listener().onEvent(new ResumeEvent.CascadeRepaired(o.child().name(), o.child().id(),
+                    o.parent().name(), o.parent().id())));
+        }
         long pendingAwakeables = instances.countPendingAwakeables();
         java.util.Set<String> names = registry.names();
         List<Instances.Key> candidates = instances.discover(names, options.batchLimit());

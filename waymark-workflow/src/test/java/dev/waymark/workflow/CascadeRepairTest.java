@@ -1,0 +1,81 @@
+package dev.waymark.workflow;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.internal.Instances;
+import dev.waymark.workflow.resume.ResumeEvent;
+import dev.waymark.workflow.resume.ResumeListener;
+import dev.waymark.workflow.resume.ResumeWorker;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A cancellation cascade that the cancelling process did not finish (it died after committing the
+ * parent's cancellation) is finished by a resume worker: the whole chain under the cancelled parent
+ * ends cancelled.
+ */
+class CascadeRepairTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    private static EventStore store;
+    private static WorkflowEngine engine;
+
+    @BeforeAll
+    static void setUp() {
+        store = WorkflowTesting.migratedStore(POSTGRES);
+        WorkflowRegistry registry = new WorkflowRegistry()
+                .register("top", String.class, String.class, (ctx, in) ->
+                        ctx.child("c", "middle", ctx.workflowId() + ".m", in, String.class).await())
+                .register("middle", String.class, String.class, (ctx, in) ->
+                        ctx.child("c", "leaf", ctx.workflowId() + ".l", in, String.class).await())
+                .register("leaf", String.class, String.class, (ctx, in) -> ctx.awakeable("never", String.class).await());
+        engine = WorkflowTesting.fastEngine(store, registry).build();
+    }
+
+    @AfterAll
+    static void tearDown() {
+        engine.close();
+        store.close();
+    }
+
+    @Test
+    void a_resume_worker_cancels_the_chain_under_a_parent_whose_cascade_was_cut_short() {
+        engine.start("top", "t", "x", String.class);
+        await().atMost(WAIT).until(() -> status("leaf", "t.m.l") == WorkflowStatus.SUSPENDED);
+        // what `cancel` commits before it cascades: the process dies right after it
+        Instances instances = new Instances(POSTGRES.dataSource(), store.schema());
+        assertThat(instances.appendTerminal("top", "t", "WorkflowCancelled", "{}", null, WorkflowStatus.CANCELLED, null)
+                .kind()).isEqualTo("appended");
+        assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.SUSPENDED); // nobody cascades now
+
+        List<ResumeEvent> events = new CopyOnWriteArrayList<>();
+        ResumeListener hearing = new ResumeListener() {
+            @Override
+            public void onEvent(ResumeEvent event) {
+                events.add(event);
+            }
+        };
+        try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().withListener(hearing)).start()) {
+            // before: the middle and the leaf stayed suspended under their cancelled parent for ever
+            await().atMost(WAIT).until(() -> status("leaf", "t.m.l") == WorkflowStatus.CANCELLED);
+            assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.CANCELLED);
+            assertThat(events).contains(new ResumeEvent.CascadeRepaired("middle", "t.m", "top", "t"));
+        }
+    }
+
+    private static WorkflowStatus status(String name, String id) {
+        return engine.describe(name, id).map(d -> d.info().status()).orElse(null);
+    }
+}
