@@ -19,7 +19,16 @@ public final class CancelNotices {
     private static final long KEEP_NANOS = 60_000_000_000L;
 
     private final Map<Instances.Key, Integer> running = new ConcurrentHashMap<>();
-    private final Map<Instances.Key, Long> noticed = new ConcurrentHashMap<>();
+    /** One hearing of a cancellation; compared by identity, so a later hearing is another notice. */
+    static final class Notice {
+        private final long heardAt;
+
+        private Notice(long heardAt) {
+            this.heardAt = heardAt;
+        }
+    }
+
+    private final Map<Instances.Key, Notice> noticed = new ConcurrentHashMap<>();
     private final LongSupplier nanoTime;
 
     /** Notices on the system's monotonic clock. */
@@ -47,20 +56,28 @@ public final class CancelNotices {
     /** {@code key} was cancelled somewhere. */
     public void cancelled(Instances.Key key) {
         long now = nanoTime.getAsLong();
-        noticed.put(key, now);
+        noticed.put(key, new Notice(now));
         if (noticed.size() > PRUNE_ABOVE) {
-            noticed.entrySet().removeIf(e -> now - e.getValue() > KEEP_NANOS && !running.containsKey(e.getKey()));
+            noticed.entrySet().removeIf(e -> now - e.getValue().heardAt > KEEP_NANOS && !running.containsKey(e.getKey()));
         }
+    }
+
+    /** The notice of a cancellation of {@code key} heard of and not yet {@link #clear cleared}, or null. */
+    Notice notice(Instances.Key key) {
+        return noticed.isEmpty() ? null : noticed.get(key);
     }
 
     /** Whether a cancellation of {@code key} was heard of and not yet {@link #clear cleared}. */
     boolean isNoticed(Instances.Key key) {
-        return !noticed.isEmpty() && noticed.containsKey(key);
+        return notice(key) != null;
     }
 
-    /** Forgets the notice of {@code key} (the instance row showed it is not terminal). */
-    void clear(Instances.Key key) {
-        noticed.remove(key);
+    /**
+     * Forgets {@code notice} of {@code key} (the instance row, read after it was heard, showed the
+     * instance is not terminal); a notice heard since then stays.
+     */
+    void clear(Instances.Key key, Notice notice) {
+        noticed.remove(key, notice);
     }
 
     /** How many notices are kept (for tests). */

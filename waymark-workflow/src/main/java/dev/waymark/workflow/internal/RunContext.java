@@ -251,14 +251,17 @@ final class RunContext implements WorkflowContext {
      */
     private void stopIfCancelled() {
         Instances.Key key = new Instances.Key(name, id);
-        if (!rt.cancels.isNoticed(key)) {
+        CancelNotices.Notice notice = rt.cancels.notice(key);
+        if (notice == null) {
             return;
         }
         WorkflowStatus status = rt.instances.find(name, id).map(r -> r.info().status()).orElse(null);
         if (status != null && status.isTerminal()) {
             throw new Unwind.Terminal(status);
         }
-        rt.cancels.clear(key); // stale: an instance of the same id started again after collection
+        // stale (an instance of the same id started again after collection): forget this notice,
+        // not one heard while the row was read, which the next step confirms in turn
+        rt.cancels.clear(key, notice);
     }
 
     /** The journaled envelope of an await step, journaling it if its source resolved, else suspending. */

@@ -33,6 +33,20 @@ class CancelNoticesTest {
     }
 
     @Test
+    void clearing_a_stale_notice_keeps_one_heard_while_the_row_was_read() {
+        CancelNotices notices = new CancelNotices();
+        notices.runStarted(KEY);
+        notices.cancelled(KEY); // a rumour: the run reads the row, which is not terminal ...
+        CancelNotices.Notice stale = notices.notice(KEY);
+        notices.cancelled(KEY); // ... while the real cancellation is heard
+        notices.clear(KEY, stale);
+        // before: the clear wiped the real notice too, and the next step's action ran
+        assertThat(notices.isNoticed(KEY)).isTrue();
+        notices.clear(KEY, notices.notice(KEY));
+        assertThat(notices.isNoticed(KEY)).isFalse();
+    }
+
+    @Test
     void old_notices_of_instances_not_running_here_are_pruned_and_the_others_kept() {
         AtomicLong now = new AtomicLong();
         CancelNotices notices = new CancelNotices(now::get);
