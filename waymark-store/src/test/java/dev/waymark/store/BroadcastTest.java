@@ -109,6 +109,22 @@ class BroadcastTest {
     }
 
     @Test
+    void a_sender_whose_own_listener_runs_out_of_memory_has_still_told_the_others() {
+        List<String> heard = new CopyOnWriteArrayList<>();
+        try (BroadcastRegistration dying = a.onBroadcast("oom", m -> {
+                    if (m.equals("boom")) {
+                        throw new OutOfMemoryError("listener " + m);
+                    }
+                });
+                BroadcastRegistration other = b.onBroadcast("oom", heard::add)) {
+            awaitListening("oom", a, heard);
+            assertThatThrownBy(() -> a.broadcast("oom", "boom")).isInstanceOf(OutOfMemoryError.class);
+            // before: the error escaped before the NOTIFY was sent, and no other handle heard it
+            await().atMost(WITHIN).until(() -> heard.contains("boom"));
+        }
+    }
+
+    @Test
     void bad_topics_messages_and_listeners_are_refused_by_name() {
         assertThatThrownBy(() -> a.broadcast(" ", "m")).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("topic");

@@ -130,20 +130,20 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     }
 
     /**
-     * Calls this handle's listeners of {@code topic} with {@code message}, then sends it to the
-     * other handles on the schema in a NOTIFY of its own (not coalesced). Arguments are validated
-     * by the caller.
+     * Sends {@code message} to the other handles on the schema in a NOTIFY of its own (not
+     * coalesced), then calls this handle's listeners of {@code topic} with it: whatever a local
+     * listener throws (an out-of-memory error escapes), the other handles have been told. Arguments
+     * are validated by the caller.
      */
     public void broadcast(String topic, String message) {
-        deliver(topic, message);
-        if (!settings.enabled() || closed) {
-            return;
-        }
         try {
-            sendPayload(BROADCAST + handleId + SEP + topic + SEP + message);
+            if (settings.enabled() && !closed) {
+                sendPayload(BROADCAST + handleId + SEP + topic + SEP + message);
+            }
         } catch (SQLException | RuntimeException e) {
             log.warn("waymark: could not broadcast on topic {} for schema {}: {}", topic, schema, e.toString());
         }
+        deliver(topic, message);
     }
 
     /** Adds a listener of {@code topic} and starts the LISTEN thread; the returned action removes it. */
