@@ -13,7 +13,8 @@
 -- wf_start and wf_journal keep their settings (version 8's, and version 10's jit = off), now in
 -- their definitions. Same signatures and outcomes otherwise.
 -- wf_orphaned_children (new): the live children of cancelled instances, for the resume worker to
--- cancel (a cascade a crash cut short).
+-- cancel (a cascade a crash cut short); garbage collection keeps a cancelled instance while it has
+-- live children, so that they stay findable.
 
 CREATE OR REPLACE FUNCTION "${flyway:defaultSchema}".wf_create(
   p_name text, p_id text, p_input jsonb, p_event_id uuid,
@@ -96,7 +97,11 @@ BEGIN
   IF pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || p_name || '#' || p_id, 0)) IS NULL THEN
     NULL; -- the condition only takes the lock
   END IF;
-  IF p_parent_id IS NOT NULL THEN -- a child's start: its parent's lock too (see wf_create)
+  -- A child's creation takes its parent's lock too (see wf_create); a start of an existing instance
+  -- (which the child's lock keeps existing) is answered without it, so attaching never waits for
+  -- the parent.
+  IF p_parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows w
+                                              WHERE w.name = p_name AND w.id = p_id) THEN
     PERFORM pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || p_parent_name || '#' || p_parent_id, 0));
   END IF;
   RETURN "${flyway:defaultSchema}".wf_create(p_name, p_id, p_input, p_event_id, p_parent_name, p_parent_id,
@@ -221,6 +226,84 @@ BEGIN
     END IF;
   END LOOP;
   RETURN v_out;
+END
+$$;
+
+-- As in version 11, and a cancelled instance is kept while it has live children: the resume worker
+-- finds the children a cut-short cascade left by their cancelled parent (wf_orphaned_children below),
+-- which collecting the parent first would hide for good.
+CREATE OR REPLACE FUNCTION "${flyway:defaultSchema}".wf_gc_candidates(p_retention interval, p_limit integer)
+RETURNS TABLE (name text, id text, status text, completed_at timestamptz)
+LANGUAGE plpgsql STABLE
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET enable_sort = off
+SET plan_cache_mode = force_generic_plan
+SET jit = off
+AS $$
+#variable_conflict use_column
+BEGIN
+  IF p_retention < interval '0' THEN
+    RAISE EXCEPTION USING ERRCODE = 'WM003', MESSAGE = format('retention must not be negative, got %s', p_retention);
+  END IF;
+  RETURN QUERY
+    SELECT w.name, w.id, w.status, w.completed_at
+      FROM "${flyway:defaultSchema}".workflows w
+     WHERE w.status IN ('completed', 'cancelled', 'failed')
+       AND w.completed_at <= now() - p_retention
+       AND NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows p
+                        WHERE w.parent_id IS NOT NULL AND p.name = w.parent_name AND p.id = w.parent_id
+                          AND p.status IN ('running', 'suspended', 'failed') OFFSET 0)
+       AND NOT (w.status = 'cancelled'
+                AND EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows c
+                             WHERE c.parent_name = w.name AND c.parent_id = w.id
+                               AND c.status IN ('running', 'suspended') OFFSET 0))
+     ORDER BY w.completed_at
+     LIMIT p_limit;
+END
+$$;
+
+-- As in version 11, with the same rule as wf_gc_candidates above.
+CREATE OR REPLACE FUNCTION "${flyway:defaultSchema}".wf_collect(p_name text, p_id text, p_retention interval)
+RETURNS text
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+SET jit = off
+AS $$
+DECLARE
+  v_row "${flyway:defaultSchema}".workflows;
+  v_streams bigint[];
+BEGIN
+  IF NOT pg_try_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || p_name || '#' || p_id, 0)) THEN
+    RETURN 'busy';
+  END IF;
+  -- FOR UPDATE: a writer that does not take the instance lock (a retry's UPDATE) either commits
+  -- first, and this sees its row (running: kept), or waits for this transaction and finds no row.
+  SELECT * INTO v_row FROM "${flyway:defaultSchema}".workflows w WHERE w.name = p_name AND w.id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 'missing';
+  END IF;
+  IF v_row.status NOT IN ('completed', 'cancelled', 'failed') OR v_row.completed_at IS NULL
+     OR v_row.completed_at > now() - p_retention
+     OR EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows p
+                 WHERE v_row.parent_id IS NOT NULL AND p.name = v_row.parent_name AND p.id = v_row.parent_id
+                   AND p.status IN ('running', 'suspended', 'failed') OFFSET 0)
+     OR (v_row.status = 'cancelled'
+         AND EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows c
+                      WHERE c.parent_name = p_name AND c.parent_id = p_id
+                        AND c.status IN ('running', 'suspended') OFFSET 0)) THEN
+    RETURN 'kept';
+  END IF;
+  SELECT coalesce(array_agg(s.stream_id), '{}') INTO v_streams
+    FROM generate_series(0, v_row.generation) AS g
+    CROSS JOIN LATERAL (SELECT s.stream_id FROM "${flyway:defaultSchema}".streams s
+                         WHERE s.stream_name = "${flyway:defaultSchema}".wf_stream(p_name, p_id, g) OFFSET 0) s;
+  DELETE FROM "${flyway:defaultSchema}".events e WHERE e.stream_id = ANY (v_streams);
+  DELETE FROM "${flyway:defaultSchema}".streams s WHERE s.stream_id = ANY (v_streams);
+  DELETE FROM "${flyway:defaultSchema}".workflow_awakeables a WHERE a.name = p_name AND a.id = p_id;
+  DELETE FROM "${flyway:defaultSchema}".workflows w WHERE w.name = p_name AND w.id = p_id;
+  RETURN 'deleted';
 END
 $$;
 

@@ -98,7 +98,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      */
     public ResumeWorker resumeWorker(ResumeOptions options) {
         ResumeWorker worker = new ResumeWorker(runtime, registry, store, options, (k, a) -> advanced(k, a, false),
-                this::cancel);
+                (name, id) -> cancel(name, id) == CancelOutcome.CANCELLED);
         workers.add(worker);
         return worker;
     }
@@ -220,9 +220,9 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     }
 
     /**
-     * A run found its instance cancelled: it may have spawned a child after the cancellation's own
-     * walk of the live children (the spawn committed first, the walk read before it), so the
-     * children are walked again here.
+     * A run found its instance cancelled: its live children are walked again here, which finishes a
+     * cascade the cancelling process did not (it died after committing the cancellation). Since
+     * schema V14 no child is created once its parent is cancelled, so this only repairs.
      */
     private void cascadeCancel(Instances.Key key) {
         try {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.resume.ResumeEvent;
 import dev.waymark.workflow.resume.ResumeListener;
@@ -53,12 +54,19 @@ class CascadeRepairTest {
     @Test
     void a_resume_worker_cancels_the_chain_under_a_parent_whose_cascade_was_cut_short() {
         engine.start("top", "t", "x", String.class);
-        await().atMost(WAIT).until(() -> status("leaf", "t.m.l") == WorkflowStatus.SUSPENDED);
+        await().atMost(WAIT).until(() -> status("leaf", "t.m.l") == WorkflowStatus.SUSPENDED
+                && status("middle", "t.m") == WorkflowStatus.SUSPENDED && status("top", "t") == WorkflowStatus.SUSPENDED);
         // what `cancel` commits before it cascades: the process dies right after it
         Instances instances = new Instances(POSTGRES.dataSource(), store.schema());
         assertThat(instances.appendTerminal("top", "t", "WorkflowCancelled", "{}", null, WorkflowStatus.CANCELLED, null)
                 .kind()).isEqualTo("appended");
         assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.SUSPENDED); // nobody cascades now
+        // a cancelled parent with live children is not collected: that would hide them from the repair
+        assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("t");
+        assertThat(new Collection(store.dataSource(), store.schema()).collect("top", "t", Duration.ZERO))
+                .isEqualTo("kept");
+        engine.collect(Duration.ZERO, 100);
+        assertThat(status("top", "t")).isEqualTo(WorkflowStatus.CANCELLED);
 
         List<ResumeEvent> events = new CopyOnWriteArrayList<>();
         ResumeListener hearing = new ResumeListener() {
@@ -71,8 +79,12 @@ class CascadeRepairTest {
             // before: the middle and the leaf stayed suspended under their cancelled parent for ever
             await().atMost(WAIT).until(() -> status("leaf", "t.m.l") == WorkflowStatus.CANCELLED);
             assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.CANCELLED);
-            assertThat(events).contains(new ResumeEvent.CascadeRepaired("middle", "t.m", "top", "t"));
+            await().atMost(WAIT).until(() -> events.contains(new ResumeEvent.CascadeRepaired("middle", "t.m", "top", "t")));
+            assertThat(events).noneMatch(e -> e instanceof ResumeEvent.TransientError || e instanceof ResumeEvent.PassFailed);
         }
+        engine.collect(Duration.ZERO, 100); // the whole chain has ended now
+        assertThat(status("top", "t")).isNull();
+        assertThat(status("leaf", "t.m.l")).isNull();
     }
 
     private static WorkflowStatus status(String name, String id) {

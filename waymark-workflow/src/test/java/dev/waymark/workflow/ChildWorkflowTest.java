@@ -29,6 +29,7 @@ class ChildWorkflowTest {
     private static WorkflowEngine engine;
     private static ResumeWorker worker;
     private static final java.util.Map<String, UUID> gates = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final java.util.Map<String, Throwable> runErrors = new java.util.concurrent.ConcurrentHashMap<>();
     private static final CountDownLatch inBody = new CountDownLatch(1);
     private static final CountDownLatch release = new CountDownLatch(1);
 
@@ -90,7 +91,15 @@ class ChildWorkflowTest {
                         return "child cancelled";
                     }
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(2).build();
+        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(2).listener(new WorkflowListener() {
+            @Override
+            public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
+                    Duration elapsed) {
+                if (error != null) {
+                    runErrors.put(name + "/" + id, error);
+                }
+            }
+        }).build();
         worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(2)).start();
     }
 
@@ -186,6 +195,8 @@ class ChildWorkflowTest {
         // before: the child was created, and only the parent's run cancelled it once it found itself
         // cancelled (a parent process dying in between left the child running with nobody to cancel it)
         assertThat(engine.describe("blocked", "ls.late")).isEmpty();
+        // the refused spawn stopped the run as cancelled, not with a crash
+        assertThat(runErrors).doesNotContainKey("lateSpawner/ls");
     }
 
     @Test

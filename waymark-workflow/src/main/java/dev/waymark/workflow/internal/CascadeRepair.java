@@ -1,8 +1,9 @@
 package dev.waymark.workflow.internal;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.function.BiConsumer;
+import java.util.function.BiPredicate;
+import java.util.function.Consumer;
 
 /**
  * Finishes cancellation cascades a crash cut short. A cancellation commits the parent's marker
@@ -13,16 +14,17 @@ import java.util.function.BiConsumer;
 public final class CascadeRepair {
 
     private final Instances instances;
-    private final BiConsumer<String, String> cancel;
+    private final BiPredicate<String, String> cancel;
     private final long intervalNanos;
     private final int limit;
     private long next = System.nanoTime();
 
     /**
      * Repairs at most {@code limit} children per run, first at the first {@link #runIfDue} call and
-     * then at most every {@code interval}, cancelling each through {@code cancel} (name, id).
+     * then at most every {@code interval}, cancelling each through {@code cancel} (name, id; true
+     * when that call cancelled it, false when it was terminal already).
      */
-    public CascadeRepair(Instances instances, BiConsumer<String, String> cancel, Duration interval, int limit) {
+    public CascadeRepair(Instances instances, BiPredicate<String, String> cancel, Duration interval, int limit) {
         this.instances = instances;
         this.cancel = cancel;
         this.intervalNanos = interval.toNanos();
@@ -30,19 +32,26 @@ public final class CascadeRepair {
     }
 
     /**
-     * When a run is due, cancels the live children of cancelled instances and returns them (parent
-     * first); otherwise returns an empty list. Not thread-safe: one caller (a worker's loop).
+     * When a run is due, cancels the live children of cancelled instances: {@code cancelled} hears of
+     * each child this call cancelled, {@code failed} of each whose cancellation threw (the others go
+     * on; the next run tries it again). Not thread-safe: one caller (a worker's loop).
+     *
+     * @throws RuntimeException if the children could not be read (the next run is still scheduled)
      */
-    public List<Instances.Orphan> runIfDue() {
+    public void runIfDue(Consumer<Instances.Orphan> cancelled, BiConsumer<Instances.Orphan, RuntimeException> failed) {
         long now = System.nanoTime();
         if (now - next < 0) {
-            return List.of();
+            return;
         }
         next = now + intervalNanos;
-        List<Instances.Orphan> orphans = instances.orphanedChildren(limit);
-        for (Instances.Orphan o : orphans) {
-            cancel.accept(o.child().name(), o.child().id());
+        for (Instances.Orphan o : instances.orphanedChildren(limit)) {
+            try {
+                if (cancel.test(o.child().name(), o.child().id())) {
+                    cancelled.accept(o);
+                }
+            } catch (RuntimeException e) {
+                failed.accept(o, e);
+            }
         }
-        return orphans;
     }
 }

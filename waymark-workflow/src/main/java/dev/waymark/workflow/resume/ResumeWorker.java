@@ -67,7 +67,7 @@ public final class ResumeWorker implements AutoCloseable {
      */
     public ResumeWorker(Runtime runtime, WorkflowRegistry registry, EventStore store, ResumeOptions options,
             java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced,
-            java.util.function.BiConsumer<String, String> cancel) {
+            java.util.function.BiPredicate<String, String> cancel) {
         this.advanced = advanced;
         this.runtime = runtime;
         this.instances = runtime.instances();
@@ -99,10 +99,7 @@ public final class ResumeWorker implements AutoCloseable {
      */
     public ResumeSummary resumeOnce() {
         long started = System.nanoTime();
-        for (Instances.Orphan o : cascades.runIfDue()) {
-            safely(() -> options.listener().onEvent(new ResumeEvent.CascadeRepaired(o.child().name(), o.child().id(),
-                    o.parent().name(), o.parent().id())));
-        }
+        repairCascades();
         long pendingAwakeables = instances.countPendingAwakeables();
         java.util.Set<String> names = registry.names();
         List<Instances.Key> candidates = instances.discover(names, options.batchLimit());
@@ -126,6 +123,19 @@ public final class ResumeWorker implements AutoCloseable {
         safely(() -> options.listener().onPass(done, Duration.ofNanos(System.nanoTime() - started), pendingAwakeables,
                 candidates.size()));
         return done;
+    }
+
+    /** Cancels live children of cancelled workflows when due; a failure here never costs the pass. */
+    private void repairCascades() {
+        try {
+            cascades.runIfDue(
+                    o -> safely(() -> options.listener().onEvent(new ResumeEvent.CascadeRepaired(o.child().name(),
+                            o.child().id(), o.parent().name(), o.parent().id()))),
+                    (o, e) -> safely(() -> options.listener().onEvent(new ResumeEvent.TransientError(o.child().name(),
+                            o.child().id(), e))));
+        } catch (RuntimeException e) {
+            safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e)));
+        }
     }
 
     private ResumeSummary advanceAll(List<Instances.Key> candidates) {
