@@ -140,7 +140,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     /** Cancels the live children of a cancelled instance, and theirs. */
     void cancelLiveChildren(String name, String id) {
-        for (Instances.Key child : instances.liveChildren(name, id)) {
+        for (Instances.Key child : instances.queries().liveChildren(name, id)) {
             cancel(child.name(), child.id());
         }
     }
@@ -193,14 +193,14 @@ public sealed class WorkflowClient permits WorkflowEngine {
         if ((afterName == null) != (afterId == null)) {
             throw new InvalidWorkflowInputException("afterName and afterId go together");
         }
-        return instances.list(status, name, afterName == null ? null : new Instances.Key(afterName, afterId), limit);
+        return instances.queries().list(status, name, afterName == null ? null : new Instances.Key(afterName, afterId), limit);
     }
 
     /** An instance with its current generation's journal, awakeables and children. */
     public Optional<WorkflowDetails> describe(String name, String id) {
         return instances.find(name, id).map(row -> new WorkflowDetails(row.info(), row.input(), row.result(),
-                instances.journal(name, id, row.info().generation()), instances.awakeables(name, id),
-                instances.children(name, id)));
+                instances.journal(name, id, row.info().generation()), instances.awakeables().of(name, id),
+                instances.queries().children(name, id)));
     }
 
     /**
@@ -267,7 +267,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     /** One awakeable by id: its owner workflow and its state. */
     public Optional<AwakeableInfo> awakeable(UUID awakeable) {
-        return instances.awakeableInfo(Objects.requireNonNull(awakeable, "awakeable"));
+        return instances.awakeables().info(Objects.requireNonNull(awakeable, "awakeable"));
     }
 
     /** The event store the journals live in. */
@@ -305,11 +305,11 @@ public sealed class WorkflowClient permits WorkflowEngine {
     }
 
     private AwakeableOutcome settle(UUID awakeable, String status, String payload, String failure) {
-        String r = instances.settleAwakeable(awakeable, status, payload, failure);
+        String r = instances.awakeables().settle(awakeable, status, payload, failure);
         return switch (r) {
             case "settled" -> {
                 store.signalAppended();
-                instances.awakeable(awakeable).ifPresent(s -> afterWake(new Instances.Key(s.name(), s.id())));
+                instances.awakeables().state(awakeable).ifPresent(s -> afterWake(new Instances.Key(s.name(), s.id())));
                 yield AwakeableOutcome.SETTLED;
             }
             case "already_completed" -> AwakeableOutcome.ALREADY_COMPLETED;

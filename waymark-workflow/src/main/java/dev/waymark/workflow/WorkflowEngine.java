@@ -4,6 +4,7 @@ import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Instances;
+import dev.waymark.workflow.internal.Leases;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.LocalRuns;
 import dev.waymark.workflow.internal.Runtime;
@@ -110,7 +111,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      */
     public boolean runNow(String name, String id) {
         Instances.Key key = new Instances.Key(WorkflowNames.requireName(name), WorkflowNames.requireId(id));
-        Optional<Instances.Claim> claim = instances.claim(key.name(), key.id(), keeper.owner(), keeper.ttl());
+        Optional<Leases.Claim> claim = instances.leases().claim(key.name(), key.id(), keeper.owner(), keeper.ttl());
         if (claim.isEmpty()) {
             return false;
         }
@@ -177,7 +178,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             return;
         }
         try {
-            instances.claim(key.name(), key.id(), keeper.owner(), keeper.ttl())
+            instances.leases().claim(key.name(), key.id(), keeper.owner(), keeper.ttl())
                     .ifPresent(c -> submit(key, c.epoch(), null));
         } catch (RuntimeException e) {
             log.debug("waymark workflow: local claim of {}/{} failed; a resume worker will pick it up", key.name(),
@@ -192,7 +193,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         } catch (java.util.concurrent.RejectedExecutionException e) {
             local.ended(key, null);
             // closing: the lease expires (or is released below) and a resume worker takes over
-            instances.release(key.name(), key.id(), keeper.owner(), epoch, false);
+            instances.leases().release(key.name(), key.id(), keeper.owner(), epoch, false);
         }
     }
 

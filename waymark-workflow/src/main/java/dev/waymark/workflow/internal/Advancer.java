@@ -86,7 +86,7 @@ public final class Advancer {
         }
         boolean interrupted = Thread.interrupted(); // release even when shutting down
         try {
-            String status = rt.instances.release(key.name(), key.id(), keeper.owner(), epoch, done.outcome() != null);
+            String status = rt.instances.leases().release(key.name(), key.id(), keeper.owner(), epoch, done.outcome() != null);
             if (done.result() == Result.SUSPENDED && "running".equals(status)) {
                 return done.woken(); // a wake landed after the suspend write, before the release
             }
@@ -129,7 +129,7 @@ public final class Advancer {
         String rendered = render(error);
         OptionalInt attempts;
         try {
-            attempts = rt.instances.recordCrash(key.name(), key.id(), rendered, policy.backoffBase(), policy.backoffCap(),
+            attempts = rt.instances.leases().recordCrash(key.name(), key.id(), rendered, policy.backoffBase(), policy.backoffCap(),
                     epoch);
         } catch (StoreException e) {
             log.warn("waymark workflow: recording the crash of {}/{} failed", key.name(), key.id(), e);

@@ -38,13 +38,13 @@ public final class CascadeRepair {
      *
      * @throws RuntimeException if the children could not be read (the next run is still scheduled)
      */
-    public void runIfDue(Consumer<Instances.Orphan> cancelled, BiConsumer<Instances.Orphan, RuntimeException> failed) {
+    public void runIfDue(Consumer<Queries.Orphan> cancelled, BiConsumer<Queries.Orphan, RuntimeException> failed) {
         long now = System.nanoTime();
         if (now - next < 0) {
             return;
         }
         next = now + intervalNanos;
-        for (Instances.Orphan o : instances.orphanedChildren(limit)) {
+        for (Queries.Orphan o : instances.queries().orphanedChildren(limit)) {
             try {
                 if (cancel.test(o.child().name(), o.child().id())) {
                     cancelled.accept(o);

@@ -17,7 +17,11 @@ import java.util.OptionalInt;
 import java.util.UUID;
 import javax.sql.DataSource;
 
-/** Every statement of the workflow tables and functions (schema V3 to V5). */
+/**
+ * The statements of workflow instances: starts, journal entries (alone or in shared batches),
+ * suspensions, and the reads of one instance. Awakeables, leases and reads across instances have
+ * their own classes ({@link #awakeables()}, {@link #leases()}, {@link #queries()}) on the same data source.
+ */
 public final class Instances {
 
     /** The outcome of {@code wf_append}: a kind and its detail. */
@@ -34,33 +38,42 @@ public final class Instances {
     /** An instance row with its payloads. */
     public record Row(WorkflowInfo info, String input, String result) {}
 
-    /** A claimed lease: its epoch, and the expiry of the dead owner's lease it replaced (null if none). */
-    public record Claim(long epoch, Instant previousExpiry, Instant claimedAt) {}
-
     /** A workflow to look at: name and id. */
     public record Key(String name, String id) {}
 
-    /** A live child of a cancelled instance. */
-    public record Orphan(Key child, Key parent) {}
-
-    /** An awakeable's settlement state. */
-    public record AwakeableState(String status, String payload, String failure, String name, String id, int generation) {}
-
-    private static final String COLUMNS = "name, id, generation, status, attempts, last_error, failure, waiting_on,"
+    static final String COLUMNS = "name, id, generation, status, attempts, last_error, failure, waiting_on,"
             + " wake_after, next_attempt_at, lease_owner, lease_epoch, lease_expires_at, parent_name, parent_id,"
             + " created_at, updated_at, completed_at";
 
-    private static final String AWAKEABLE_COLUMNS = "awakeable_id, name, id, generation, label, status,"
-            + " payload::text, failure, created_at, completed_at";
-
     private final Sql sql;
     private final String s;
+    private final Awakeables awakeables;
+    private final Leases leases;
+    private final Queries queries;
     private volatile StepBatcher batcher;
 
     /** Statements on {@code schema} through {@code dataSource}. */
     public Instances(DataSource dataSource, String schema) {
         this.sql = new Sql(dataSource, schema);
         this.s = "\"" + schema + "\".";
+        this.awakeables = new Awakeables(sql);
+        this.leases = new Leases(sql);
+        this.queries = new Queries(sql);
+    }
+
+    /** The reads across instances (discovery, children, listings), on the same data source. */
+    public Queries queries() {
+        return queries;
+    }
+
+    /** The statements of awakeables, on the same data source. */
+    public Awakeables awakeables() {
+        return awakeables;
+    }
+
+    /** The statements of instance leases, on the same data source. */
+    public Leases leases() {
+        return leases;
     }
 
     /**
@@ -373,29 +386,6 @@ public final class Instances {
                 }, Instances::single);
     }
 
-    /** {@code wf_settle_awakeable}: the first settlement wins. */
-    public String settleAwakeable(UUID awakeable, String status, String payload, String failure) {
-        return sql.query("settle awakeable " + awakeable,
-                "SELECT " + s + "wf_settle_awakeable(?, ?, ?::jsonb, ?)", ps -> {
-                    ps.setObject(1, awakeable);
-                    ps.setString(2, status);
-                    ps.setString(3, payload);
-                    ps.setString(4, failure);
-                }, Instances::single);
-    }
-
-    /** The settlement state of one awakeable. */
-    public Optional<AwakeableState> awakeable(UUID awakeable) {
-        return sql.query("read awakeable " + awakeable,
-                "SELECT status, payload::text, failure, name, id, generation FROM " + s
-                        + "wf_find_awakeable(?)",
-                ps -> ps.setObject(1, awakeable),
-                rs -> rs.next()
-                        ? Optional.of(new AwakeableState(rs.getString(1), rs.getString(2), rs.getString(3),
-                                rs.getString(4), rs.getString(5), rs.getInt(6)))
-                        : Optional.empty());
-    }
-
     /** The instance row with its input and result. */
     public Optional<Row> find(String name, String id) { // wf_find (schema version 9): by primary key whatever its plan's age
         return sql.query("read workflow " + name + "/" + id,
@@ -432,171 +422,6 @@ public final class Instances {
                 });
     }
 
-    /**
-     * Claims the lease of a runnable instance (running, or suspended with a due wake time; no live
-     * lease; no crash backoff pending): a new epoch, and the expired lease it replaced if any.
-     */
-    public Optional<Claim> claim(String name, String id, String owner, Duration ttl) {
-        return sql.query("claim workflow " + name + "/" + id,
-                "SELECT epoch, previous_expiry AS expired, claimed_at FROM " + s + "wf_claim(?, ?, ?, ?)", ps -> {
-                    ps.setString(1, name);
-                    ps.setString(2, id);
-                    ps.setString(3, owner);
-                    ps.setLong(4, ttl.toMillis());
-                }, rs -> rs.next()
-                        ? Optional.of(new Claim(rs.getLong(1), Sql.instant(rs, "expired"), Sql.instant(rs, "claimed_at")))
-                        : Optional.empty());
-    }
-
-    /**
-     * Releases a lease held at {@code epoch}; a run that made progress also clears its crash record.
-     * Returns the instance's status after the release, or null if the lease was no longer held.
-     */
-    public String release(String name, String id, String owner, long epoch, boolean progressed) {
-        return sql.query("release workflow " + name + "/" + id, "SELECT " + s + "wf_release(?, ?, ?, ?, ?)", ps -> {
-            ps.setString(1, name);
-            ps.setString(2, id);
-            ps.setString(3, owner);
-            ps.setLong(4, epoch);
-            ps.setBoolean(5, progressed);
-        }, Instances::single);
-    }
-
-    /** Extends the leases {@code owner} holds on the given instances; returns how many were extended. */
-    public int renew(String owner, List<Key> keys, Duration ttl) {
-        String[] names = keys.stream().map(Key::name).toArray(String[]::new);
-        String[] ids = keys.stream().map(Key::id).toArray(String[]::new);
-        return sql.query("renew workflow leases of " + owner, "SELECT " + s + "wf_renew(?, ?, ?, ?)", ps -> {
-            ps.setString(1, owner);
-            ps.setArray(2, ps.getConnection().createArrayOf("text", names));
-            ps.setArray(3, ps.getConnection().createArrayOf("text", ids));
-            ps.setLong(4, ttl.toMillis());
-        }, rs -> {
-            rs.next();
-            return rs.getInt(1);
-        });
-    }
-
-    /**
-     * Records a crash: one more attempt, the error, and the next attempt time (database clock, backoff
-     * {@code base * 2^attempts} capped at {@code cap}), only while the instance still has lease
-     * {@code epoch}. Empty if it became terminal or another lease took it over.
-     */
-    public OptionalInt recordCrash(String name, String id, String error, Duration base, Duration cap, long epoch) {
-        return sql.query("record a crash of workflow " + name + "/" + id,
-                "SELECT " + s + "wf_record_crash(?, ?, ?, ?, ?, ?)",
-                ps -> {
-                    ps.setString(1, name);
-                    ps.setString(2, id);
-                    ps.setString(3, error);
-                    ps.setLong(4, base.toMillis());
-                    ps.setLong(5, cap.toMillis());
-                    ps.setLong(6, epoch);
-                }, rs -> {
-                    rs.next();
-                    int attempts = rs.getInt(1);
-                    return rs.wasNull() ? OptionalInt.empty() : OptionalInt.of(attempts);
-                });
-    }
-
-    /**
-     * Runnable instances of the given workflow names, oldest first: running, or suspended with a due
-     * wake time; not paced by a crash. Instances of other names never take a place in the batch.
-     */
-    public List<Key> discover(java.util.Collection<String> names, int limit) {
-        return discover("discover runnable workflows", names, false, limit);
-    }
-
-    /** Runnable instances whose name is not among {@code names} (a deploy dropped their code), oldest first. */
-    public List<Key> discoverUnknown(java.util.Collection<String> names, int limit) {
-        return discover("find runnable workflows of unregistered names", names, true, limit);
-    }
-
-    /** {@code wf_discover} (schema version 9): walks the active instances whatever its plan's age. */
-    private List<Key> discover(String action, java.util.Collection<String> names, boolean unknown, int limit) {
-        return sql.query(action, "SELECT name, id FROM " + s + "wf_discover(?, ?, ?)", ps -> {
-            ps.setArray(1, ps.getConnection().createArrayOf("text", names.toArray(String[]::new)));
-            ps.setBoolean(2, unknown);
-            ps.setInt(3, limit);
-        }, Instances::keys);
-    }
-
-    /** Live (non-terminal) children of an instance. */
-    public List<Key> liveChildren(String name, String id) {
-        return sql.query("read children of " + name + "/" + id,
-                "SELECT name, id FROM " + s + "wf_children(?, ?, true)", ps -> {
-                    ps.setString(1, name);
-                    ps.setString(2, id);
-                }, Instances::keys);
-    }
-
-    /** Up to {@code limit} live children of cancelled instances ({@code wf_orphaned_children}, schema V14). */
-    public List<Orphan> orphanedChildren(int limit) {
-        return sql.query("read live children of cancelled workflows",
-                "SELECT name, id, parent_name, parent_id FROM " + s + "wf_orphaned_children(?)",
-                ps -> ps.setInt(1, limit), rs -> {
-                    List<Orphan> out = new ArrayList<>();
-                    while (rs.next()) {
-                        out.add(new Orphan(new Key(rs.getString(1), rs.getString(2)),
-                                new Key(rs.getString(3), rs.getString(4))));
-                    }
-                    return out;
-                });
-    }
-
-    /** All children of an instance. */
-    public List<WorkflowInfo> children(String name, String id) {
-        return sql.query("read children of " + name + "/" + id,
-                "SELECT " + COLUMNS + " FROM " + s + "wf_children(?, ?, false)", ps -> {
-                    ps.setString(1, name);
-                    ps.setString(2, id);
-                }, Instances::infos);
-    }
-
-    /** Awakeables of an instance, newest generation first. */
-    public List<AwakeableInfo> awakeables(String name, String id) {
-        return sql.query("read awakeables of " + name + "/" + id,
-                "SELECT " + AWAKEABLE_COLUMNS + " FROM " + s + "wf_awakeables(?, ?)", ps -> {
-                    ps.setString(1, name);
-                    ps.setString(2, id);
-                }, Instances::awakeableInfos);
-    }
-
-    /** One awakeable by id. */
-    public Optional<AwakeableInfo> awakeableInfo(UUID awakeable) {
-        return sql.query("read awakeable " + awakeable,
-                "SELECT " + AWAKEABLE_COLUMNS + " FROM " + s + "wf_find_awakeable(?)",
-                ps -> ps.setObject(1, awakeable), rs -> awakeableInfos(rs).stream().findFirst());
-    }
-
-    private static List<AwakeableInfo> awakeableInfos(ResultSet rs) throws SQLException {
-        List<AwakeableInfo> out = new ArrayList<>();
-        while (rs.next()) {
-            out.add(new AwakeableInfo(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getInt(4),
-                    rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8), Sql.instant(rs, "created_at"),
-                    Sql.instant(rs, "completed_at")));
-        }
-        return out;
-    }
-
-    /** A keyset page of instances, ordered by (name, id), optionally filtered by status and name. */
-    public List<WorkflowInfo> list(WorkflowStatus status, String name, Key after, int limit) {
-        return sql.query("list workflows",
-                "SELECT " + COLUMNS + " FROM " + s + "workflows WHERE (?::text IS NULL OR status = ?)"
-                        + " AND (?::text IS NULL OR name = ?) AND (?::text IS NULL OR (name, id) > (?, ?))"
-                        + " ORDER BY name, id LIMIT ?", ps -> {
-                    String st = status == null ? null : status.sqlValue();
-                    ps.setString(1, st);
-                    ps.setString(2, st);
-                    ps.setString(3, name);
-                    ps.setString(4, name);
-                    ps.setString(5, after == null ? null : after.name());
-                    ps.setString(6, after == null ? null : after.name());
-                    ps.setString(7, after == null ? null : after.id());
-                    ps.setInt(8, limit);
-                }, Instances::infos);
-    }
-
     /** Revives a failed instance: running again with a fresh attempt budget. False if it is not failed. */
     public boolean retry(String name, String id) {
         return sql.query("retry workflow " + name + "/" + id, "SELECT " + s + "wf_retry(?, ?)", ps -> {
@@ -605,45 +430,12 @@ public final class Instances {
         }, rs -> rs.next() && rs.getBoolean(1));
     }
 
-    /** Pending awakeables across all workflows ({@code wf_count_pending_awakeables}, schema version 9). */
-    public long countPendingAwakeables() {
-        return count("SELECT " + s + "wf_count_pending_awakeables()");
-    }
-
-    /** Instances a resume pass would pick up now ({@code wf_count_runnable}, schema version 9). */
-    public long countRunnable() {
-        return count("SELECT " + s + "wf_count_runnable()");
-    }
-
-    private long count(String query) {
-        return sql.query("count workflows", query, ps -> {}, rs -> {
-            rs.next();
-            return rs.getLong(1);
-        });
-    }
-
-    private static String single(ResultSet rs) throws SQLException {
+    static String single(ResultSet rs) throws SQLException {
         rs.next();
         return rs.getString(1);
     }
 
-    private static List<Key> keys(ResultSet rs) throws SQLException {
-        List<Key> out = new ArrayList<>();
-        while (rs.next()) {
-            out.add(new Key(rs.getString(1), rs.getString(2)));
-        }
-        return out;
-    }
-
-    private static List<WorkflowInfo> infos(ResultSet rs) throws SQLException {
-        List<WorkflowInfo> out = new ArrayList<>();
-        while (rs.next()) {
-            out.add(info(rs));
-        }
-        return out;
-    }
-
-    private static WorkflowInfo info(ResultSet rs) throws SQLException {
+    static WorkflowInfo info(ResultSet rs) throws SQLException {
         return new WorkflowInfo(rs.getString("name"), rs.getString("id"), rs.getInt("generation"),
                 WorkflowStatus.fromSql(rs.getString("status")), rs.getInt("attempts"), rs.getString("last_error"),
                 rs.getString("failure"), rs.getString("waiting_on"), Sql.instant(rs, "wake_after"),

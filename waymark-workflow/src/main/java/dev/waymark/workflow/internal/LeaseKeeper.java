@@ -67,7 +67,7 @@ public final class LeaseKeeper implements AutoCloseable {
             return;
         }
         try {
-            instances.renew(owner, keys, ttl);
+            instances.leases().renew(owner, keys, ttl);
         } catch (RuntimeException | Error e) {
             // an Error too: a scheduled task that throws is never run again, and every lease of this
             // process would lapse while its runs go on

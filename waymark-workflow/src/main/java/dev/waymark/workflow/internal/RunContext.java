@@ -321,7 +321,7 @@ final class RunContext implements WorkflowContext {
     }
 
     private String awakeableEnvelope(UUID awakeable) {
-        Instances.AwakeableState s = rt.instances.awakeable(awakeable).orElseThrow(() -> new WorkflowException(
+        Awakeables.State s = rt.instances.awakeables().state(awakeable).orElseThrow(() -> new WorkflowException(
                 "awakeable " + awakeable + " of workflow " + name + "/" + id + " is missing"));
         return switch (s.status()) {
             case "pending" -> null;

@@ -57,6 +57,14 @@ final class Sql {
         }
     }
 
+    /** Runs {@code query}, which returns one number, and returns it. */
+    long count(String action, String query) {
+        return query(action, query, ps -> {}, rs -> {
+            rs.next();
+            return rs.getLong(1);
+        });
+    }
+
     /** Runs {@code work} in one transaction on one pooled connection; any failure rolls it back. */
     <T> T inTransaction(String action, Jdbc.Work<T> work) {
         return Jdbc.inTransaction(dataSource, schema, action, work);

@@ -6,6 +6,7 @@ import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.CascadeRepair;
 import dev.waymark.workflow.internal.Instances;
+import dev.waymark.workflow.internal.Leases;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Runtime;
 import java.time.Duration;
@@ -100,11 +101,11 @@ public final class ResumeWorker implements AutoCloseable {
     public ResumeSummary resumeOnce() {
         long started = System.nanoTime();
         repairCascades();
-        long pendingAwakeables = instances.countPendingAwakeables();
+        long pendingAwakeables = instances.awakeables().countPending();
         java.util.Set<String> names = registry.names();
-        List<Instances.Key> candidates = instances.discover(names, options.batchLimit());
+        List<Instances.Key> candidates = instances.queries().discover(names, options.batchLimit());
         // runnable instances nobody here can run: counted and reported, never claimed, never in the batch
-        List<Instances.Key> unknown = instances.discoverUnknown(names, options.batchLimit());
+        List<Instances.Key> unknown = instances.queries().discoverUnknown(names, options.batchLimit());
         for (Instances.Key key : unknown) {
             safely(() -> options.listener().onEvent(new ResumeEvent.UnknownName(key.name(), key.id())));
         }
@@ -172,9 +173,9 @@ public final class ResumeWorker implements AutoCloseable {
             safely(() -> options.listener().onEvent(new ResumeEvent.UnknownName(key.name(), key.id())));
             return new ResumeSummary(0, 0, 0, 0, 1, 0, 0, 0, 0, 0);
         }
-        Optional<Instances.Claim> claim;
+        Optional<Leases.Claim> claim;
         try {
-            claim = instances.claim(key.name(), key.id(), keeper.owner(), keeper.ttl());
+            claim = instances.leases().claim(key.name(), key.id(), keeper.owner(), keeper.ttl());
         } catch (RuntimeException e) {
             safely(() -> options.listener().onEvent(new ResumeEvent.TransientError(key.name(), key.id(), e)));
             return new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 1, 0);
@@ -182,7 +183,7 @@ public final class ResumeWorker implements AutoCloseable {
         if (claim.isEmpty()) {
             return new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 0, 1);
         }
-        Instances.Claim c = claim.get();
+        Leases.Claim c = claim.get();
         if (c.previousExpiry() != null) {
             Duration since = Duration.between(c.previousExpiry(), c.claimedAt());
             safely(() -> options.listener().onRecovered(key.name(), key.id(), since));

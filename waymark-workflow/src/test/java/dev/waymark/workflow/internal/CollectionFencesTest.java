@@ -67,7 +67,7 @@ class CollectionFencesTest {
         // and a claim after the lease expires moves on to an epoch no earlier lease had
         POSTGRES.execute("UPDATE " + s + "workflows SET lease_expires_at = now() - interval '1 second'"
                 + " WHERE name = 'pay' AND id = 'o1'");
-        long claimed = instances.claim("pay", "o1", "worker-c", TTL).orElseThrow().epoch();
+        long claimed = instances.leases().claim("pay", "o1", "worker-c", TTL).orElseThrow().epoch();
         assertThat(claimed).isGreaterThan(fresh);
     }
 
@@ -114,13 +114,13 @@ class CollectionFencesTest {
         long old = instances.start("crash", "k1", "1", UUID.randomUUID(), null, "worker-a", TTL).epoch();
         POSTGRES.execute("UPDATE " + s + "workflows SET lease_expires_at = now() - interval '1 second'"
                 + " WHERE name = 'crash' AND id = 'k1'");
-        long taken = instances.claim("crash", "k1", "worker-b", TTL).orElseThrow().epoch();
+        long taken = instances.leases().claim("crash", "k1", "worker-b", TTL).orElseThrow().epoch();
 
-        assertThat(instances.recordCrash("crash", "k1", "boom", Duration.ofMillis(1), Duration.ofMillis(5), old))
+        assertThat(instances.leases().recordCrash("crash", "k1", "boom", Duration.ofMillis(1), Duration.ofMillis(5), old))
                 .isEmpty(); // worker-a's body threw after worker-b took over
         assertThat(query("SELECT attempts::text FROM " + s + "workflows WHERE name = 'crash' AND id = 'k1'"))
                 .isEqualTo("0");
-        assertThat(instances.recordCrash("crash", "k1", "boom", Duration.ofMillis(1), Duration.ofMillis(5), taken))
+        assertThat(instances.leases().recordCrash("crash", "k1", "boom", Duration.ofMillis(1), Duration.ofMillis(5), taken))
                 .hasValue(1);
     }
 

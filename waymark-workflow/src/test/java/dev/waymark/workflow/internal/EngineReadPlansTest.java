@@ -95,10 +95,10 @@ class EngineReadPlansTest {
             c.setAutoCommit(false);
             Instances onThisConnection = new Instances(OneConnection.dataSource(c), store.schema());
             Map<String, Supplier<Object>> reads = new LinkedHashMap<>();
-            reads.put("discover", () -> onThisConnection.discover(List.of("pass"), 10));
-            reads.put("discover unknown names", () -> onThisConnection.discoverUnknown(List.of("pass"), 10));
-            reads.put("count runnable", onThisConnection::countRunnable);
-            reads.put("count pending awakeables", onThisConnection::countPendingAwakeables);
+            reads.put("discover", () -> onThisConnection.queries().discover(List.of("pass"), 10));
+            reads.put("discover unknown names", () -> onThisConnection.queries().discoverUnknown(List.of("pass"), 10));
+            reads.put("count runnable", onThisConnection.queries()::countRunnable);
+            reads.put("count pending awakeables", onThisConnection.awakeables()::countPending);
             Map<String, Object> expected = new LinkedHashMap<>(); // what the small tables answer: the finished rows change nothing
             reads.forEach((what, read) -> expected.put(what, read.get()));
             assertThat(expected.get("discover")).isEqualTo(List.of(new Instances.Key("pass", "r1"), new Instances.Key("pass", "r2")));
@@ -157,8 +157,8 @@ class EngineReadPlansTest {
                 int at = k;
                 steps.put("suspend", () -> onThisConnection.suspend("settle", id, 0, epochs.get(at), "awakeable", null,
                         awakeables.get(at), null));
-                steps.put("read the awakeable", () -> onThisConnection.awakeable(awakeables.get(at)).orElseThrow().status());
-                steps.put("settle", () -> onThisConnection.settleAwakeable(awakeables.get(at), "completed", "1", null));
+                steps.put("read the awakeable", () -> onThisConnection.awakeables().state(awakeables.get(at)).orElseThrow().status());
+                steps.put("settle", () -> onThisConnection.awakeables().settle(awakeables.get(at), "completed", "1", null));
                 steps.put("continue as new", () -> onThisConnection.rotate("settle", id, 0, epochs.get(at), "2"));
                 Map<String, String> outcomes = Map.of("suspend", "suspended", "read the awakeable", "pending",
                         "settle", "settled", "continue as new", "rotated");

@@ -75,9 +75,9 @@ class InspectionReadPlansTest {
                 String parent = "p" + k;
                 String failed = "b" + k;
                 Map<String, Supplier<Object>> reads = new LinkedHashMap<>();
-                reads.put("children", () -> onThisConnection.children("par", parent).size());
-                reads.put("live children", () -> onThisConnection.liveChildren("par", parent).size());
-                reads.put("awakeables", () -> onThisConnection.awakeables("par", parent).size());
+                reads.put("children", () -> onThisConnection.queries().children("par", parent).size());
+                reads.put("live children", () -> onThisConnection.queries().liveChildren("par", parent).size());
+                reads.put("awakeables", () -> onThisConnection.awakeables().of("par", parent).size());
                 reads.put("retry", () -> onThisConnection.retry("bad", failed));
                 Map<String, Object> outcomes = Map.of("children", 2, "live children", 1, "awakeables", 1, "retry", true);
                 for (Map.Entry<String, Supplier<Object>> read : reads.entrySet()) {

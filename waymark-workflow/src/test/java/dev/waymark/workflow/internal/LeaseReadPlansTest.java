@@ -72,14 +72,14 @@ class LeaseReadPlansTest {
                 Map<String, Supplier<Object>> steps = new LinkedHashMap<>();
                 steps.put("read the instance", () -> onThisConnection.find("lease", id).isPresent());
                 steps.put("claim", () -> {
-                    epoch[0] = onThisConnection.claim("lease", id, "me", Duration.ofMinutes(1)).orElseThrow().epoch();
+                    epoch[0] = onThisConnection.leases().claim("lease", id, "me", Duration.ofMinutes(1)).orElseThrow().epoch();
                     return true;
                 });
-                steps.put("renew", () -> onThisConnection.renew("me", List.of(new Instances.Key("lease", id)),
+                steps.put("renew", () -> onThisConnection.leases().renew("me", List.of(new Instances.Key("lease", id)),
                         Duration.ofMinutes(1)));
-                steps.put("record a crash", () -> onThisConnection.recordCrash("lease", id, "boom", Duration.ZERO,
+                steps.put("record a crash", () -> onThisConnection.leases().recordCrash("lease", id, "boom", Duration.ZERO,
                         Duration.ZERO, epoch[0]).orElseThrow());
-                steps.put("release", () -> onThisConnection.release("lease", id, "me", epoch[0], true));
+                steps.put("release", () -> onThisConnection.leases().release("lease", id, "me", epoch[0], true));
                 Map<String, Object> outcomes = Map.of("read the instance", true, "claim", true, "renew", 1,
                         "record a crash", 1, "release", "running");
                 for (Map.Entry<String, Supplier<Object>> step : steps.entrySet()) {

@@ -1,0 +1,81 @@
+package dev.waymark.workflow.internal;
+
+import dev.waymark.workflow.AwakeableInfo;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+/** The statements of awakeables: settle one, read one, list an instance's, count the pending. */
+public final class Awakeables {
+
+    /** An awakeable's settlement state and owner. */
+    public record State(String status, String payload, String failure, String name, String id, int generation) {}
+
+    private static final String COLUMNS = "awakeable_id, name, id, generation, label, status,"
+            + " payload::text, failure, created_at, completed_at";
+
+    private final Sql sql;
+    private final String s;
+
+    Awakeables(Sql sql) {
+        this.sql = sql;
+        this.s = "\"" + sql.schema() + "\".";
+    }
+
+    /** {@code wf_settle_awakeable}: the first settlement wins. */
+    public String settle(UUID awakeable, String status, String payload, String failure) {
+        return sql.query("settle awakeable " + awakeable,
+                "SELECT " + s + "wf_settle_awakeable(?, ?, ?::jsonb, ?)", ps -> {
+                    ps.setObject(1, awakeable);
+                    ps.setString(2, status);
+                    ps.setString(3, payload);
+                    ps.setString(4, failure);
+                }, Instances::single);
+    }
+
+    /** The settlement state of one awakeable. */
+    public Optional<State> state(UUID awakeable) {
+        return sql.query("read awakeable " + awakeable,
+                "SELECT status, payload::text, failure, name, id, generation FROM " + s
+                        + "wf_find_awakeable(?)",
+                ps -> ps.setObject(1, awakeable),
+                rs -> rs.next()
+                        ? Optional.of(new State(rs.getString(1), rs.getString(2), rs.getString(3),
+                                rs.getString(4), rs.getString(5), rs.getInt(6)))
+                        : Optional.empty());
+    }
+
+    /** Awakeables of an instance, newest generation first. */
+    public List<AwakeableInfo> of(String name, String id) {
+        return sql.query("read awakeables of " + name + "/" + id,
+                "SELECT " + COLUMNS + " FROM " + s + "wf_awakeables(?, ?)", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                }, Awakeables::infos);
+    }
+
+    /** One awakeable by id. */
+    public Optional<AwakeableInfo> info(UUID awakeable) {
+        return sql.query("read awakeable " + awakeable,
+                "SELECT " + COLUMNS + " FROM " + s + "wf_find_awakeable(?)",
+                ps -> ps.setObject(1, awakeable), rs -> infos(rs).stream().findFirst());
+    }
+
+    private static List<AwakeableInfo> infos(ResultSet rs) throws SQLException {
+        List<AwakeableInfo> out = new ArrayList<>();
+        while (rs.next()) {
+            out.add(new AwakeableInfo(rs.getObject(1, UUID.class), rs.getString(2), rs.getString(3), rs.getInt(4),
+                    rs.getString(5), rs.getString(6), rs.getString(7), rs.getString(8), Sql.instant(rs, "created_at"),
+                    Sql.instant(rs, "completed_at")));
+        }
+        return out;
+    }
+
+    /** Pending awakeables across all workflows ({@code wf_count_pending_awakeables}, schema version 9). */
+    public long countPending() {
+        return sql.count("count pending awakeables", "SELECT " + s + "wf_count_pending_awakeables()");
+    }
+}

@@ -1,0 +1,89 @@
+package dev.waymark.workflow.internal;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/** The statements of instance leases: claim, release, renew, and a crash recorded under a lease. */
+public final class Leases {
+
+    /** A claimed lease: its epoch, and the expiry of the dead owner's lease it replaced (null if none). */
+    public record Claim(long epoch, Instant previousExpiry, Instant claimedAt) {}
+
+    private final Sql sql;
+    private final String s;
+
+    Leases(Sql sql) {
+        this.sql = sql;
+        this.s = "\"" + sql.schema() + "\".";
+    }
+
+    /**
+     * Claims the lease of a runnable instance (running, or suspended with a due wake time; no live
+     * lease; no crash backoff pending): a new epoch, and the expired lease it replaced if any.
+     */
+    public Optional<Claim> claim(String name, String id, String owner, Duration ttl) {
+        return sql.query("claim workflow " + name + "/" + id,
+                "SELECT epoch, previous_expiry AS expired, claimed_at FROM " + s + "wf_claim(?, ?, ?, ?)", ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                    ps.setString(3, owner);
+                    ps.setLong(4, ttl.toMillis());
+                }, rs -> rs.next()
+                        ? Optional.of(new Claim(rs.getLong(1), Sql.instant(rs, "expired"), Sql.instant(rs, "claimed_at")))
+                        : Optional.empty());
+    }
+
+    /**
+     * Releases a lease held at {@code epoch}; a run that made progress also clears its crash record.
+     * Returns the instance's status after the release, or null if the lease was no longer held.
+     */
+    public String release(String name, String id, String owner, long epoch, boolean progressed) {
+        return sql.query("release workflow " + name + "/" + id, "SELECT " + s + "wf_release(?, ?, ?, ?, ?)", ps -> {
+            ps.setString(1, name);
+            ps.setString(2, id);
+            ps.setString(3, owner);
+            ps.setLong(4, epoch);
+            ps.setBoolean(5, progressed);
+        }, Instances::single);
+    }
+
+    /** Extends the leases {@code owner} holds on the given instances; returns how many were extended. */
+    public int renew(String owner, List<Instances.Key> keys, Duration ttl) {
+        String[] names = keys.stream().map(Instances.Key::name).toArray(String[]::new);
+        String[] ids = keys.stream().map(Instances.Key::id).toArray(String[]::new);
+        return sql.query("renew workflow leases of " + owner, "SELECT " + s + "wf_renew(?, ?, ?, ?)", ps -> {
+            ps.setString(1, owner);
+            ps.setArray(2, ps.getConnection().createArrayOf("text", names));
+            ps.setArray(3, ps.getConnection().createArrayOf("text", ids));
+            ps.setLong(4, ttl.toMillis());
+        }, rs -> {
+            rs.next();
+            return rs.getInt(1);
+        });
+    }
+
+    /**
+     * Records a crash: one more attempt, the error, and the next attempt time (database clock, backoff
+     * {@code base * 2^attempts} capped at {@code cap}), only while the instance still has lease
+     * {@code epoch}. Empty if it became terminal or another lease took it over.
+     */
+    public OptionalInt recordCrash(String name, String id, String error, Duration base, Duration cap, long epoch) {
+        return sql.query("record a crash of workflow " + name + "/" + id,
+                "SELECT " + s + "wf_record_crash(?, ?, ?, ?, ?, ?)",
+                ps -> {
+                    ps.setString(1, name);
+                    ps.setString(2, id);
+                    ps.setString(3, error);
+                    ps.setLong(4, base.toMillis());
+                    ps.setLong(5, cap.toMillis());
+                    ps.setLong(6, epoch);
+                }, rs -> {
+                    rs.next();
+                    int attempts = rs.getInt(1);
+                    return rs.wasNull() ? OptionalInt.empty() : OptionalInt.of(attempts);
+                });
+    }
+}
