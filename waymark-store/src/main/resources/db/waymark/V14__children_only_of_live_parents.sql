@@ -7,9 +7,9 @@
 -- cancelled such a child when its next journal write found the parent cancelled, but a parent
 -- process that died in between left the child running with nobody to cancel it. Now a child's
 -- start also takes the parent's lock (try-taken in a batch, like a child's completion; the lock
--- order is the child's, then the parent's, as there) and wf_create refuses it with
--- {parent_ended, parent status or 'missing', NULL, NULL} unless the parent is running or suspended.
--- A start of an existing instance (attaching to it) is answered as before.
+-- order is the child's, then the parent's, as there) and wf_create refuses it with {parent_ended,
+-- parent status or 'missing', NULL, NULL} unless the parent is running or suspended. A start of an
+-- existing instance (attaching to it) takes no parent lock and is answered as before.
 -- wf_start and wf_journal keep their settings (version 8's, and version 10's jit = off), now in
 -- their definitions. Same signatures and outcomes otherwise.
 -- wf_orphaned_children (new): the live children of cancelled instances, for the resume worker to
@@ -155,8 +155,11 @@ BEGIN
         v_locked[i] := pg_try_advisory_xact_lock(
           hashtextextended('${flyway:defaultSchema}#wf#' || v_parent_name || '#' || v_parent_id, 0));
       END IF;
-    ELSIF v_locked[i] AND p_types[i] = 'WorkflowStarted' AND p_parent_ids[i] IS NOT NULL THEN
-      -- a child's start: its parent's lock too, under which wf_create reads the parent's status
+    ELSIF v_locked[i] AND p_types[i] = 'WorkflowStarted' AND p_parent_ids[i] IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows w
+                           WHERE w.name = p_names[i] AND w.id = p_ids[i]) THEN
+      -- a child's creation: its parent's lock too, under which wf_create reads the parent's status
+      -- (a start of an existing instance, which the child's lock keeps existing, needs none)
       v_locked[i] := pg_try_advisory_xact_lock(
         hashtextextended('${flyway:defaultSchema}#wf#' || p_parent_names[i] || '#' || p_parent_ids[i], 0));
     END IF;

@@ -52,6 +52,31 @@ class ChildSpawnRaceTest {
         cancelWhileSpawning("b", true);
     }
 
+    @Test
+    void attaching_to_an_existing_child_does_not_wait_for_its_parents_lock() throws Exception {
+        start("parent", "a", null, null);
+        assertThat(start("child", "a.c", "parent", "a")).isEqualTo("created");
+        try (Connection holder = POSTGRES.dataSource().getConnection()) {
+            holder.setAutoCommit(false);
+            try (PreparedStatement ps = holder.prepareStatement(
+                    "SELECT pg_advisory_xact_lock(hashtextextended('waymark#wf#parent#a', 0))")) {
+                ps.execute(); // the parent's lock, as a cancellation of it holds it
+            }
+            try (Connection spawning = POSTGRES.dataSource().getConnection()) {
+                try (PreparedStatement ps = spawning.prepareStatement("SET statement_timeout = '10s'")) {
+                    ps.execute(); // waiting for the lock would end in an error, not a hang
+                }
+                // before: the batch answered busy (and the engine then waited for the lock alone)
+                assertThat(startInBatch(spawning, "child", "a.c", "parent", "a")).isEqualTo("exists");
+                assertThat(start(spawning, "child", "a.c", "parent", "a")).isEqualTo("exists");
+                try (PreparedStatement ps = spawning.prepareStatement("RESET statement_timeout")) {
+                    ps.execute();
+                }
+            }
+            holder.rollback();
+        }
+    }
+
     private static void cancelWhileSpawning(String p, boolean batched) throws Exception {
         start("parent", p, null, null);
         try (Connection spawning = POSTGRES.dataSource().getConnection()) {
