@@ -185,10 +185,10 @@ public interface EventStore extends AutoCloseable {
 
     /**
      * Sends {@code message} on {@code topic} to every store handle on this schema, in this process
-     * and in others: a NOTIFY is sent first, outside any transaction, and the listeners of other
-     * handles are called on their LISTEN thread; then the listeners of this handle are called on the
-     * calling thread (what they throw is logged, except an out-of-memory error, which escapes after
-     * the NOTIFY went out).
+     * and in others: the listeners of this handle are called at once on the calling thread (what
+     * they throw is logged, except a virtual-machine error such as out of memory, which escapes once
+     * the NOTIFY went out), then a NOTIFY is sent, outside any transaction, and the listeners of
+     * other handles are called on their LISTEN thread.
      * A hint, not a queue: a handle whose LISTEN connection is down at that moment misses the
      * message, and a failed NOTIFY is logged, not thrown. Use it for news whose loss only delays
      * something that a read of the database decides anyway. Nothing is sent when notifications are

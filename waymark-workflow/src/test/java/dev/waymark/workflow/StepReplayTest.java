@@ -6,11 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.resume.ResumeOptions;
+import dev.waymark.workflow.resume.ResumeWorker;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
-import dev.waymark.workflow.resume.ResumeOptions;
-import dev.waymark.workflow.resume.ResumeWorker;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -130,20 +130,23 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     }
 
     /**
-     * Sends {@code message} to the other handles on the schema in a NOTIFY of its own (not
-     * coalesced), then calls this handle's listeners of {@code topic} with it: whatever a local
-     * listener throws (an out-of-memory error escapes), the other handles have been told. Arguments
-     * are validated by the caller.
+     * Calls this handle's listeners of {@code topic} with {@code message} at once, then sends it to
+     * the other handles on the schema in a NOTIFY of its own (not coalesced). The NOTIFY goes out
+     * whatever a local listener throws (a virtual-machine error escapes, after it), and a failed
+     * NOTIFY is logged, not thrown. Arguments are validated by the caller.
      */
     public void broadcast(String topic, String message) {
         try {
+            deliver(topic, message);
+        } finally {
             if (settings.enabled() && !closed) {
-                sendPayload(BROADCAST + handleId + SEP + topic + SEP + message);
+                try {
+                    sendPayload(BROADCAST + handleId + SEP + topic + SEP + message);
+                } catch (SQLException | RuntimeException e) {
+                    log.warn("waymark: could not broadcast on topic {} for schema {}: {}", topic, schema, e.toString());
+                }
             }
-        } catch (SQLException | RuntimeException e) {
-            log.warn("waymark: could not broadcast on topic {} for schema {}: {}", topic, schema, e.toString());
         }
-        deliver(topic, message);
     }
 
     /** Adds a listener of {@code topic} and starts the LISTEN thread; the returned action removes it. */
@@ -190,7 +193,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
             log.warn("waymark: ignored a malformed broadcast on schema {}", schema);
             return false;
         }
-        if (!handleId.equals(payload.substring(BROADCAST.length(), first))) { // our own: delivered already
+        if (!handleId.equals(payload.substring(BROADCAST.length(), first))) { // our own: the sender delivers it
             deliver(payload.substring(first + 1, second), payload.substring(second + 1));
         }
         return false;

@@ -11,7 +11,11 @@ import java.util.UUID;
 /** The statements of awakeables: settle one, read one, list an instance's, count the pending. */
 public final class Awakeables {
 
-    /** An awakeable's settlement state and owner. */
+    /**
+     * An awakeable's settlement state and owner: {@code status} is pending, completed, failed,
+     * cancelled or abandoned; {@code payload} the completion's JSON text (or null); {@code failure}
+     * the reason it was failed (or null); {@code name}, {@code id} and {@code generation} its workflow.
+     */
     public record State(String status, String payload, String failure, String name, String id, int generation) {}
 
     private static final String COLUMNS = "awakeable_id, name, id, generation, label, status,"
@@ -25,7 +29,11 @@ public final class Awakeables {
         this.s = "\"" + sql.schema() + "\".";
     }
 
-    /** {@code wf_settle_awakeable}: the first settlement wins. */
+    /**
+     * {@code wf_settle_awakeable}: the first settlement wins and wakes its workflow in the same
+     * transaction. Returns {@code settled}, {@code already_completed}, {@code already_failed},
+     * {@code already_cancelled} or {@code already_abandoned}; anything else means the id is unknown.
+     */
     public String settle(UUID awakeable, String status, String payload, String failure) {
         return sql.query("settle awakeable " + awakeable,
                 "SELECT " + s + "wf_settle_awakeable(?, ?, ?::jsonb, ?)", ps -> {
@@ -36,7 +44,7 @@ public final class Awakeables {
                 }, Instances::single);
     }
 
-    /** The settlement state of one awakeable. */
+    /** The settlement state of one awakeable; empty when the id is unknown. */
     public Optional<State> state(UUID awakeable) {
         return sql.query("read awakeable " + awakeable,
                 "SELECT status, payload::text, failure, name, id, generation FROM " + s
@@ -57,7 +65,7 @@ public final class Awakeables {
                 }, Awakeables::infos);
     }
 
-    /** One awakeable by id. */
+    /** One awakeable by id; empty when the id is unknown. */
     public Optional<AwakeableInfo> info(UUID awakeable) {
         return sql.query("read awakeable " + awakeable,
                 "SELECT " + COLUMNS + " FROM " + s + "wf_find_awakeable(?)",

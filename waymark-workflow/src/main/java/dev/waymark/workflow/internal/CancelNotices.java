@@ -15,10 +15,6 @@ import java.util.function.LongSupplier;
  */
 public final class CancelNotices {
 
-    static final int PRUNE_ABOVE = 1_024;
-    private static final long KEEP_NANOS = 60_000_000_000L;
-
-    private final Map<Instances.Key, Integer> running = new ConcurrentHashMap<>();
     /** One hearing of a cancellation; compared by identity, so a later hearing is another notice. */
     static final class Notice {
         private final long heardAt;
@@ -28,6 +24,10 @@ public final class CancelNotices {
         }
     }
 
+    static final int PRUNE_ABOVE = 1_024;
+    private static final long KEEP_NANOS = 60_000_000_000L;
+
+    private final Map<Instances.Key, Integer> running = new ConcurrentHashMap<>();
     private final Map<Instances.Key, Notice> noticed = new ConcurrentHashMap<>();
     private final LongSupplier nanoTime;
 
@@ -67,7 +67,7 @@ public final class CancelNotices {
         return noticed.isEmpty() ? null : noticed.get(key);
     }
 
-    /** Whether a cancellation of {@code key} was heard of and not yet {@link #clear cleared}. */
+    /** Whether a cancellation of {@code key} was heard of and not yet {@link #clear cleared} (for tests). */
     boolean isNoticed(Instances.Key key) {
         return notice(key) != null;
     }

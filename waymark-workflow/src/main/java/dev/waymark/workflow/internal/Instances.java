@@ -1,6 +1,5 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.AwakeableInfo;
 import dev.waymark.workflow.JournalEntry;
 import dev.waymark.workflow.WorkflowInfo;
 import dev.waymark.workflow.WorkflowStatus;
@@ -13,13 +12,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
  * The statements of workflow instances: starts, journal entries (alone or in shared batches),
- * suspensions, and the reads of one instance. Awakeables, leases and reads across instances have
+ * suspensions, continue-as-new, retries, the database clock, and the reads of one instance. Awakeables, leases and reads across instances have
  * their own classes ({@link #awakeables()}, {@link #leases()}, {@link #queries()}) on the same data source.
  */
 public final class Instances {
@@ -61,7 +59,7 @@ public final class Instances {
         this.queries = new Queries(sql);
     }
 
-    /** The reads across instances (discovery, children, listings), on the same data source. */
+    /** The reads across instances (discovery, children, orphans, listings, counts), on the same data source. */
     public Queries queries() {
         return queries;
     }

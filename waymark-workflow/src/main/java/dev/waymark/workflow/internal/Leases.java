@@ -22,7 +22,8 @@ public final class Leases {
 
     /**
      * Claims the lease of a runnable instance (running, or suspended with a due wake time; no live
-     * lease; no crash backoff pending): a new epoch, and the expired lease it replaced if any.
+     * lease; no crash backoff pending): a new epoch, and the expired lease it replaced if any. Empty
+     * when the instance is missing, terminal, not yet due, leased to a live owner or backing off.
      */
     public Optional<Claim> claim(String name, String id, String owner, Duration ttl) {
         return sql.query("claim workflow " + name + "/" + id,

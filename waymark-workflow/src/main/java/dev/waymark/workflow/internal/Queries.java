@@ -43,7 +43,7 @@ public final class Queries {
         }, Queries::keys);
     }
 
-    /** Live (non-terminal) children of an instance. */
+    /** Live (running or suspended) children of an instance, oldest first. */
     public List<Instances.Key> liveChildren(String name, String id) {
         return sql.query("read children of " + name + "/" + id,
                 "SELECT name, id FROM " + s + "wf_children(?, ?, true)", ps -> {
@@ -52,7 +52,10 @@ public final class Queries {
                 }, Queries::keys);
     }
 
-    /** Up to {@code limit} live children of cancelled instances ({@code wf_orphaned_children}, schema V14). */
+    /**
+     * Up to {@code limit} live children of cancelled instances ({@code wf_orphaned_children}, schema
+     * V14), in no particular order; each comes back until it is cancelled or ends.
+     */
     public List<Orphan> orphanedChildren(int limit) {
         return sql.query("read live children of cancelled workflows",
                 "SELECT name, id, parent_name, parent_id FROM " + s + "wf_orphaned_children(?)",
@@ -66,7 +69,7 @@ public final class Queries {
                 });
     }
 
-    /** All children of an instance. */
+    /** All children of an instance, oldest first. */
     public List<WorkflowInfo> children(String name, String id) {
         return sql.query("read children of " + name + "/" + id,
                 "SELECT " + Instances.COLUMNS + " FROM " + s + "wf_children(?, ?, false)", ps -> {
@@ -75,7 +78,11 @@ public final class Queries {
                 }, Queries::infos);
     }
 
-    /** A keyset page of instances, ordered by (name, id), optionally filtered by status and name. */
+    /**
+     * A keyset page of up to {@code limit} instances ordered by (name, id), starting after
+     * {@code after} (exclusive; null: from the start), filtered by {@code status} and {@code name}
+     * when they are not null.
+     */
     public List<WorkflowInfo> list(WorkflowStatus status, String name, Instances.Key after, int limit) {
         return sql.query("list workflows",
                 "SELECT " + Instances.COLUMNS + " FROM " + s + "workflows WHERE (?::text IS NULL OR status = ?)"
