@@ -7,9 +7,11 @@ import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.internal.Instances;
+import dev.waymark.workflow.micrometer.WorkflowMetrics;
 import dev.waymark.workflow.resume.ResumeEvent;
 import dev.waymark.workflow.resume.ResumeListener;
 import dev.waymark.workflow.resume.ResumeWorker;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -75,12 +77,16 @@ class CascadeRepairTest {
                 events.add(event);
             }
         };
-        try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().withListener(hearing)).start()) {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        ResumeListener metered = new WorkflowMetrics(registry, hearing);
+        try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().withListener(metered)).start()) {
             // before: the middle and the leaf stayed suspended under their cancelled parent for ever
             await().atMost(WAIT).until(() -> status("leaf", "t.m.l") == WorkflowStatus.CANCELLED);
             assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.CANCELLED);
             await().atMost(WAIT).until(() -> events.contains(new ResumeEvent.CascadeRepaired("middle", "t.m", "top", "t")));
             assertThat(events).noneMatch(e -> e instanceof ResumeEvent.TransientError || e instanceof ResumeEvent.PassFailed);
+            // the middle only: the leaf was cancelled by the middle's own cascade
+            assertThat(registry.get("waymark.workflow.resume.cascades_repaired").counter().count()).isEqualTo(1);
         }
         engine.collect(Duration.ZERO, 100); // the whole chain has ended now
         assertThat(status("top", "t")).isNull();

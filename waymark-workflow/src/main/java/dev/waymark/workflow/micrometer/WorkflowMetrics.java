@@ -45,6 +45,7 @@ public final class WorkflowMetrics implements WorkflowListener, ResumeListener {
     private final Counter resumeErrors;
     private final Counter unknownName;
     private final Counter passFailures;
+    private final Counter cascadesRepaired;
     private final Timer pass;
     private final Timer recovery;
 
@@ -75,6 +76,8 @@ public final class WorkflowMetrics implements WorkflowListener, ResumeListener {
         resumeErrors = Counter.builder("waymark.workflow.resume.errors").register(registry);
         unknownName = Counter.builder("waymark.workflow.resume.unknown_name").register(registry);
         passFailures = Counter.builder("waymark.workflow.resume.pass_failures").register(registry);
+        cascadesRepaired = Counter.builder("waymark.workflow.resume.cascades_repaired")
+                .description("live children of cancelled workflows cancelled by a resume worker").register(registry);
         pass = Timer.builder("waymark.workflow.resume.pass").register(registry);
         recovery = Timer.builder("waymark.workflow.resume.recovery")
                 .description("from a dead owner's lease expiry to the takeover").register(registry);
@@ -116,6 +119,8 @@ public final class WorkflowMetrics implements WorkflowListener, ResumeListener {
     public void onEvent(ResumeEvent event) {
         if (event instanceof ResumeEvent.PassFailed) {
             passFailures.increment();
+        } else if (event instanceof ResumeEvent.CascadeRepaired) {
+            cascadesRepaired.increment();
         }
         delegate.onEvent(event);
     }
