@@ -155,13 +155,16 @@ BEGIN
         v_locked[i] := pg_try_advisory_xact_lock(
           hashtextextended('${flyway:defaultSchema}#wf#' || v_parent_name || '#' || v_parent_id, 0));
       END IF;
-    ELSIF v_locked[i] AND p_types[i] = 'WorkflowStarted' AND p_parent_ids[i] IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows w
-                           WHERE w.name = p_names[i] AND w.id = p_ids[i]) THEN
+    ELSIF v_locked[i] AND p_types[i] = 'WorkflowStarted' AND p_parent_ids[i] IS NOT NULL THEN
       -- a child's creation: its parent's lock too, under which wf_create reads the parent's status
-      -- (a start of an existing instance, which the child's lock keeps existing, needs none)
-      v_locked[i] := pg_try_advisory_xact_lock(
-        hashtextextended('${flyway:defaultSchema}#wf#' || p_parent_names[i] || '#' || p_parent_ids[i], 0));
+      -- (a start of an existing instance, which the child's lock keeps existing, needs none). The
+      -- query is nested: in the ELSIF's condition it would make PL/pgSQL run that condition through
+      -- the executor for every entry of every batch, steps included.
+      IF NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows w
+                      WHERE w.name = p_names[i] AND w.id = p_ids[i]) THEN
+        v_locked[i] := pg_try_advisory_xact_lock(
+          hashtextextended('${flyway:defaultSchema}#wf#' || p_parent_names[i] || '#' || p_parent_ids[i], 0));
+      END IF;
     END IF;
     IF v_first < i THEN
       v_fast[v_first] := false;
