@@ -100,9 +100,10 @@ BEGIN
   -- A child's creation takes its parent's lock too (see wf_create); a start of an existing instance
   -- (which the child's lock keeps existing) is answered without it, so attaching never waits for
   -- the parent.
-  IF p_parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows w
-                                              WHERE w.name = p_name AND w.id = p_id) THEN
-    PERFORM pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || p_parent_name || '#' || p_parent_id, 0));
+  IF p_parent_id IS NOT NULL THEN -- nested: a start without a parent runs no query here
+    IF NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows w WHERE w.name = p_name AND w.id = p_id) THEN
+      PERFORM pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || p_parent_name || '#' || p_parent_id, 0));
+    END IF;
   END IF;
   RETURN "${flyway:defaultSchema}".wf_create(p_name, p_id, p_input, p_event_id, p_parent_name, p_parent_id,
                                              p_owner, p_ttl_ms);
