@@ -41,6 +41,9 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class ResumeWorker implements AutoCloseable {
 
+    /** Unfinished cancellation cascades are looked for every this many poll intervals (1 min by default). */
+    private static final int REPAIR_EVERY_POLL_INTERVALS = 60;
+
     private final Runtime runtime;
     private final Instances instances;
     private final WorkflowRegistry registry;
@@ -51,9 +54,6 @@ public final class ResumeWorker implements AutoCloseable {
     private final LeaseKeeper keeper;
     private final ExecutorService advances;
     private final java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced;
-    /** Unfinished cancellation cascades are looked for every this many poll intervals (1 min by default). */
-    private static final int REPAIR_EVERY_PASSES = 60;
-
     private final CascadeRepair cascades;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition stopped = lock.newCondition();
@@ -79,7 +79,7 @@ public final class ResumeWorker implements AutoCloseable {
         this.policy = new Advancer.Policy(options.maxAttempts(), options.backoffBase(), options.backoffCap());
         this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
         this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());
-        this.cascades = new CascadeRepair(instances, cancel, options.pollInterval().multipliedBy(REPAIR_EVERY_PASSES),
+        this.cascades = new CascadeRepair(instances, cancel, options.pollInterval().multipliedBy(REPAIR_EVERY_POLL_INTERVALS),
                 options.batchLimit());
     }
 
