@@ -71,12 +71,7 @@ class CascadeRepairTest {
         assertThat(status("top", "t")).isEqualTo(WorkflowStatus.CANCELLED);
 
         List<ResumeEvent> events = new CopyOnWriteArrayList<>();
-        ResumeListener hearing = new ResumeListener() {
-            @Override
-            public void onEvent(ResumeEvent event) {
-                events.add(event);
-            }
-        };
+        ResumeListener hearing = hearing(events);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         ResumeListener metered = new WorkflowMetrics(registry, hearing);
         try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().withListener(metered)).start()) {
@@ -91,6 +86,35 @@ class CascadeRepairTest {
         engine.collect(Duration.ZERO, 100); // the whole chain has ended now
         assertThat(status("top", "t")).isNull();
         assertThat(status("leaf", "t.m.l")).isNull();
+    }
+
+    @Test
+    void a_running_worker_repairs_a_cascade_cut_short_after_its_first_pass_within_its_repair_interval() {
+        List<ResumeEvent> events = new CopyOnWriteArrayList<>();
+        ResumeListener hearing = hearing(events);
+        // a poll interval of 1 s: under the old rule (every 60 poll intervals) the next look was a minute away
+        try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().withPollInterval(Duration.ofSeconds(1))
+                .withCascadeRepairInterval(Duration.ofMillis(200)).withListener(hearing)).start()) {
+            engine.start("top", "r", "x", String.class);
+            await().atMost(WAIT).until(() -> status("leaf", "r.m.l") == WorkflowStatus.SUSPENDED
+                    && status("middle", "r.m") == WorkflowStatus.SUSPENDED && status("top", "r") == WorkflowStatus.SUSPENDED);
+            Instances instances = new Instances(POSTGRES.dataSource(), store.schema());
+            assertThat(instances.appendTerminal("top", "r", "WorkflowCancelled", "{}", null, WorkflowStatus.CANCELLED, null)
+                    .kind()).isEqualTo("appended");
+            await().atMost(Duration.ofSeconds(10)).until(() -> status("leaf", "r.m.l") == WorkflowStatus.CANCELLED
+                    && status("middle", "r.m") == WorkflowStatus.CANCELLED);
+            assertThat(events).contains(new ResumeEvent.CascadeRepaired("middle", "r.m", "top", "r"));
+        }
+    }
+
+    /** A listener that adds every event to {@code events}. */
+    private static ResumeListener hearing(List<ResumeEvent> events) {
+        return new ResumeListener() {
+            @Override
+            public void onEvent(ResumeEvent event) {
+                events.add(event);
+            }
+        };
     }
 
     private static WorkflowStatus status(String name, String id) {

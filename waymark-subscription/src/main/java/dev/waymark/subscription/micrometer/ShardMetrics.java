@@ -12,7 +12,7 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * Micrometer meters of a sharded worker, tagged {@code subscription} and {@code worker}, read from
- * {@link ShardedSubscription#stats()}: owned buckets (gauge); claims, sheds, losses, reader restarts,
+ * {@link ShardedSubscription#stats()}: owned buckets and stuck readers (gauges); claims, sheds, losses, reader restarts,
  * deliveries, retries and dead letters (counters); handler time (function timer).
  */
 public final class ShardMetrics {
@@ -23,6 +23,8 @@ public final class ShardMetrics {
     public static ShardedSubscription bind(ShardedSubscription worker, String subscription, MeterRegistry registry) {
         Tags tags = Tags.of("subscription", subscription, "worker", worker.workerId());
         Gauge.builder("waymark.shard.owned", worker, w -> w.stats().ownedBuckets()).tags(tags).register(registry);
+        Gauge.builder("waymark.shard.stuck_readers", worker, w -> w.stats().stuckReaders()).tags(tags)
+                .register(registry);
         counter(registry, worker, tags, "waymark.shard.claims", ShardStats::claims);
         counter(registry, worker, tags, "waymark.shard.sheds", ShardStats::sheds);
         counter(registry, worker, tags, "waymark.shard.losses", ShardStats::losses);

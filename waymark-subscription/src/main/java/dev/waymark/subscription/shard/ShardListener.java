@@ -18,6 +18,15 @@ public interface ShardListener {
     /** A bucket's reader had died and was restarted. */
     default void readerRestarted(String workerId, int bucket, Throwable cause) {}
 
+    /**
+     * A bucket's reader was stopped (to shed the bucket, because its lease was lost, or to restart it
+     * at a new epoch) and did not end: its handler was given the grace, was interrupted, and had not
+     * returned after the grace once more (it ignores interrupts). Reported once per stuck reader. While it runs, no new reader starts for the
+     * bucket here, and a bucket this worker still holds is not given up (its lease is renewed), so
+     * that no other worker handles the bucket's events beside the stuck handler.
+     */
+    default void readerStuck(String workerId, int bucket) {}
+
     /** A pass step failed (heartbeat, renew, claim, snapshot); current readers keep running. */
     default void passFailed(String workerId, String step, Throwable error) {}
 

@@ -34,7 +34,7 @@ public interface ShardedSubscription extends AutoCloseable {
         var leases = new dev.waymark.subscription.shard.internal.LeaseStore(store, name, 1, Duration.ofSeconds(1), null);
         List<Integer> held = leases.snapshot().stream().filter(o -> o.owner().filter(workerId::equals).isPresent())
                 .map(ShardOwnership::bucket).toList();
-        leases.leave(workerId);
+        leases.leave(workerId, Set.of());
         return held;
     }
 
@@ -61,7 +61,9 @@ public interface ShardedSubscription extends AutoCloseable {
     /**
      * Stops: ends the pass loop, stops every reader (letting in-flight deliveries finish for up to
      * {@code grace}; an interrupted one is not acknowledged), then releases all leases so other
-     * workers take the buckets over at once.
+     * workers take the buckets over at once. The lease of a bucket whose reader did not end (a
+     * handler that ignores its interrupt, see {@link ShardListener#readerStuck}) is not released: it
+     * runs out after the lease TTL, so no other worker starts on the bucket sooner.
      */
     void stop(Duration grace);
 

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -83,10 +84,27 @@ class ReconcilePassTest {
             log.add("start " + bucket);
         }
 
+        /** Buckets whose reader ignores its stop (a stuck handler) until removed from here. */
+        final Set<Integer> stuck = new HashSet<>();
+        final Set<Integer> draining = new HashSet<>();
+
         @Override
-        public void stop(int bucket) {
-            running.remove(bucket);
+        public boolean stop(int bucket) {
+            if (running.remove(bucket) == null) {
+                return !draining().contains(bucket);
+            }
             log.add("stop " + bucket);
+            if (stuck.contains(bucket)) {
+                draining.add(bucket);
+                return false;
+            }
+            return true;
+        }
+
+        @Override
+        public Set<Integer> draining() {
+            draining.retainAll(stuck);
+            return Set.copyOf(draining);
         }
     }
 
@@ -122,6 +140,11 @@ class ReconcilePassTest {
                 @Override
                 public void readerRestarted(String w, int bucket, Throwable cause) {
                     events.add("restart " + bucket);
+                }
+
+                @Override
+                public void readerStuck(String w, int bucket) {
+                    events.add("stuck " + bucket);
                 }
 
                 @Override
@@ -203,6 +226,60 @@ class ReconcilePassTest {
         assertThat(b.pass()).containsExactly(2);
         assertThat(b.pass()).containsExactlyInAnyOrder(2, 3);
         assertThat(a.pass()).containsExactlyInAnyOrder(0, 1);
+    }
+
+    @Test
+    void a_bucket_whose_reader_does_not_stop_is_kept_and_another_is_shed_in_its_place() {
+        ManualClock clock = clock();
+        String pool = fresh();
+        Worker a = new Worker(pool, "a", 4, clock, null);
+        for (int i = 0; i < 4; i++) {
+            a.pass();
+        }
+        a.readers.stuck.add(3); // bucket 3's handler ignores its interrupt
+        Worker b = new Worker(pool, "b", 4, clock, null);
+        assertThat(b.pass()).isEmpty();
+
+        // before: a gave bucket 3 up although its reader was still mid-event, and b started on it
+        assertThat(a.pass()).containsExactlyInAnyOrder(0, 1, 3);
+        assertThat(a.events).contains("shed 2", "stuck 3").doesNotContain("shed 3");
+        assertThat(a.readers.running()).as("no second reader beside the stuck one").containsExactlyInAnyOrder(0, 1);
+        assertThat(b.pass()).containsExactly(2);
+        // the next pass sheds the highest bucket whose reader can stop
+        assertThat(a.pass()).containsExactlyInAnyOrder(0, 3);
+        assertThat(a.events).contains("shed 1").doesNotContain("shed 3");
+        assertThat(b.pass()).containsExactlyInAnyOrder(1, 2);
+        assertThat(a.pass()).containsExactlyInAnyOrder(0, 3);
+        assertThat(a.events.stream().filter("stuck 3"::equals)).as("reported once").hasSize(1);
+        assertThat(a.readers.running()).containsExactly(0);
+
+        a.readers.stuck.remove(3); // the handler returns; the reader ends and a new one starts
+        assertThat(a.pass()).containsExactlyInAnyOrder(0, 3);
+        assertThat(a.readers.running()).containsExactlyInAnyOrder(0, 3);
+        assertThat(b.pass()).containsExactlyInAnyOrder(1, 2);
+    }
+
+    @Test
+    void a_stuck_reader_of_a_bucket_kept_gets_its_successor_only_once_it_ends() {
+        ManualClock clock = clock();
+        String pool = fresh();
+        Worker a = new Worker(pool, "a", 2, clock, null);
+        a.pass();
+        a.pass();
+        Worker b = new Worker(pool, "b", 2, clock, null);
+        b.pass();
+        clock.advance(TTL.plusSeconds(1)); // a stalls; b takes bucket 0 at a new epoch
+        assertThat(b.pass()).containsExactly(0);
+        a.readers.stuck.add(0);
+        assertThat(a.pass()).containsExactly(1);
+        assertThat(a.events).contains("lost 0", "stuck 0");
+        b.leases.leave("b", Set.of()); // b leaves; a claims bucket 0 again
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(a.pass()).containsExactlyInAnyOrder(0, 1);
+        assertThat(a.readers.running()).as("not while the old reader runs").containsExactly(1);
+        a.readers.stuck.remove(0);
+        a.pass();
+        assertThat(a.readers.running()).containsExactlyInAnyOrder(0, 1);
     }
 
     @Test

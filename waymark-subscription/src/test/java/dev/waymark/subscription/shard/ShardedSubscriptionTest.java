@@ -30,6 +30,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -56,7 +57,7 @@ class ShardedSubscriptionTest {
     }
 
     @Test
-    void stopping_readers_whose_handlers_ignore_interrupts_waits_for_the_slowest_not_the_sum() {
+    void stopping_a_worker_whose_handlers_ignore_interrupts_returns_after_the_grace_and_keeps_their_leases() {
         append("stubborn", 60, 1); // every one of the three buckets gets events
         AtomicInteger held = new AtomicInteger();
         CountDownLatch release = new CountDownLatch(1);
@@ -68,16 +69,19 @@ class ShardedSubscriptionTest {
             long started = System.nanoTime();
             worker.stop(Duration.ofSeconds(1));
             Duration took = Duration.ofNanos(System.nanoTime() - started);
-            // each reader's stop waits the grace, interrupts, then waits 10 s more for its handler;
-            // before: the three stops ran one after the other, over 30 s
-            assertThat(took).isBetween(Duration.ofSeconds(10), Duration.ofSeconds(20));
+            // the handlers get the grace side by side, then an interrupt and 250 ms more (half the
+            // renew interval); before: 10 s more after each interrupt, and the leases were released
+            // while the handlers still ran
+            assertThat(took).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(5));
+            assertThat(ShardedSubscription.ownership(store, "stubborn"))
+                    .allSatisfy(o -> assertThat(o.owner()).contains(worker.workerId()));
         } finally {
             release.countDown();
         }
     }
 
     @Test
-    void an_interrupted_stop_of_readers_still_waits_until_they_stopped() {
+    void an_interrupted_stop_of_readers_reports_the_ones_still_running_as_draining() {
         append("interrupted", 60, 1);
         AtomicInteger held = new AtomicInteger();
         CountDownLatch release = new CountDownLatch(1);
@@ -87,22 +91,76 @@ class ShardedSubscriptionTest {
         readers.start(0, 1);
         readers.start(1, 1);
         await().atMost(WAIT).until(() -> held.get() == 2);
-        AtomicLong returned = new AtomicLong();
+        AtomicReference<Set<Integer>> reported = new AtomicReference<>();
         AtomicLong interruptKept = new AtomicLong();
         Thread stopper = Thread.ofPlatform().start(() -> {
-            readers.stop(List.of(0, 1));
-            returned.set(System.nanoTime());
+            reported.set(readers.stop(List.of(0, 1)));
             interruptKept.set(Thread.currentThread().isInterrupted() ? 1 : 0);
         });
         stopper.interrupt(); // as a worker's stop interrupts a pass that is shedding
+        await().atMost(WAIT).until(() -> reported.get() != null);
         // before: the stop returned at once, and the pass gave the leases up while both handlers ran
-        await().during(Duration.ofMillis(500)).atMost(WAIT).until(() -> returned.get() == 0);
-        long released = System.nanoTime();
-        release.countDown();
-        await().atMost(WAIT).until(() -> returned.get() != 0);
-        assertThat(returned.get()).isGreaterThan(released);
+        assertThat(reported.get()).containsExactly(0, 1);
         assertThat(interruptKept.get()).as("the interrupt is kept for the caller").isEqualTo(1);
+        assertThat(readers.draining()).containsExactlyInAnyOrder(0, 1);
         assertThat(readers.running()).isEmpty();
+        assertThat(readers.stop(0)).as("still draining").isFalse();
+        release.countDown();
+        await().atMost(WAIT).until(() -> readers.draining().isEmpty());
+        assertThat(readers.stop(0)).isTrue();
+    }
+
+    @Test
+    void a_bucket_whose_handler_ignores_its_interrupt_is_not_handed_over_until_the_handler_returns() {
+        append("sticky", 40, 1); // both buckets get events
+        AtomicInteger held = new AtomicInteger();
+        CountDownLatch release = new CountDownLatch(1);
+        Set<Integer> stuck = ConcurrentHashMap.newKeySet();
+        Set<Integer> bucketsSeenByB = ConcurrentHashMap.newKeySet();
+        ShardedSubscription a = ShardedSubscription.builder(store, "sticky", Target.category("sticky"))
+                .shards(2).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                .listener(new ShardListener() {
+                    @Override
+                    public void readerStuck(String workerId, int bucket) {
+                        stuck.add(bucket);
+                    }
+                })
+                .start(d -> d.bucket() == 1 ? stubborn(held, release) : Ack.ok());
+        ShardedSubscription b = null;
+        try {
+            await().atMost(WAIT).until(() -> held.get() == 1 && a.ownedBuckets().equals(Set.of(0, 1)));
+            b = ShardedSubscription.builder(store, "sticky", Target.category("sticky"))
+                    .shards(2).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                    .start(d -> {
+                        bucketsSeenByB.add(d.bucket());
+                        return Ack.ok();
+                    });
+            // a sheds bucket 1 for b; its reader does not stop (grace, then 10 s after the interrupt)
+            await().atMost(WAIT).until(() -> stuck.contains(1));
+            // before: a gave the lease up anyway and b handled bucket 1 beside the stuck handler
+            ShardedSubscription joiner = b;
+            await().during(Duration.ofSeconds(2)).atMost(WAIT).until(() -> ownerOf("sticky", 1).equals(a.workerId())
+                    && !bucketsSeenByB.contains(1) && joiner.stats().ownedBuckets() <= 1);
+            assertThat(a.stats().stuckReaders()).isEqualTo(1);
+
+            // stopping a: bucket 0 is released at once, bucket 1 keeps its lease until it runs out
+            a.stop(Duration.ofMillis(200));
+            assertThat(ownerOf("sticky", 1)).isEqualTo(a.workerId());
+            assertThat(ownerOf("sticky", 0)).isNotEqualTo(a.workerId());
+
+            release.countDown(); // the stuck handler returns; after the lease's TTL b takes bucket 1 over
+            await().atMost(WAIT).until(() -> bucketsSeenByB.contains(1) && joiner.ownedBuckets().equals(Set.of(0, 1)));
+        } finally {
+            release.countDown();
+            a.stop(Duration.ofMillis(200));
+            if (b != null) {
+                b.stop(Duration.ofSeconds(1));
+            }
+        }
+    }
+
+    private static String ownerOf(String pool, int bucket) {
+        return ShardedSubscription.ownership(store, pool).get(bucket).owner().orElse("-");
     }
 
     /** A handler stuck in something that ignores interrupts (uninterruptible I/O) until released. */

@@ -16,10 +16,13 @@ import java.util.Objects;
  * @param backoffBase first crash backoff; doubles per crash (default 2 s)
  * @param backoffCap longest crash backoff (default 64 s)
  * @param push whether the loop also wakes on the store's wake signal (default true)
+ * @param cascadeRepairInterval how often the worker looks for cancellation cascades a crash cut short
+ *     and finishes them (the first pass included; default 60 s)
  * @param listener log events and per-pass summaries (default SLF4J)
  */
 public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration leaseTtl, int batchLimit, int concurrency,
-        Duration backoffBase, Duration backoffCap, boolean push, ResumeListener listener) {
+        Duration backoffBase, Duration backoffCap, boolean push, Duration cascadeRepairInterval,
+        ResumeListener listener) {
 
     /** Validates every field. */
     public ResumeOptions {
@@ -27,6 +30,7 @@ public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration lea
         positive(leaseTtl, "leaseTtl");
         positive(backoffBase, "backoffBase");
         positive(backoffCap, "backoffCap");
+        positive(cascadeRepairInterval, "cascadeRepairInterval");
         if (maxAttempts < 1) {
             throw new InvalidWorkflowInputException("maxAttempts must be >= 1, got " + maxAttempts);
         }
@@ -48,47 +52,53 @@ public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration lea
     /** The defaults. */
     public static ResumeOptions defaults() {
         return new ResumeOptions(Duration.ofSeconds(1), 5, Duration.ofSeconds(60), 100, 4, Duration.ofSeconds(2),
-                Duration.ofSeconds(64), true, ResumeListener.LOGGING);
+                Duration.ofSeconds(64), true, Duration.ofSeconds(60), ResumeListener.LOGGING);
     }
 
     /** With another poll interval. */
     public ResumeOptions withPollInterval(Duration v) {
-        return new ResumeOptions(v, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, listener);
+        return new ResumeOptions(v, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, cascadeRepairInterval, listener);
     }
 
     /** With another crash budget. */
     public ResumeOptions withMaxAttempts(int v) {
-        return new ResumeOptions(pollInterval, v, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, listener);
+        return new ResumeOptions(pollInterval, v, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, cascadeRepairInterval, listener);
     }
 
     /** With another lease TTL. */
     public ResumeOptions withLeaseTtl(Duration v) {
-        return new ResumeOptions(pollInterval, maxAttempts, v, batchLimit, concurrency, backoffBase, backoffCap, push, listener);
+        return new ResumeOptions(pollInterval, maxAttempts, v, batchLimit, concurrency, backoffBase, backoffCap, push, cascadeRepairInterval, listener);
     }
 
     /** With another per-pass limit. */
     public ResumeOptions withBatchLimit(int v) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, v, concurrency, backoffBase, backoffCap, push, listener);
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, v, concurrency, backoffBase, backoffCap, push, cascadeRepairInterval, listener);
     }
 
     /** With another concurrency. */
     public ResumeOptions withConcurrency(int v) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, v, backoffBase, backoffCap, push, listener);
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, v, backoffBase, backoffCap, push, cascadeRepairInterval, listener);
     }
 
     /** With another crash backoff. */
     public ResumeOptions withBackoff(Duration base, Duration cap) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, base, cap, push, listener);
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, base, cap, push, cascadeRepairInterval, listener);
     }
 
     /** With the push-aware loop on or off. */
     public ResumeOptions withPush(boolean v) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, v, listener);
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, v, cascadeRepairInterval, listener);
+    }
+
+    /** With another interval between looks for cancellation cascades a crash cut short. */
+    public ResumeOptions withCascadeRepairInterval(Duration v) {
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, v,
+                listener);
     }
 
     /** With another listener. */
     public ResumeOptions withListener(ResumeListener v) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, v);
+        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, cascadeRepairInterval, v);
     }
 
     private static void positive(Duration d, String what) {

@@ -32,17 +32,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * and its replay journals the sleep as done. Awakeables and children wake their workflow themselves
  * (their settlement flips it to running in the same transaction); this worker then runs it.
  *
- * <p>Cancellation cascades a crash cut short are finished here too: every 60 poll intervals (the first
- * pass included) the worker cancels live children of cancelled workflows, which the cancelling
+ * <p>Cancellation cascades a crash cut short are finished here too: every
+ * {@link ResumeOptions#cascadeRepairInterval()} (the first pass included) the worker cancels live children of cancelled workflows, which the cancelling
  * process died before reaching, and reports each as {@link ResumeEvent.CascadeRepaired}.
  *
  * <p>{@link #start()} runs the loop on its own thread; {@link #close()} stops it after the current
  * pass (attempts in flight finish, then leases are released).
  */
 public final class ResumeWorker implements AutoCloseable {
-
-    /** Unfinished cancellation cascades are looked for every this many poll intervals (1 min by default). */
-    private static final int REPAIR_EVERY_POLL_INTERVALS = 60;
 
     private final Runtime runtime;
     private final Instances instances;
@@ -79,8 +76,7 @@ public final class ResumeWorker implements AutoCloseable {
         this.policy = new Advancer.Policy(options.maxAttempts(), options.backoffBase(), options.backoffCap());
         this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
         this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());
-        this.cascades = new CascadeRepair(instances, cancel, options.pollInterval().multipliedBy(REPAIR_EVERY_POLL_INTERVALS),
-                options.batchLimit());
+        this.cascades = new CascadeRepair(instances, cancel, options.cascadeRepairInterval(), options.batchLimit());
     }
 
     /** The options. */

@@ -265,6 +265,10 @@ class ResumeWorkerTest {
                 .hasMessage("batchLimit must be in [1, 10000], got 0");
         assertThatThrownBy(() -> ResumeOptions.defaults().withBackoff(Duration.ofSeconds(5), Duration.ofSeconds(1)))
                 .hasMessage("backoffCap PT1S is below backoffBase PT5S");
+        assertThatThrownBy(() -> ResumeOptions.defaults().withCascadeRepairInterval(Duration.ZERO))
+                .hasMessage("cascadeRepairInterval must be > 0, got PT0S");
+        assertThat(ResumeOptions.defaults().withPollInterval(Duration.ofMillis(10)).cascadeRepairInterval())
+                .as("independent of the poll interval").isEqualTo(Duration.ofSeconds(60));
     }
 
     @Test

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -221,13 +222,17 @@ public final class LeaseStore {
         });
     }
 
-    /** Releases every bucket of {@code worker} and removes its membership row (graceful shutdown). */
-    public void leave(String worker) {
+    /**
+     * Releases every bucket of {@code worker} but those in {@code keep} (their leases run out on their
+     * own) and removes its membership row (graceful shutdown).
+     */
+    public void leave(String worker, Collection<Integer> keep) {
         tx("leave", c -> {
             try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET owner = NULL,"
-                    + " lease_expires_at = NULL WHERE subscription = ? AND owner = ?")) {
+                    + " lease_expires_at = NULL WHERE subscription = ? AND owner = ? AND NOT (bucket = ANY(?))")) {
                 p.setString(1, subscription);
                 p.setString(2, worker);
+                p.setArray(3, c.createArrayOf("int4", keep.toArray()));
                 p.executeUpdate();
             }
             try (PreparedStatement p = c.prepareStatement("DELETE FROM " + q + ".workers WHERE subscription = ?"

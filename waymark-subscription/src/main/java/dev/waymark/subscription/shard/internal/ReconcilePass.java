@@ -3,6 +3,7 @@ package dev.waymark.subscription.shard.internal;
 import dev.waymark.subscription.shard.ShardListener;
 import dev.waymark.subscription.shard.ShardOptions;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -100,7 +101,10 @@ public final class ReconcilePass {
 
         List<Integer> shed = new ArrayList<>();
         if (workers > 1) {
+            // a bucket whose reader is draining goes last: it cannot be given up before the reader ends
+            Set<Integer> drainingNow = readers.draining();
             List<Integer> highestFirst = new ArrayList<>(owned.keySet()).reversed();
+            highestFirst.sort(Comparator.comparing(drainingNow::contains));
             int excess = owned.size() - ceil;
             if (excess <= 0 && owned.size() == ceil && ceil > floor && otherBelowFloor && leased >= shardCount) {
                 excess = 1;
@@ -109,16 +113,19 @@ public final class ReconcilePass {
                 shed.add(highestFirst.get(i));
             }
         }
+        Set<Integer> wasDraining = readers.draining();
         if (!shed.isEmpty()) {
             // Stop the readers first (side by side), so the next owner never overlaps a reader still
-            // mid-event.
-            readers.stop(shed);
+            // mid-event. A reader that does not stop keeps its bucket's lease (renewed by the passes)
+            // until it ends; it is shed by a later pass.
+            Set<Integer> stuck = readers.stop(shed);
+            List<Integer> stopped = shed.stream().filter(b -> !stuck.contains(b)).toList();
             try {
-                leases.relinquish(worker, shed);
+                leases.relinquish(worker, stopped);
             } catch (RuntimeException e) {
                 failed("relinquish", e); // the leases expire on their own; the readers are stopped
             }
-            for (int b : shed) {
+            for (int b : stopped) {
                 owned.remove(b);
                 safely(() -> listener.shed(worker, b));
             }
@@ -129,9 +136,18 @@ public final class ReconcilePass {
         for (int b : lost) {
             safely(() -> listener.lost(worker, b));
         }
+        Set<Integer> draining = readers.draining();
+        for (int b : draining) {
+            if (!wasDraining.contains(b)) {
+                safely(() -> listener.readerStuck(worker, b));
+            }
+        }
         for (Map.Entry<Integer, Long> e : owned.entrySet()) {
             int b = e.getKey();
             long epoch = e.getValue();
+            if (draining.contains(b)) {
+                continue; // no second reader beside one that has not ended
+            }
             if (!readers.running().contains(b)) {
                 readers.start(b, epoch);
             } else if (!readers.isAlive(b)) {
@@ -141,8 +157,11 @@ public final class ReconcilePass {
                 safely(() -> listener.readerRestarted(worker, b, cause));
             } else if (readers.epochOf(b) != epoch) {
                 // reclaimed at a new epoch after our lease lapsed: fence the reader with the new one
-                readers.stop(b);
-                readers.start(b, epoch);
+                if (readers.stop(b)) {
+                    readers.start(b, epoch);
+                } else {
+                    safely(() -> listener.readerStuck(worker, b));
+                }
             }
         }
         claimedBelowFloor = owned.size() < floor;

@@ -112,7 +112,7 @@ public final class ShardWorker implements ShardedSubscription {
     public ShardStats stats() {
         return new ShardStats(owned.size(), claims.get(), sheds.get(), losses.get(), restarts.get(),
                 readers.deliveries.get(), readers.retries.get(), readers.deadLetters.get(),
-                Duration.ofNanos(readers.handlerNanos.get()));
+                Duration.ofNanos(readers.handlerNanos.get()), readers.draining().size());
     }
 
     @Override
@@ -135,9 +135,13 @@ public final class ShardWorker implements ShardedSubscription {
                 Thread.currentThread().interrupt();
             }
         }
-        readers.stopAll();
+        Set<Integer> stuck = readers.stopAll(grace);
+        if (!stuck.isEmpty()) {
+            log.warn("sharded worker {} of '{}': readers of buckets {} did not stop; their leases are kept and expire"
+                    + " in {} ms", workerId, name, stuck, options.leaseTtl().toMillis());
+        }
         try {
-            leases.leave(workerId);
+            leases.leave(workerId, stuck);
         } catch (RuntimeException e) {
             log.warn("sharded worker {} of '{}': releasing leases failed; they expire in {} ms: {}", workerId, name,
                     options.leaseTtl().toMillis(), e.toString());
@@ -175,6 +179,11 @@ public final class ShardWorker implements ShardedSubscription {
         public void readerRestarted(String workerId, int bucket, Throwable cause) {
             restarts.incrementAndGet();
             next.readerRestarted(workerId, bucket, cause);
+        }
+
+        @Override
+        public void readerStuck(String workerId, int bucket) {
+            next.readerStuck(workerId, bucket);
         }
 
         @Override

@@ -17,8 +17,9 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -38,6 +39,8 @@ public final class SubscriptionReaders implements BucketReaders {
     private final ShardHandler handler;
     private final Duration stopGrace;
     private final Map<Integer, Reader> readers = new ConcurrentHashMap<>();
+    /** Readers stopped whose threads have not ended (a handler ignoring its interrupt). */
+    private final Map<Integer, Reader> draining = new ConcurrentHashMap<>();
 
     final AtomicLong deliveries = new AtomicLong();
     final AtomicLong retries = new AtomicLong();
@@ -92,31 +95,49 @@ public final class SubscriptionReaders implements BucketReaders {
     }
 
     @Override
-    public void stop(int bucket) {
-        Reader r = readers.remove(bucket);
-        if (r != null) {
-            r.subscription().stop(stopGrace);
-        }
+    public boolean stop(int bucket) {
+        return !stop(List.of(bucket)).contains(bucket);
     }
 
     /**
-     * Stops the readers of {@code buckets} side by side: a reader whose handler ignores its
-     * interrupt holds its stop for the grace and ten seconds more, and one after the other, a few
-     * of them would hold the reconcile pass (and with it every renewal) for their sum.
+     * Stops the readers of {@code buckets} side by side (each gets the stop grace, is interrupted,
+     * and gets the grace once more), so the wait is that of the slowest, not the sum, and never
+     * longer than twice the grace: the pass that waits must go on renewing the leases. A reader
+     * still running then (a handler that ignores its interrupt) is kept as draining.
      */
     @Override
-    public void stop(Collection<Integer> buckets) {
-        List<Reader> stopping = buckets.stream().map(readers::remove).filter(Objects::nonNull).toList();
-        List<Thread> stoppers = stopping.stream().map(r -> Thread.ofVirtual().name("waymark-shard-stop")
-                .start(() -> stopQuietly(r))).toList();
+    public Set<Integer> stop(Collection<Integer> buckets) {
+        return stop(buckets, stopGrace);
+    }
+
+    /** Stops every reader as {@link #stop(Collection)}, each handler given {@code grace} first. */
+    public Set<Integer> stopAll(Duration grace) {
+        Set<Integer> all = new TreeSet<>(readers.keySet());
+        all.addAll(draining.keySet());
+        return stop(all, grace);
+    }
+
+    private Set<Integer> stop(Collection<Integer> buckets, Duration grace) {
+        Map<Integer, Reader> stopping = new TreeMap<>();
+        for (int b : buckets) {
+            Reader r = readers.remove(b);
+            if (r != null) {
+                stopping.put(b, r);
+            }
+        }
+        stopping.values().forEach(r -> Thread.ofVirtual().name("waymark-shard-stop").start(() -> stopQuietly(r, grace)));
         // Waits even when interrupted (a worker's stop interrupts its pass): the caller gives up the
-        // leases next, and the next owner must not overlap a reader still mid-event. The wait is
-        // bounded: each stop returns within its grace and ten seconds.
+        // leases of the buckets not reported as draining next, and the next owner must not overlap a
+        // reader still mid-event.
+        long deadline = System.nanoTime() + grace.plus(stopGrace).toNanos();
         boolean interrupted = false;
-        for (Thread t : stoppers) {
-            while (t.isAlive()) {
+        for (Reader r : stopping.values()) {
+            while (r.subscription().isRunning()) {
+                long left = deadline - System.nanoTime();
                 try {
-                    t.join();
+                    if (left <= 0 || r.subscription().awaitTermination(Duration.ofNanos(left))) {
+                        break;
+                    }
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
@@ -125,19 +146,31 @@ public final class SubscriptionReaders implements BucketReaders {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+        stopping.forEach((b, r) -> {
+            if (r.subscription().isRunning()) {
+                draining.put(b, r);
+                log.warn("sharded worker {} of '{}': the reader of bucket {} did not stop within {} ms of its interrupt"
+                        + " (its handler ignores interrupts); the bucket's lease is kept until it ends", worker, name,
+                        b, stopGrace.toMillis());
+            }
+        });
+        Set<Integer> stillDraining = draining();
+        return new TreeSet<>(buckets.stream().filter(stillDraining::contains).toList());
     }
 
-    private void stopQuietly(Reader r) {
+    /** Asks the reader to stop: it finishes its delivery within {@code grace} or is interrupted. */
+    private void stopQuietly(Reader r, Duration grace) {
         try {
-            r.subscription().stop(stopGrace);
+            r.subscription().stop(grace);
         } catch (RuntimeException | Error e) {
             log.warn("sharded worker {} of '{}': stopping a reader failed: {}", worker, name, e.toString());
         }
     }
 
-    /** Stops every reader, side by side. */
-    public void stopAll() {
-        stop(Set.copyOf(readers.keySet()));
+    @Override
+    public Set<Integer> draining() {
+        draining.values().removeIf(r -> !r.subscription().isRunning());
+        return Set.copyOf(draining.keySet());
     }
 
     private Ack handle(Delivery d, long epoch) throws Exception {
