@@ -249,7 +249,12 @@ class ReconcilePassTest {
         assertThat(a.pass()).containsExactlyInAnyOrder(0, 3);
         assertThat(a.events).contains("shed 1").doesNotContain("shed 3");
         assertThat(b.pass()).containsExactlyInAnyOrder(1, 2);
-        assertThat(a.pass()).containsExactlyInAnyOrder(0, 3);
+        for (int i = 0; i < 3; i++) { // past the lease's TTL: a's passes keep renewing the stuck bucket
+            clock.advance(TTL.dividedBy(2));
+            assertThat(a.pass()).containsExactlyInAnyOrder(0, 3);
+            assertThat(b.pass()).containsExactlyInAnyOrder(1, 2);
+        }
+        assertThat(a.leases.snapshot().get(3).live()).isTrue();
         assertThat(a.events.stream().filter("stuck 3"::equals)).as("reported once").hasSize(1);
         assertThat(a.readers.running()).containsExactly(0);
 
@@ -260,7 +265,40 @@ class ReconcilePassTest {
     }
 
     @Test
-    void a_stuck_reader_of_a_bucket_kept_gets_its_successor_only_once_it_ends() {
+    void a_bucket_kept_for_its_stuck_reader_and_then_lost_is_reported_lost() {
+        ManualClock clock = clock();
+        String pool = fresh();
+        Worker a = new Worker(pool, "a", 2, clock, null);
+        a.pass();
+        a.pass();
+        a.readers.stuck.add(1);
+        Worker b = new Worker(pool, "b", 2, clock, null);
+        b.pass();
+        assertThat(a.pass()).containsExactlyInAnyOrder(0, 1); // 1 does not stop: kept
+        assertThat(a.pass()).containsExactly(1); // 0 is shed in its place
+        assertThat(b.pass()).containsExactly(0);
+        clock.advance(TTL.plusSeconds(1)); // a stalls; b takes the expired bucket 1 (and renews 0)
+        assertThat(b.leases.claim("b", 2)).extracting(LeaseStore.Lease::bucket).contains(1);
+        // before: the bucket went from a's holdings without a word (its reader was not running)
+        assertThat(a.pass()).isEmpty();
+        assertThat(a.events).contains("lost 1");
+    }
+
+    @Test
+    void leaving_releases_every_bucket_but_the_ones_kept() {
+        ManualClock clock = clock();
+        Worker a = new Worker(fresh(), "a", 3, clock, null);
+        for (int i = 0; i < 3; i++) {
+            a.pass();
+        }
+        a.leases.leave("a", Set.of(1));
+        assertThat(a.leases.snapshot()).extracting(o -> o.owner().orElse("-")).containsExactly("-", "a", "-");
+        a.leases.leave("a", Set.of());
+        assertThat(a.leases.snapshot()).extracting(o -> o.owner().orElse("-")).containsExactly("-", "-", "-");
+    }
+
+    @Test
+    void a_lost_bucket_whose_reader_is_stuck_gets_no_second_reader_until_it_ends_when_reclaimed() {
         ManualClock clock = clock();
         String pool = fresh();
         Worker a = new Worker(pool, "a", 2, clock, null);

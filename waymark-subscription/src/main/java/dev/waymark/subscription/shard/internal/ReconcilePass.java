@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,6 +35,8 @@ public final class ReconcilePass {
     private final int shardCount;
     private final ShardListener listener;
     private boolean claimedBelowFloor;
+    /** The buckets held after the last pass that renewed. */
+    private Set<Integer> previous = Set.of();
 
     /** A pass for {@code worker}. */
     public ReconcilePass(LeaseStore leases, BucketReaders readers, String worker, int shardCount,
@@ -73,7 +76,10 @@ public final class ReconcilePass {
             held = leases.renew(worker);
         } catch (RuntimeException e) {
             failed("renew", e);
-            return readers.running(); // keep what runs; the fence stops a reader whose lease is gone
+            // keep what runs, and what drains while still held; the fence stops a reader whose lease is gone
+            Set<Integer> kept = new TreeSet<>(readers.running());
+            readers.draining().stream().filter(previous::contains).forEach(kept::add);
+            return Set.copyOf(kept);
         }
         Map<Integer, Long> owned = new TreeMap<>();
         held.forEach(l -> owned.put(l.bucket(), l.epoch()));
@@ -103,8 +109,9 @@ public final class ReconcilePass {
         if (workers > 1) {
             // a bucket whose reader is draining goes last: it cannot be given up before the reader ends
             Set<Integer> drainingNow = readers.draining();
-            List<Integer> highestFirst = new ArrayList<>(owned.keySet()).reversed();
-            highestFirst.sort(Comparator.comparing(drainingNow::contains));
+            List<Integer> highestFirst = owned.keySet().stream()
+                    .sorted(Comparator.comparing((Integer b) -> drainingNow.contains(b)).thenComparing(Comparator.reverseOrder()))
+                    .toList();
             int excess = owned.size() - ceil;
             if (excess <= 0 && owned.size() == ceil && ceil > floor && otherBelowFloor && leased >= shardCount) {
                 excess = 1;
@@ -113,26 +120,34 @@ public final class ReconcilePass {
                 shed.add(highestFirst.get(i));
             }
         }
+        // Every reader that must go stops in one call, side by side (a pass waits at most twice the
+        // stop grace, and the renewals with it): shed buckets, lost ones (a bucket held last pass, or
+        // read, that this worker no longer holds) and those reclaimed at a new epoch after the lease
+        // lapsed (the reader is fenced with the new one). A reader that does not stop keeps its bucket
+        // (renewed by the passes) until it ends, so the next owner never overlaps a reader mid-event.
         Set<Integer> wasDraining = readers.draining();
-        if (!shed.isEmpty()) {
-            // Stop the readers first (side by side), so the next owner never overlaps a reader still
-            // mid-event. A reader that does not stop keeps its bucket's lease (renewed by the passes)
-            // until it ends; it is shed by a later pass.
-            Set<Integer> stuck = readers.stop(shed);
-            List<Integer> stopped = shed.stream().filter(b -> !stuck.contains(b)).toList();
+        Set<Integer> lost = new TreeSet<>(previous);
+        lost.addAll(readers.running());
+        lost.removeAll(owned.keySet());
+        List<Integer> refenced = owned.entrySet().stream().filter(e -> readers.running().contains(e.getKey())
+                && readers.isAlive(e.getKey()) && readers.epochOf(e.getKey()) != e.getValue()).map(Map.Entry::getKey)
+                .toList();
+        Set<Integer> stopping = new TreeSet<>(shed);
+        stopping.addAll(lost);
+        stopping.addAll(refenced);
+        Set<Integer> stuck = stopping.isEmpty() ? Set.of() : readers.stop(stopping);
+        List<Integer> stopped = shed.stream().filter(b -> !stuck.contains(b)).toList();
+        if (!stopped.isEmpty()) {
             try {
                 leases.relinquish(worker, stopped);
             } catch (RuntimeException e) {
                 failed("relinquish", e); // the leases expire on their own; the readers are stopped
             }
-            for (int b : stopped) {
-                owned.remove(b);
-                safely(() -> listener.shed(worker, b));
-            }
         }
-
-        List<Integer> lost = readers.running().stream().filter(b -> !owned.containsKey(b)).sorted().toList();
-        readers.stop(lost);
+        for (int b : stopped) {
+            owned.remove(b);
+            safely(() -> listener.shed(worker, b));
+        }
         for (int b : lost) {
             safely(() -> listener.lost(worker, b));
         }
@@ -152,20 +167,14 @@ public final class ReconcilePass {
                 readers.start(b, epoch);
             } else if (!readers.isAlive(b)) {
                 Throwable cause = readers.deathCause(b);
-                readers.stop(b);
+                readers.stop(b); // it has ended: returns at once
                 readers.start(b, epoch);
                 safely(() -> listener.readerRestarted(worker, b, cause));
-            } else if (readers.epochOf(b) != epoch) {
-                // reclaimed at a new epoch after our lease lapsed: fence the reader with the new one
-                if (readers.stop(b)) {
-                    readers.start(b, epoch);
-                } else {
-                    safely(() -> listener.readerStuck(worker, b));
-                }
             }
         }
         claimedBelowFloor = owned.size() < floor;
         Set<Integer> result = Set.copyOf(owned.keySet());
+        previous = result;
         int liveCount = workers;
         safely(() -> listener.passCompleted(worker, result, liveCount));
         return result;

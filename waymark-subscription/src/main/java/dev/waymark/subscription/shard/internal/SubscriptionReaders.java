@@ -14,6 +14,7 @@ import dev.waymark.subscription.shard.ShardHandler;
 import dev.waymark.subscription.shard.ShardOptions;
 import dev.waymark.store.RecordedEvent;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -103,35 +104,49 @@ public final class SubscriptionReaders implements BucketReaders {
      * Stops the readers of {@code buckets} side by side (each gets the stop grace, is interrupted,
      * and gets the grace once more), so the wait is that of the slowest, not the sum, and never
      * longer than twice the grace: the pass that waits must go on renewing the leases. A reader
-     * still running then (a handler that ignores its interrupt) is kept as draining.
+     * still running then (a handler that ignores its interrupt, or one that obeys it but needs longer
+     * than the grace to end and write its checkpoint) is kept as draining until it ends.
      */
     @Override
     public Set<Integer> stop(Collection<Integer> buckets) {
-        return stop(buckets, stopGrace);
+        return stop(buckets, stopGrace, false);
     }
 
-    /** Stops every reader as {@link #stop(Collection)}, each handler given {@code grace} first. */
+    /**
+     * Stops every reader as {@link #stop(Collection)}, each handler given {@code grace} first, and
+     * waits as long for readers already draining; returns the buckets still draining.
+     */
     public Set<Integer> stopAll(Duration grace) {
         Set<Integer> all = new TreeSet<>(readers.keySet());
         all.addAll(draining.keySet());
-        return stop(all, grace);
+        return stop(all, grace, true);
     }
 
-    private Set<Integer> stop(Collection<Integer> buckets, Duration grace) {
+    private Set<Integer> stop(Collection<Integer> buckets, Duration grace, boolean awaitDraining) {
+        long deadline = System.nanoTime() + grace.plus(stopGrace).toNanos();
         Map<Integer, Reader> stopping = new TreeMap<>();
+        List<Reader> waitFor = new ArrayList<>();
         for (int b : buckets) {
             Reader r = readers.remove(b);
             if (r != null) {
+                // draining from the moment it leaves the running readers until it has ended, so that a
+                // concurrent stopAll (a worker's stop racing its pass) never sees it in neither
+                draining.put(b, r);
                 stopping.put(b, r);
+                waitFor.add(r);
+                Thread.ofVirtual().name("waymark-shard-stop").start(() -> stopQuietly(r, grace));
+            } else {
+                Reader d = awaitDraining ? draining.get(b) : null;
+                if (d != null) {
+                    waitFor.add(d);
+                }
             }
         }
-        stopping.values().forEach(r -> Thread.ofVirtual().name("waymark-shard-stop").start(() -> stopQuietly(r, grace)));
         // Waits even when interrupted (a worker's stop interrupts its pass): the caller gives up the
         // leases of the buckets not reported as draining next, and the next owner must not overlap a
         // reader still mid-event.
-        long deadline = System.nanoTime() + grace.plus(stopGrace).toNanos();
         boolean interrupted = false;
-        for (Reader r : stopping.values()) {
+        for (Reader r : waitFor) {
             while (r.subscription().isRunning()) {
                 long left = deadline - System.nanoTime();
                 try {
@@ -146,15 +161,10 @@ public final class SubscriptionReaders implements BucketReaders {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-        stopping.forEach((b, r) -> {
-            if (r.subscription().isRunning()) {
-                draining.put(b, r);
-                log.warn("sharded worker {} of '{}': the reader of bucket {} did not stop within {} ms of its interrupt"
-                        + " (its handler ignores interrupts); the bucket's lease is kept until it ends", worker, name,
-                        b, stopGrace.toMillis());
-            }
-        });
         Set<Integer> stillDraining = draining();
+        stopping.keySet().stream().filter(stillDraining::contains).forEach(b -> log.warn("sharded worker {} of '{}':"
+                + " the reader of bucket {} did not stop within {} ms of its interrupt (its handler ignores interrupts);"
+                + " the bucket's lease is kept until it ends", worker, name, b, stopGrace.toMillis()));
         return new TreeSet<>(buckets.stream().filter(stillDraining::contains).toList());
     }
 
