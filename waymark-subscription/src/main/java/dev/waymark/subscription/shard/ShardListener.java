@@ -22,8 +22,7 @@ public interface ShardListener {
      * A bucket's reader was stopped (to shed the bucket, because its lease was lost, or to restart it
      * at a new epoch) and did not end: its handler was given the grace, was interrupted, and had not
      * returned after the grace once more (it ignores interrupts, or needs longer to end). Reported
-     * once per stuck reader, by the pass that stopped it (readers stuck when the worker stops are
-     * logged). While it runs, no new reader starts for the
+     * once per stuck reader, by the pass or the worker's stop that stopped it. While it runs, no new reader starts for the
      * bucket here, and a bucket this worker still holds is not given up (its lease is renewed), so
      * that no other worker handles the bucket's events beside the stuck handler.
      */

@@ -61,8 +61,15 @@ class ShardedSubscriptionTest {
         append("stubborn", 60, 1); // every one of the three buckets gets events
         AtomicInteger held = new AtomicInteger();
         CountDownLatch release = new CountDownLatch(1);
+        Set<Integer> stuck = ConcurrentHashMap.newKeySet();
         ShardedSubscription worker = ShardedSubscription.builder(store, "stubborn", Target.category("stubborn"))
                 .shards(3).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                .listener(new ShardListener() {
+                    @Override
+                    public void readerStuck(String workerId, int bucket) {
+                        stuck.add(bucket);
+                    }
+                })
                 .start(d -> stubborn(held, release));
         try {
             await().atMost(WAIT).until(() -> held.get() == 3); // each bucket's reader is held by its handler
@@ -75,6 +82,7 @@ class ShardedSubscriptionTest {
             assertThat(took).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(5));
             assertThat(ShardedSubscription.ownership(store, "stubborn"))
                     .allSatisfy(o -> assertThat(o.owner()).contains(worker.workerId()));
+            assertThat(stuck).containsExactlyInAnyOrder(0, 1, 2);
         } finally {
             release.countDown();
         }

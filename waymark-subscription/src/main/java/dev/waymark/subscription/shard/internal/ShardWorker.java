@@ -25,6 +25,7 @@ public final class ShardWorker implements ShardedSubscription {
     private final LeaseStore leases;
     private final SubscriptionReaders readers;
     private final ReconcilePass pass;
+    private final ShardListener events;
 
     private final AtomicLong claims = new AtomicLong();
     private final AtomicLong sheds = new AtomicLong();
@@ -45,7 +46,8 @@ public final class ShardWorker implements ShardedSubscription {
         Duration grace = options.renewInterval().dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0
                 ? options.renewInterval().dividedBy(2) : Duration.ofSeconds(1);
         this.readers = new SubscriptionReaders(store, name, options, workerId, handler, grace);
-        this.pass = new ReconcilePass(leases, readers, workerId, options.shardCount(), new Counting(listener));
+        this.events = new Counting(listener);
+        this.pass = new ReconcilePass(leases, readers, workerId, options.shardCount(), events);
     }
 
     /**
@@ -135,10 +137,20 @@ public final class ShardWorker implements ShardedSubscription {
                 Thread.currentThread().interrupt();
             }
         }
+        Set<Integer> wasDraining = readers.draining();
         Set<Integer> stuck = readers.stopAll(grace);
         if (!stuck.isEmpty()) {
             log.warn("sharded worker {} of '{}': readers of buckets {} did not stop; their leases are kept and expire"
                     + " in {} ms", workerId, name, stuck, options.leaseTtl().toMillis());
+        }
+        for (int b : stuck) {
+            if (!wasDraining.contains(b)) {
+                try {
+                    events.readerStuck(workerId, b);
+                } catch (RuntimeException | LinkageError | AssertionError e) {
+                    log.warn("shard listener failed: {}", e.toString());
+                }
+            }
         }
         try {
             leases.leave(workerId, stuck);
