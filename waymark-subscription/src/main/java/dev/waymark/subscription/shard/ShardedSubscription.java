@@ -46,7 +46,10 @@ public interface ShardedSubscription extends AutoCloseable {
     /** This worker's id (fresh per start, so a restart never inherits leases). */
     String workerId();
 
-    /** The buckets this worker holds and reads now. */
+    /**
+     * The buckets this worker holds now; it reads each of them, except a bucket whose stopped reader
+     * has not ended yet (see {@link ShardListener#readerStuck}), which it holds without a new reader.
+     */
     Set<Integer> ownedBuckets();
 
     /** Every bucket's lease as stored now. */
