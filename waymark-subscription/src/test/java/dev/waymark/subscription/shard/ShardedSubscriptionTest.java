@@ -64,12 +64,7 @@ class ShardedSubscriptionTest {
         Set<Integer> stuck = ConcurrentHashMap.newKeySet();
         ShardedSubscription worker = ShardedSubscription.builder(store, "stubborn", Target.category("stubborn"))
                 .shards(3).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
-                .listener(new ShardListener() {
-                    @Override
-                    public void readerStuck(String workerId, int bucket) {
-                        stuck.add(bucket);
-                    }
-                })
+                .listener(recordingStuck(stuck))
                 .start(d -> stubborn(held, release));
         try {
             await().atMost(WAIT).until(() -> held.get() == 3); // each bucket's reader is held by its handler
@@ -127,12 +122,7 @@ class ShardedSubscriptionTest {
         Set<Integer> bucketsSeenByB = ConcurrentHashMap.newKeySet();
         ShardedSubscription a = ShardedSubscription.builder(store, "sticky", Target.category("sticky"))
                 .shards(2).leaseTtl(Duration.ofSeconds(3)).renewInterval(Duration.ofMillis(500))
-                .listener(new ShardListener() {
-                    @Override
-                    public void readerStuck(String workerId, int bucket) {
-                        stuck.add(bucket);
-                    }
-                })
+                .listener(recordingStuck(stuck))
                 .start(d -> d.bucket() == 1 ? stubborn(held, release) : Ack.ok());
         ShardedSubscription b = null;
         try {
@@ -167,6 +157,16 @@ class ShardedSubscriptionTest {
                 b.stop(Duration.ofSeconds(1));
             }
         }
+    }
+
+    /** A listener that adds every bucket reported stuck to {@code stuck}. */
+    private static ShardListener recordingStuck(Set<Integer> stuck) {
+        return new ShardListener() {
+            @Override
+            public void readerStuck(String workerId, int bucket) {
+                stuck.add(bucket);
+            }
+        };
     }
 
     private static String ownerOf(String pool, int bucket) {

@@ -185,7 +185,8 @@ public final class ReconcilePass {
         safely(() -> listener.passFailed(worker, step, e));
     }
 
-    private static void safely(Runnable call) {
+    /** Calls a listener method; what it throws is logged and ignored. */
+    static void safely(Runnable call) {
         try {
             call.run();
         } catch (RuntimeException | LinkageError | AssertionError e) {

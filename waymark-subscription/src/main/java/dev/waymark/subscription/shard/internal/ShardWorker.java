@@ -145,11 +145,7 @@ public final class ShardWorker implements ShardedSubscription {
         }
         for (int b : stuck) {
             if (!wasDraining.contains(b)) {
-                try {
-                    events.readerStuck(workerId, b);
-                } catch (RuntimeException | LinkageError | AssertionError e) {
-                    log.warn("shard listener failed: {}", e.toString());
-                }
+                ReconcilePass.safely(() -> events.readerStuck(workerId, b));
             }
         }
         try {
