@@ -108,10 +108,11 @@ public record KafkaSourceConfig(
     }
 
     /**
-     * Bounds on broker operations (commits, dead-letter publishing).
+     * Bounds on broker operations (polls, commits, dead-letter publishing).
      *
-     * @param attempts attempts of a retriable failure before the source ends with a
-     *     {@link KafkaSourceException}, 1 to 100; a fatal failure gets one
+     * @param attempts attempts of a retriable poll or commit failure before the source ends with a
+     *     {@link KafkaSourceException}, 1 to 100; a fatal failure gets one (a dead-letter publish is
+     *     one attempt bounded by {@code timeout}; the runtime retries the acknowledgement instead)
      * @param backoff the delay after the first failed attempt, doubled per attempt up to 5 s, 0 to 60 s
      * @param timeout how long one attempt (a commit, a dead-letter publish) may take, 100 ms to 5 min
      */
@@ -275,7 +276,10 @@ public record KafkaSourceConfig(
             return this;
         }
 
-        /** Attempts of a retriable broker failure (commit, dead-letter publish), 1 to 100; default 5. */
+        /**
+         * Attempts of a retriable poll or commit failure, 1 to 100; default 5 (a dead-letter publish
+         * is one attempt bounded by {@link #brokerOperationTimeout}).
+         */
         public Builder brokerRetryAttempts(int attempts) {
             this.brokerAttempts = attempts;
             return this;

@@ -7,7 +7,9 @@ package dev.waymark.kafka;
  * @param source the source's name
  * @param topic the topic, or null for events about no partition
  * @param partition the partition, or -1
- * @param value the offset committed, sought, paused at or dead-lettered; the lag for {@link Kind#LAG}; else -1
+ * @param value the offset committed, sought, halted at, dead-lettered or found after a retention gap;
+ *     the lag for {@link Kind#LAG}; the partition's assignment generation for {@link Kind#ASSIGNED};
+ *     else -1
  * @param detail a short text (a reason, an error), or null
  */
 public record KafkaSourceEvent(Kind kind, String source, String topic, int partition, long value, String detail) {

@@ -1,8 +1,8 @@
 package dev.waymark.subscription;
 
 /**
- * The lease a checkpoint writer must still hold (DESIGN decision 3): the write succeeds only while
- * the shard row of {@code (subscription, bucket)} is owned by {@code owner} at {@code epoch} and its
+ * The lease a checkpoint writer must still hold (an epoch-fenced lease on the database clock):
+ * the write succeeds only while the shard row of {@code (subscription, bucket)} is owned by {@code owner} at {@code epoch} and its
  * lease has not expired by the database clock. A zombie that lost its lease cannot move anything.
  *
  * @param subscription the pool's subscription name

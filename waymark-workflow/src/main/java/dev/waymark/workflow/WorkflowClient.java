@@ -101,9 +101,9 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * the parent's lock, so a child whose start commits first is found by the cascade, and a body
      * that has not yet noticed its cancellation cannot spawn one afterwards (its spawn is refused and
      * the run stops as cancelled). Cancelling an already cancelled workflow cancels its live children
-     * again (repairing a cascade a crash cut short; resume workers do so on their own every 60 poll
-     * intervals). The first terminal marker wins: cancel racing completion ends with exactly one of
-     * them.
+     * again (repairing a cascade a crash cut short; resume workers do so on their own, every
+     * {@link dev.waymark.workflow.resume.ResumeOptions#cascadeRepairInterval()}). The first
+     * terminal marker wins: cancel racing completion ends with exactly one of them.
      */
     public CancelOutcome cancel(String name, String id) {
         WorkflowNames.requireName(name);
@@ -205,8 +205,10 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     /**
      * Up to {@code limit} finished instances that {@link #collect} would delete now, oldest first:
-     * completed, cancelled or failed at least {@code retention} ago by the database clock, and not a
-     * child whose parent is still running or suspended. Reads only.
+     * completed, cancelled or failed at least {@code retention} ago by the database clock; not a
+     * child whose parent is running, suspended or failed (the parent reads it when it resumes, and a
+     * retry resumes a failed parent); and not a cancelled instance that still has running or
+     * suspended children (a cascade a crash cut short). Reads only.
      *
      * @throws InvalidWorkflowInputException if {@code retention} is negative or {@code limit} is
      *     outside [1, 10000]

@@ -56,7 +56,7 @@ public final class WorkflowCollector implements AutoCloseable {
 
     /**
      * As {@link #start(WorkflowClient, Duration, Duration, int)}, telling {@code listener} about every
-     * pass (for example {@code dev.waymark.workflow.micrometer.WorkflowMetrics}).
+     * pass (for example {@code dev.waymark.workflow.micrometer.CollectorMetrics}).
      */
     public static WorkflowCollector start(WorkflowClient client, Duration retention, Duration interval,
             int batchSize, CollectorListener listener) {

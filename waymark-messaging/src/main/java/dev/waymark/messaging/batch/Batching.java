@@ -21,9 +21,10 @@ import java.util.function.Function;
 /**
  * Batching as a handler: messages are grouped by a key into batches closed at {@code size} or when
  * their oldest message has waited {@code timeout}; the batch handler decides once per batch, and
- * each message is then finalized with its own decision by the runtime as usual. Use it with
- * {@code Concurrency.unordered(n)} where {@code n >= size} (each message waits, in its handler call,
- * for its batch), or batches will close by timeout only. A partial batch closes at the latest after
+ * each message is then finalized with its own decision by the runtime as usual. Each message waits,
+ * in its handler call, for its batch, so the processor must run at least {@code size} handlers at
+ * once: use {@code Concurrency.unordered(n)} with {@code n >= size}
+ * ({@code ProcessingApp.Builder.build()} refuses a processor that runs fewer). A partial batch closes at the latest after
  * {@code timeout}, also while the app drains.
  */
 public final class Batching implements Handler, AutoCloseable {

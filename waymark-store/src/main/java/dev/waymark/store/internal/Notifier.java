@@ -26,8 +26,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The store handle's wake signal (DESIGN decision 2). Appends never NOTIFY inside their
- * transaction: after commit they signal local waiters at once and ask for one coalesced NOTIFY,
+ * The store handle's wake signal (docs/ARCHITECTURE.md, "Wake-ups"). Appends never NOTIFY
+ * inside their transaction: after commit they signal local waiters at once and ask for one coalesced NOTIFY,
  * sent from a background thread at most once per window. One LISTEN connection per handle fans
  * notifications out to local waiters; it reconnects with capped exponential backoff. A fallback
  * tick wakes waiters every {@code fallbackPoll} so a lost notification only delays them. The same

@@ -8,8 +8,8 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Micrometer gauges of the store's visibility horizon (DESIGN decision 1), tagged {@code schema}:
- * {@code waymark.store.horizon.hidden_events} (committed events readers cannot see yet) and
+ * Micrometer gauges of the store's visibility horizon (docs/ARCHITECTURE.md, "Append and global
+ * order"), tagged {@code schema}: {@code waymark.store.horizon.hidden_events} (committed events readers cannot see yet) and
  * {@code waymark.store.horizon.oldest_writer} (seconds the oldest open writing transaction has been
  * running). One query per {@code minInterval} at most, however often the registry is scraped.
  */

@@ -28,7 +28,10 @@ public interface ShardListener {
      */
     default void readerStuck(String workerId, int bucket) {}
 
-    /** A pass step failed (heartbeat, renew, claim, snapshot); current readers keep running. */
+    /**
+     * A pass step failed ({@code heartbeat}, {@code count live workers}, {@code renew}, {@code claim},
+     * {@code relinquish}); current readers keep running.
+     */
     default void passFailed(String workerId, String step, Throwable error) {}
 
     /** A pass finished; {@code owned} buckets are held and read. */

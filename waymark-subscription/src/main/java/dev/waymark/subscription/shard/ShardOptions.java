@@ -14,8 +14,10 @@ import java.time.Duration;
  * @param shardCount the number of buckets, {@code >= 1}, fixed per subscription
  * @param leaseTtl how long a lease lasts without renewal, {@code > 0}
  * @param renewInterval the time between reconcile passes, {@code > 0} and {@code < leaseTtl}
- * @param batchSize events per read, {@code >= 1}
- * @param bufferSize deliveries queued per bucket, {@code >= 1} (a bucket has at most one in flight)
+ * @param batchSize events per read, 1 to 10000 (each bucket's reader is a plain subscription, whose
+ *     limit this is)
+ * @param bufferSize unused, kept for compatibility with the seed's options (a bucket has at most
+ *     one delivery in flight), {@code >= 1}
  * @param handlerRetryDelay the delay before redelivering after a handler exception, {@code >= 0}
  * @param maxAttempts total deliveries of one event before it is dead-lettered, {@code >= 1}
  */
@@ -35,7 +37,7 @@ public record ShardOptions(
     public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofSeconds(10);
     /** Default events per read. */
     public static final int DEFAULT_BATCH_SIZE = 100;
-    /** Default buffer per bucket. */
+    /** Default of the unused buffer option. */
     public static final int DEFAULT_BUFFER_SIZE = 256;
     /** Default handler retry delay. */
     public static final Duration DEFAULT_HANDLER_RETRY_DELAY = Duration.ofSeconds(1);
@@ -61,8 +63,8 @@ public record ShardOptions(
                     + " ms) must be shorter than leaseTtl (" + leaseTtl.toMillis()
                     + " ms), or leases expire between renewals");
         }
-        if (batchSize < 1) {
-            throw new SubscriptionConfigException("batchSize must be >= 1, got " + batchSize);
+        if (batchSize < 1 || batchSize > 10_000) {
+            throw new SubscriptionConfigException("batchSize must be between 1 and 10000, got " + batchSize);
         }
         if (bufferSize < 1) {
             throw new SubscriptionConfigException("bufferSize must be >= 1, got " + bufferSize);

@@ -56,13 +56,16 @@ public final class ShardedSubscriptionBuilder {
         return this;
     }
 
-    /** Events per read; default 100. */
+    /** Events per read, 1 to 10000; default 100. */
     public ShardedSubscriptionBuilder batchSize(int size) {
         this.batchSize = size;
         return this;
     }
 
-    /** Deliveries queued per bucket; default 256 (at most one is in flight per bucket). */
+    /**
+     * Unused, kept for compatibility with the seed's options (each bucket has at most one delivery
+     * in flight); validated {@code >= 1}, default 256.
+     */
     public ShardedSubscriptionBuilder bufferSize(int size) {
         this.bufferSize = size;
         return this;

@@ -34,7 +34,8 @@ public interface ResumeListener {
      * A pass ended.
      *
      * @param pendingAwakeables awakeables still waiting, sampled this pass
-     * @param runnableBacklog instances runnable when the pass began
+     * @param runnableBacklog runnable instances of registered names this pass found (at most the
+     *     batch limit)
      */
     default void onPass(ResumeSummary summary, Duration elapsed, long pendingAwakeables, long runnableBacklog) {}
 

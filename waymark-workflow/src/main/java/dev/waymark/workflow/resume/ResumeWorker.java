@@ -36,8 +36,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link ResumeOptions#cascadeRepairInterval()} (the first pass included) the worker cancels live children of cancelled workflows, which the cancelling
  * process died before reaching, and reports each as {@link ResumeEvent.CascadeRepaired}.
  *
- * <p>{@link #start()} runs the loop on its own thread; {@link #close()} stops it after the current
- * pass (attempts in flight finish, then leases are released).
+ * <p>{@link #start()} runs the loop on its own thread; {@link #close()} stops it and interrupts the
+ * attempts in flight (an interrupted attempt records no crash) and releases their leases, so that
+ * another worker can take the instances at once.
  */
 public final class ResumeWorker implements AutoCloseable {
 
