@@ -296,6 +296,32 @@ class ShardedSubscriptionTest {
     }
 
     @Test
+    void a_throwing_handler_is_redelivered_after_the_retry_delay_and_the_simple_form_acknowledges_on_return() {
+        append("flaky", 4, 2);
+        UUID failsOnce = store.readStreamForward("flaky-1", 0, 1).get(0).eventId();
+        Duration delay = Duration.ofMillis(400);
+        List<Long> failingCalls = new CopyOnWriteArrayList<>();
+        Set<UUID> handled = ConcurrentHashMap.newKeySet();
+        ShardedSubscription w = pool("flaky-pool", "flaky", 2).handlerRetryDelay(delay).startSimple(e -> {
+            if (e.eventId().equals(failsOnce)) {
+                failingCalls.add(System.nanoTime());
+                if (failingCalls.size() == 1) {
+                    throw new IllegalStateException("downstream unavailable");
+                }
+            }
+            handled.add(e.eventId());
+        });
+        try {
+            await().atMost(WAIT).until(() -> handled.size() == 8 && checkpointsAtHead("flaky-pool", "flaky", 2));
+            assertThat(failingCalls).hasSize(2);
+            assertThat(Duration.ofNanos(failingCalls.get(1) - failingCalls.get(0))).isGreaterThanOrEqualTo(delay);
+            assertThat(DeadLetters.of(store).count("flaky-pool")).isZero();
+        } finally {
+            w.stop(Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
     void a_poison_event_is_dead_lettered_after_the_budget_and_the_rest_drains() {
         append("toxic", 6, 3);
         UUID poison = store.readStreamForward("toxic-2", 1, 1).get(0).eventId();

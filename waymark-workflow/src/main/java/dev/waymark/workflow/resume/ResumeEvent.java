@@ -9,7 +9,10 @@ public sealed interface ResumeEvent {
     /** A store error while advancing; retried on a later pass, no attempt consumed. */
     record TransientError(String name, String id, Throwable error) implements ResumeEvent {}
 
-    /** The body threw on attempt {@code attempt} of {@code maxAttempts}. */
+    /**
+     * The body threw on attempt {@code attempt} of {@code maxAttempts}; reported for every crash, the
+     * last one included (then followed by {@link MarkedFailed}).
+     */
     record Crashed(String name, String id, int attempt, int maxAttempts, Throwable error) implements ResumeEvent {}
 
     /** The crash budget is spent; the workflow is marked failed (and its parent woken). */
@@ -22,7 +25,10 @@ public sealed interface ResumeEvent {
      */
     record CascadeRepaired(String name, String id, String parentName, String parentId) implements ResumeEvent {}
 
-    /** The whole pass failed (for example the database was unreachable); the loop goes on. */
+    /**
+     * A pass failed as a whole (for example the database was unreachable), or a part of it did (the
+     * cancellation-cascade repair's query, or an attempt that threw unexpectedly); the loop goes on.
+     */
     record PassFailed(Throwable error) implements ResumeEvent {}
 
     /** A one-line rendering for logs. */

@@ -196,7 +196,9 @@ public final class ResumeWorker implements AutoCloseable {
             case SUSPENDED -> new ResumeSummary(0, 1, 0, 1, 0, 0, 0, 0, 0, 0);
             case CANCELLED -> new ResumeSummary(0, 1, 0, 0, 0, 0, 1, 0, 0, 0);
             case FAILED -> {
-                if (a.error() != null) {
+                if (a.error() != null) { // the last crash: reported as a crash, then as the failure it caused
+                    safely(() -> options.listener().onEvent(new ResumeEvent.Crashed(key.name(), key.id(), a.attempts(),
+                            options.maxAttempts(), a.error())));
                     safely(() -> options.listener().onEvent(
                             new ResumeEvent.MarkedFailed(key.name(), key.id(), a.attempts(), a.error())));
                 }

@@ -209,6 +209,50 @@ class ResumeWorkerTest {
     }
 
     @Test
+    void every_pass_counter_and_crash_event_matches_what_the_passes_did() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RecordingResumeListener recorder = new RecordingResumeListener();
+        WorkflowMetrics metrics = new WorkflowMetrics(registry, recorder);
+        List<ResumeEvent> events = recorder.events;
+        engine.start("quick", "done", "x", String.class);
+        engine.start("boom", "crashing", "x", String.class);
+        for (int i = 0; i < 3; i++) {
+            client.start("ghost", "ghost-" + i, "x", String.class);
+        }
+        for (int i = 0; i < 2; i++) {
+            engine.start("quick", "held-" + i, "x", String.class);
+        }
+        sql("UPDATE waymark.workflows SET lease_owner = 'someone-else', lease_epoch = 3,"
+                + " lease_expires_at = now() + interval '1 hour' WHERE id LIKE 'held-%'");
+        List<ResumeSummary> passes = new CopyOnWriteArrayList<>();
+        try (ResumeWorker worker = engine.resumeWorker(options().withListener(metrics))) {
+            // maxAttempts 2: the first pass crashes "crashing" once, a later one (after the backoff) fails it
+            await().atMost(WAIT).until(() -> {
+                passes.add(worker.resumeOnce());
+                return info("boom", "crashing").status() == WorkflowStatus.FAILED;
+            });
+        }
+        ResumeSummary total = passes.stream().reduce(ResumeSummary.EMPTY, ResumeSummary::plus);
+        int n = passes.size();
+        assertThat(total).isEqualTo(new ResumeSummary(total.discovered(), 3, 1, 0, 3 * n, 1, 0, 2, 0, 2 * n));
+        assertThat(registry.get("waymark.workflow.resume.resumed").counter().count()).isEqualTo(3);
+        assertThat(registry.get("waymark.workflow.resume.completed").counter().count()).isEqualTo(1);
+        assertThat(registry.get("waymark.workflow.resume.crashed").counter().count()).isEqualTo(2);
+        assertThat(registry.get("waymark.workflow.resume.failed").counter().count()).isEqualTo(1);
+        assertThat(registry.get("waymark.workflow.resume.unknown_name").counter().count()).isEqualTo(3 * n);
+        assertThat(registry.get("waymark.workflow.resume.lease_skipped").counter().count()).isEqualTo(2 * n);
+        assertThat(registry.get("waymark.workflow.resume.errors").counter().count()).isZero();
+        assertThat(registry.get("waymark.workflow.resume.pass").timer().count()).isEqualTo(n);
+        // every crash is reported as one, the last included, and then the failure it caused
+        assertThat(events).filteredOn(e -> !(e instanceof ResumeEvent.UnknownName))
+                .extracting(e -> e.getClass().getSimpleName())
+                .containsExactly("Crashed", "Crashed", "MarkedFailed");
+        assertThat(events).filteredOn(e -> e instanceof ResumeEvent.Crashed)
+                .extracting(e -> ((ResumeEvent.Crashed) e).attempt()).containsExactly(1, 2);
+        assertThat(events).filteredOn(e -> e instanceof ResumeEvent.UnknownName).hasSize(3 * n);
+    }
+
+    @Test
     void closing_the_worker_abandons_the_attempt_cleanly_and_releases_its_lease() throws Exception {
         engine.start("long", "l1", "x", String.class);
         ResumeWorker worker = engine.resumeWorker(options().withConcurrency(2)).start();
