@@ -13,8 +13,10 @@ import dev.waymark.messaging.ProcessorState;
 import dev.waymark.testkit.KafkaBroker;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -78,10 +80,17 @@ class KafkaFailureTest {
         kafka.produce(topic, 0, 10, 1);
         String group = kafka.group();
         RecordingListener events = new RecordingListener();
+        List<Long> commitFailures = new CopyOnWriteArrayList<>();
         CountDownLatch release = new CountDownLatch(1);
+        // short attempts, long backoff: the gaps between failed commits are the backoff's
         KafkaSource source = KafkaSource.of(kafka.config(group, topic).listener(events)
-                .brokerOperationTimeout(Duration.ofMillis(500)).brokerRetryAttempts(3)
-                .brokerRetryBackoff(Duration.ofMillis(100)).build());
+                .listener(e -> {
+                    if (e.kind() == Kind.COMMIT_FAILED) {
+                        commitFailures.add(System.nanoTime());
+                    }
+                })
+                .brokerOperationTimeout(Duration.ofMillis(200)).brokerRetryAttempts(3)
+                .brokerRetryBackoff(Duration.ofMillis(1000)).build());
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(), m -> {
             if (KafkaCoordinates.of(m.envelope()).offset() == 5) {
                 release.await(60, TimeUnit.SECONDS);
@@ -103,6 +112,11 @@ class KafkaFailureTest {
             assertThat(failure.offset()).isGreaterThanOrEqualTo(6);
             assertThat(failure).hasMessageContaining("after 3 attempt(s)");
             assertThat(events.of(Kind.COMMIT_FAILED)).hasSize(3);
+            // backoff 1 s doubled per attempt, jittered down to half at most: >= 0.5 s, then >= 1 s
+            assertThat(Duration.ofNanos(commitFailures.get(1) - commitFailures.get(0)))
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(500));
+            assertThat(Duration.ofNanos(commitFailures.get(2) - commitFailures.get(1)))
+                    .isGreaterThanOrEqualTo(Duration.ofMillis(1000));
             assertThat(events.of(Kind.FATAL)).hasSize(1);
             assertThat(source.isFinished()).as("a failed source is not finished").isFalse();
             assertThatThrownBy(() -> source.poll(Duration.ofMillis(10))).isSameAs(failure);

@@ -37,7 +37,9 @@ class KafkaSourceMetricsTest {
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(), m -> {
             long offset = KafkaCoordinates.of(m.envelope()).offset();
             if (offset == 5 && retried.compareAndSet(false, true)) {
-                return AckDecision.retry(Duration.ofMillis(50));
+                // long enough that the consumer loop sees it even on a busy machine: a 50 ms delay
+                // could run out before the loop's next turn, which then had nothing to pause
+                return AckDecision.retry(Duration.ofMillis(500));
             }
             return offset == 7 ? AckDecision.deadLetter(DeadLetterReason.poison("x")) : AckDecision.ok();
         }).build().start();
