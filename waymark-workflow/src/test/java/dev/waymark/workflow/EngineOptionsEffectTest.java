@@ -1,0 +1,273 @@
+package dev.waymark.workflow;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.testkit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The documented effect of options of {@link WorkflowEngine.Builder} ({@code shutdownTimeout},
+ * {@code crashBackoff}, {@code maxAttempts}) and of {@link WorkflowCollector#start}'s retention and
+ * batch size, observed on real instances.
+ */
+class EngineOptionsEffectTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
+
+    /** Counted down when the "gated" step is entered; set per test. */
+    private static volatile CountDownLatch entered = new CountDownLatch(1);
+    /** What the "gated" step waits for; set per test. */
+    private static volatile CountDownLatch gate = new CountDownLatch(1);
+
+    private static EventStore store;
+    private static WorkflowRegistry registry;
+    private static WorkflowClient client;
+
+    @BeforeAll
+    static void setUp() {
+        store = WorkflowTesting.migratedStore(POSTGRES);
+        registry = new WorkflowRegistry()
+                .register("gated", String.class, String.class, (ctx, in) -> {
+                    String r = ctx.step("work", String.class, () -> {
+                        entered.countDown();
+                        gate.await(); // only the test's release, or an interrupt, ends it
+                        effects.hit(ctx.workflowId() + ":work");
+                        return "done " + in;
+                    });
+                    return r;
+                })
+                .register("alwaysCrashes", String.class, String.class, (ctx, in) -> {
+                    effects.hit(ctx.workflowId() + ":body");
+                    throw new IllegalStateException("always " + ctx.workflowId());
+                })
+                .register("plain", String.class, String.class, (ctx, in) -> ctx.step("echo", String.class, () -> in));
+        client = WorkflowClient.create(store);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    @BeforeEach
+    void clean() {
+        POSTGRES.execute("DELETE FROM " + q() + ".workflows");
+        POSTGRES.execute("DELETE FROM " + q() + ".workflow_awakeables");
+        entered = new CountDownLatch(1);
+        gate = new CountDownLatch(1);
+    }
+
+    @Test
+    void close_lets_a_running_step_finish_within_the_shutdown_timeout() throws Exception {
+        WorkflowEngine engine = WorkflowEngine.builder(store, registry).shutdownTimeout(Duration.ofSeconds(30)).build();
+        Thread closer = null;
+        try {
+            engine.start("gated", "g1", "x", String.class);
+            assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("step entered").isTrue();
+
+            AtomicLong closeNanos = new AtomicLong(-1);
+            closer = Thread.ofPlatform().name("engine-closer").start(() -> {
+                long t0 = System.nanoTime();
+                engine.close();
+                closeNanos.set(System.nanoTime() - t0);
+            });
+            // close() is waiting for the run (or, broken, has already returned)
+            Thread closing = closer;
+            await().atMost(WAIT).until(() -> closing.getState() == Thread.State.TIMED_WAITING || !closing.isAlive());
+            Thread.sleep(300); // the run goes on this much longer after close() began: the scenario, not a condition
+            assertThat(closer.isAlive()).as("close() still waiting for the run 300 ms after it began").isTrue();
+            gate.countDown();
+            closer.join(WAIT.toMillis());
+            assertThat(closer.isAlive()).as("close() returned once the run ended").isFalse();
+            long closeMs = closeNanos.get() / 1_000_000;
+            System.out.println("close() with a step released 300 ms into it took " + closeMs + " ms");
+            assertThat(closeMs).isGreaterThanOrEqualTo(300);
+        } finally {
+            gate.countDown();
+            if (closer == null) {
+                engine.close();
+            }
+        }
+        WorkflowInfo info = client.handle("gated", "g1", String.class).info();
+        assertThat(info.status()).isEqualTo(WorkflowStatus.COMPLETED);
+        assertThat(info.leaseOwner()).isNull();
+        assertThat(client.handle("gated", "g1", String.class).await(WAIT)).isEqualTo("done x");
+        assertThat(effects.count("g1:work")).isEqualTo(1);
+        assertThat(journaledSteps("gated", "g1")).containsExactly("work");
+    }
+
+    @Test
+    void close_interrupts_a_step_that_outlives_the_shutdown_timeout_and_records_nothing() throws Exception {
+        WorkflowEngine engine = WorkflowEngine.builder(store, registry).shutdownTimeout(Duration.ofMillis(200))
+                .leaseTtl(Duration.ofSeconds(60)).build();
+        long closeMs = -1;
+        try {
+            engine.start("gated", "g2", "x", String.class);
+            assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("step entered").isTrue();
+            assertThat(client.handle("gated", "g2", String.class).info().leaseOwner()).isEqualTo(engine.owner());
+            long t0 = System.nanoTime();
+            engine.close();
+            closeMs = (System.nanoTime() - t0) / 1_000_000;
+        } finally {
+            gate.countDown(); // never needed when the option works: the interrupt ended the step
+            if (closeMs < 0) {
+                engine.close();
+            }
+        }
+        System.out.println("close() with shutdownTimeout 200 ms and a step that never ends took " + closeMs + " ms");
+        assertThat(closeMs).as("waited the shutdown timeout first").isGreaterThanOrEqualTo(200);
+        assertThat(closeMs).as("then interrupted, well before the 10 s default").isLessThan(8_000);
+        WorkflowInfo info = client.handle("gated", "g2", String.class).info();
+        assertThat(info.status()).isEqualTo(WorkflowStatus.RUNNING);
+        assertThat(info.attempts()).as("an interrupted attempt is no crash").isZero();
+        assertThat(info.lastError()).isNull();
+        assertThat(info.nextAttemptAt()).isNull();
+        assertThat(info.leaseOwner()).as("lease released, not left to expire (ttl 60 s)").isNull();
+        assertThat(effects.count("g2:work")).as("the step's action never got past the gate").isZero();
+        assertThat(journaledSteps("gated", "g2")).isEmpty();
+    }
+
+    @Test
+    void a_local_run_crash_is_paced_by_the_engines_backoff_and_failed_after_its_max_attempts() {
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, registry)
+                .crashBackoff(Duration.ofMillis(1500), Duration.ofMillis(2500)).maxAttempts(3).build()) {
+            engine.start("alwaysCrashes", "c1", "x", String.class); // runs here at once, and crashes
+            await().atMost(WAIT).until(() -> {
+                WorkflowInfo i = engine.handle("alwaysCrashes", "c1", String.class).info();
+                return i.attempts() == 1 && i.leaseOwner() == null;
+            });
+            List<Long> written = new ArrayList<>();
+            written.add(backoffMicros("c1"));
+            assertThat(engine.runNow("alwaysCrashes", "c1")).as("claimable during the backoff").isFalse();
+            assertThat(effects.count("c1:body")).isEqualTo(1);
+
+            makeDue("c1");
+            assertThat(engine.runNow("alwaysCrashes", "c1")).isTrue(); // the second crash, on this thread
+            WorkflowInfo second = engine.handle("alwaysCrashes", "c1", String.class).info();
+            assertThat(second.status()).isEqualTo(WorkflowStatus.RUNNING);
+            assertThat(second.attempts()).isEqualTo(2);
+            written.add(backoffMicros("c1"));
+            assertThat(engine.runNow("alwaysCrashes", "c1")).as("claimable during the backoff").isFalse();
+            System.out.println("engine crash backoffs written (us): " + written);
+            assertThat(written).containsExactly(1_500_000L, 2_500_000L); // 1.5 s, then 3 s capped at 2.5 s
+
+            makeDue("c1");
+            assertThat(engine.runNow("alwaysCrashes", "c1")).isTrue(); // the third crash spends the budget
+            WorkflowInfo failed = engine.handle("alwaysCrashes", "c1", String.class).info();
+            assertThat(failed.status()).isEqualTo(WorkflowStatus.FAILED);
+            assertThat(failed.attempts()).isEqualTo(3);
+            assertThat(failed.failure())
+                    .isEqualTo("crashed 3 times; last error: java.lang.IllegalStateException: always c1");
+            assertThat(effects.count("c1:body")).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void one_collector_pass_deletes_every_instance_past_retention_batch_after_batch_and_keeps_the_young()
+            throws Exception {
+        try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).build()) {
+            for (int i = 1; i <= 5; i++) {
+                assertThat(engine.start("plain", "old-" + i, "o" + i, String.class).await(WAIT)).isEqualTo("o" + i);
+            }
+            assertThat(engine.start("plain", "young", "y", String.class).await(WAIT)).isEqualTo("y");
+            for (int i = 1; i <= 5; i++) {
+                finishedAgo("plain", "old-" + i, Duration.ofHours(2));
+            }
+            // an hour between passes: only the first pass (at once) runs while this test looks
+            try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ofHours(1), Duration.ofHours(1),
+                    2)) {
+                CollectResult pass = await("the first scheduled pass").atMost(WAIT)
+                        .until(() -> collector.lastPass().orElse(null), r -> r != null);
+                System.out.println("collector pass with retention 1 h, batch size 2: " + pass);
+                // batches of 2, 2 and 1: the pass ran until a batch deleted fewer than the batch size
+                assertThat(pass).isEqualTo(new CollectResult(5, 5, 0));
+                assertThat(collector.failedPasses()).isZero();
+                for (int i = 1; i <= 5; i++) {
+                    assertThat(engine.describe("plain", "old-" + i)).as("old-" + i).isEmpty();
+                }
+                assertThat(engine.describe("plain", "young")).as("finished within retention").isPresent();
+                assertThat(collector.runPass()).isEqualTo(new CollectResult(0, 0, 0));
+            }
+            assertThat(engine.describe("plain", "young")).isPresent();
+            assertThat(engine.handle("plain", "young", String.class).status()).isEqualTo(WorkflowStatus.COMPLETED);
+        }
+    }
+
+    @Test
+    void a_collector_batch_takes_batch_size_candidates_and_one_that_deletes_fewer_ends_the_pass() throws Exception {
+        try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).build();
+                WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ofHours(1), Duration.ofHours(1),
+                        2)) {
+            // the scheduled first pass runs at once, before anything here is old enough
+            assertThat(await("the first scheduled pass").atMost(WAIT).until(() -> collector.lastPass().orElse(null),
+                    r -> r != null))
+                    .isEqualTo(new CollectResult(0, 0, 0));
+            for (int i = 1; i <= 5; i++) {
+                assertThat(engine.start("plain", "aged-" + i, "a" + i, String.class).await(WAIT)).isEqualTo("a" + i);
+                finishedAgo("plain", "aged-" + i, Duration.ofHours(7 - i)); // aged-1 the oldest: first candidate
+            }
+            try (Connection c = POSTGRES.dataSource().getConnection()) {
+                c.setAutoCommit(false);
+                try (PreparedStatement lock = c.prepareStatement(
+                        "SELECT pg_advisory_xact_lock(hashtextextended(? || '#wf#plain#aged-1', 0))")) {
+                    lock.setString(1, store.schema());
+                    lock.execute(); // as a start or retry of aged-1 under way would
+                }
+                // first batch: aged-1 (busy, skipped) and aged-2 (deleted); one deletion of two ends the pass
+                assertThat(collector.runPass()).isEqualTo(new CollectResult(2, 1, 1));
+                c.commit();
+            }
+            assertThat(engine.describe("plain", "aged-1")).isPresent();
+            assertThat(engine.describe("plain", "aged-2")).isEmpty();
+            assertThat(engine.describe("plain", "aged-3")).as("left for the next pass").isPresent();
+            // batches of 2, 2, then an empty one
+            assertThat(collector.runPass()).isEqualTo(new CollectResult(4, 4, 0));
+            for (int i = 1; i <= 5; i++) {
+                assertThat(engine.describe("plain", "aged-" + i)).as("aged-" + i).isEmpty();
+            }
+        }
+    }
+
+    private static List<String> journaledSteps(String name, String id) {
+        return client.describe(name, id).orElseThrow().journal().stream().map(JournalEntry::step)
+                .filter(s -> s != null && !s.startsWith("__")).toList();
+    }
+
+    /** What the last crash wrote: {@code next_attempt_at - updated_at}, in microseconds (exact). */
+    private static long backoffMicros(String id) {
+        return WorkflowTesting.count(POSTGRES, "SELECT (EXTRACT(EPOCH FROM (next_attempt_at - updated_at)) * 1000000)"
+                + "::bigint FROM " + q() + ".workflows WHERE name = 'alwaysCrashes' AND id = '" + id + "'");
+    }
+
+    private static void makeDue(String id) {
+        POSTGRES.execute("UPDATE " + q() + ".workflows SET next_attempt_at = now() WHERE name = 'alwaysCrashes'"
+                + " AND id = '" + id + "'");
+    }
+
+    private static void finishedAgo(String name, String id, Duration ago) {
+        POSTGRES.execute("UPDATE " + q() + ".workflows SET completed_at = now() - interval '" + ago.toSeconds()
+                + " seconds' WHERE name = '" + name + "' AND id = '" + id + "'");
+    }
+
+    private static String q() {
+        return "\"" + store.schema() + "\"";
+    }
+}
