@@ -11,6 +11,8 @@ import dev.waymark.workflow.internal.Runtime;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -52,7 +54,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private final ExecutorService runs;
     private final Map<Instances.Key, Instances.Key> localParents = new ConcurrentHashMap<>();
     private final LocalRuns local = new LocalRuns();
-    private final java.util.List<ResumeWorker> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<ResumeWorker> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Hears cancellations announced by any process (see {@link WorkflowClient#cancel}). */
     private final BroadcastRegistration cancelNotices;
     private volatile boolean closed;
@@ -235,17 +237,19 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     }
 
     /**
-     * Closes the resume workers made by {@link #resumeWorker}, stops taking work, waits up to the
-     * shutdown timeout for running attempts, then interrupts them (an interrupted attempt records
-     * nothing; its lease is released).
+     * Stops taking work and closes the resume workers made by {@link #resumeWorker}: the runs this
+     * engine started and the attempts its workers have in flight get the shutdown timeout (one
+     * deadline for all) to finish, then are interrupted (an interrupted attempt records nothing; its
+     * step in flight runs again on the next attempt; its lease is released).
      */
     @Override
     public void close() {
         closed = true;
-        workers.forEach(ResumeWorker::close);
-        runs.shutdown();
+        long deadline = System.nanoTime() + shutdownTimeout.toNanos();
+        runs.shutdown(); // the engine's own runs go on meanwhile
+        closeWorkers(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
         try {
-            if (!runs.awaitTermination(shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!runs.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                 runs.shutdownNow();
                 if (!runs.awaitTermination(10, TimeUnit.SECONDS)) {
                     log.warn("waymark workflow: some runs did not stop; their leases expire by themselves");
@@ -258,6 +262,22 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             cancelNotices.close();
             closeStepBatching();
             keeper.close();
+        }
+    }
+
+    /** Closes the resume workers side by side, so that none claims more while another drains. */
+    private void closeWorkers(Duration grace) {
+        List<Thread> closers = new ArrayList<>();
+        for (ResumeWorker worker : workers) {
+            closers.add(Thread.ofVirtual().name("waymark-resume-close").start(() -> worker.close(grace)));
+        }
+        for (Thread closer : closers) {
+            try {
+                closer.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
         }
     }
 

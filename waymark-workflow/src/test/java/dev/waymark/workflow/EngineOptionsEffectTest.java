@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.resume.ResumeOptions;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -112,6 +113,41 @@ class EngineOptionsEffectTest {
         assertThat(client.handle("gated", "g1", String.class).await(WAIT)).isEqualTo("done x");
         assertThat(effects.count("g1:work")).isEqualTo(1);
         assertThat(journaledSteps("gated", "g1")).containsExactly("work");
+    }
+
+    @Test
+    void close_lets_its_resume_workers_attempts_finish_too_and_they_claim_nothing_more() throws Exception {
+        WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false)
+                .shutdownTimeout(Duration.ofSeconds(30)).build();
+        Thread closer = null;
+        try {
+            engine.start("gated", "r1", "x", String.class);
+            engine.resumeWorker(ResumeOptions.defaults().withConcurrency(1).withPollInterval(Duration.ofMillis(50)))
+                    .start();
+            assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the worker's attempt is in its step")
+                    .isTrue();
+            engine.start("plain", "later", "y", String.class); // runnable, after the pass's discovery
+            closer = Thread.ofPlatform().name("engine-closer").start(engine::close);
+            Thread closing = closer;
+            // before the fix, close() interrupted the worker's attempt at once: the step never finished
+            await().atMost(WAIT).until(() -> closing.getState() == Thread.State.WAITING
+                    || closing.getState() == Thread.State.TIMED_WAITING || !closing.isAlive());
+            gate.countDown();
+            closer.join(WAIT.toMillis());
+            assertThat(closer.isAlive()).as("close() returned once the attempt ended").isFalse();
+        } finally {
+            gate.countDown();
+            if (closer == null) {
+                engine.close();
+            }
+        }
+        WorkflowInfo done = client.handle("gated", "r1", String.class).info();
+        assertThat(done.status()).isEqualTo(WorkflowStatus.COMPLETED);
+        assertThat(effects.count("r1:work")).isEqualTo(1);
+        WorkflowInfo later = client.handle("plain", "later", String.class).info();
+        assertThat(later.status()).as("a closing worker claims nothing more").isEqualTo(WorkflowStatus.RUNNING);
+        assertThat(later.leaseOwner()).isNull();
+        assertThat(journaledSteps("plain", "later")).isEmpty();
     }
 
     @Test

@@ -38,7 +38,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>{@link #start()} runs the loop on its own thread; {@link #close()} stops it and interrupts the
  * attempts in flight (an interrupted attempt records no crash) and releases their leases, so that
- * another worker can take the instances at once.
+ * another worker can take the instances at once; {@link #close(Duration)} lets them finish first,
+ * for up to a grace.
  */
 public final class ResumeWorker implements AutoCloseable {
 
@@ -58,6 +59,8 @@ public final class ResumeWorker implements AutoCloseable {
     private volatile boolean running;
     /** Set by {@link #close}: a pass in progress claims nothing more. */
     private volatile boolean closing;
+    /** Whether the loop is in a pass (else it waits, and an interrupt cuts nothing short). */
+    private volatile boolean passing;
     private Thread loop;
 
     /**
@@ -166,6 +169,9 @@ public final class ResumeWorker implements AutoCloseable {
     }
 
     private ResumeSummary advanceOne(Instances.Key key) {
+        if (closing) {
+            return ResumeSummary.EMPTY; // closing: claim nothing more (attempts in flight may finish)
+        }
         if (registry.find(key.name()).isEmpty()) {
             safely(() -> options.listener().onEvent(new ResumeEvent.UnknownName(key.name(), key.id())));
             return new ResumeSummary(0, 0, 0, 0, 1, 0, 0, 0, 0, 0);
@@ -237,12 +243,17 @@ public final class ResumeWorker implements AutoCloseable {
         while (running) {
             long seen = wake == null ? 0 : wake.generation();
             ResumeSummary summary = ResumeSummary.EMPTY;
+            passing = true;
             try {
-                summary = resumeOnce();
+                if (!closing) {
+                    summary = resumeOnce();
+                }
             } catch (RuntimeException | Error e) {
                 // an Error too (a StackOverflowError, an OutOfMemoryError that freed its memory):
                 // this loop is what resumes the process's workflows, so it reports and goes on
                 passFailed(e);
+            } finally {
+                passing = false;
             }
             if (!running) {
                 return;
@@ -274,13 +285,31 @@ public final class ResumeWorker implements AutoCloseable {
     }
 
     /**
-     * Stops the loop: the attempts in flight are interrupted (an interrupted attempt records no crash)
-     * and their leases released, so another worker can take the instances at once.
+     * Stops the loop at once: the attempts in flight are interrupted (an interrupted attempt records
+     * no crash) and their leases released, so another worker can take the instances at once. The
+     * same as {@code close(Duration.ZERO)}.
      */
     @Override
     public void close() {
+        close(Duration.ZERO);
+    }
+
+    /**
+     * Stops the loop gracefully: the worker claims nothing more, lets the attempts in flight finish
+     * for up to {@code grace}, then interrupts those still running (an interrupted attempt records no
+     * crash; its step in flight is not journaled and runs again on the next attempt). Every lease it
+     * holds is released, so another worker can take the instances at once. Returns once the loop and
+     * the attempts have ended (after at most {@code grace} and the interrupted attempts' unwinding).
+     *
+     * @throws IllegalArgumentException if {@code grace} is null or negative
+     */
+    public void close(Duration grace) {
+        if (grace == null || grace.isNegative()) {
+            throw new IllegalArgumentException("grace must be >= 0, got " + grace);
+        }
+        long deadline = System.nanoTime() + grace.toNanos();
         Thread t;
-        closing = true;
+        closing = true; // before reading passing: a pass that begins now claims nothing
         synchronized (this) {
             running = false;
             t = loop;
@@ -292,12 +321,22 @@ public final class ResumeWorker implements AutoCloseable {
             lock.unlock();
         }
         if (t != null) {
-            t.interrupt();
             try {
+                if (passing) {
+                    // a pass's attempts finish; it claims nothing more, then the loop sees running is false
+                    TimeUnit.NANOSECONDS.timedJoin(t, Math.max(0, deadline - System.nanoTime()));
+                }
+                t.interrupt(); // waiting for the next pass, or past the grace: cut short
                 t.join(TimeUnit.SECONDS.toMillis(30));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+        advances.shutdown();
+        try {
+            advances.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         advances.shutdownNow(); // interrupted attempts record nothing and release their leases
         try {
