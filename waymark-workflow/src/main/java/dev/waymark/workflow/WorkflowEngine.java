@@ -3,6 +3,7 @@ package dev.waymark.workflow;
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Advancer;
+import dev.waymark.workflow.internal.Durations;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Leases;
@@ -245,9 +246,14 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     @Override
     public void close() {
         closed = true;
-        long deadline = System.nanoTime() + shutdownTimeout.toNanos();
-        runs.shutdown(); // the engine's own runs go on meanwhile
-        closeWorkers(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        long deadline = System.nanoTime() + Durations.saturatedNanos(shutdownTimeout);
+        runs.shutdown(); // the engine's own runs and the workers' attempts drain side by side
+        List<Thread> closers = new ArrayList<>();
+        for (ResumeWorker worker : workers) {
+            Duration grace = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            closers.add(Thread.ofPlatform().daemon().name("waymark-resume-close").start(() -> worker.close(grace)));
+        }
+        boolean interrupted = false;
         try {
             if (!runs.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                 runs.shutdownNow();
@@ -256,28 +262,36 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
                 }
             }
         } catch (InterruptedException e) {
+            interrupted = true;
             runs.shutdownNow();
-            Thread.currentThread().interrupt();
-        } finally {
-            cancelNotices.close();
-            closeStepBatching();
-            keeper.close();
-        }
-    }
-
-    /** Closes the resume workers side by side, so that none claims more while another drains. */
-    private void closeWorkers(Duration grace) {
-        List<Thread> closers = new ArrayList<>();
-        for (ResumeWorker worker : workers) {
-            closers.add(Thread.ofVirtual().name("waymark-resume-close").start(() -> worker.close(grace)));
         }
         for (Thread closer : closers) {
+            if (interrupted) {
+                closer.interrupt(); // the worker interrupts its attempts at once
+            }
             try {
                 closer.join();
             } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
+                interrupted = true;
+                closers.forEach(Thread::interrupt);
+                // each closer interrupts its loop and attempts and returns within their unwinding
+                closers.forEach(WorkflowEngine::joinQuietly);
+                break;
             }
+        }
+        cancelNotices.close();
+        closeStepBatching();
+        keeper.close();
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void joinQuietly(Thread t) {
+        try {
+            t.join(TimeUnit.SECONDS.toMillis(60));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeOptions;
+import dev.waymark.workflow.resume.ResumeWorker;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -116,7 +117,7 @@ class EngineOptionsEffectTest {
     }
 
     @Test
-    void close_lets_its_resume_workers_attempts_finish_too_and_they_claim_nothing_more() throws Exception {
+    void close_lets_its_resume_workers_attempts_finish_too() throws Exception {
         WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false)
                 .shutdownTimeout(Duration.ofSeconds(30)).build();
         Thread closer = null;
@@ -126,7 +127,6 @@ class EngineOptionsEffectTest {
                     .start();
             assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the worker's attempt is in its step")
                     .isTrue();
-            engine.start("plain", "later", "y", String.class); // runnable, after the pass's discovery
             closer = Thread.ofPlatform().name("engine-closer").start(engine::close);
             Thread closing = closer;
             // before the fix, close() interrupted the worker's attempt at once: the step never finished
@@ -141,9 +141,29 @@ class EngineOptionsEffectTest {
                 engine.close();
             }
         }
-        WorkflowInfo done = client.handle("gated", "r1", String.class).info();
-        assertThat(done.status()).isEqualTo(WorkflowStatus.COMPLETED);
+        assertThat(client.handle("gated", "r1", String.class).info().status()).isEqualTo(WorkflowStatus.COMPLETED);
         assertThat(effects.count("r1:work")).isEqualTo(1);
+    }
+
+    @Test
+    void a_worker_closing_with_a_grace_finishes_its_attempt_and_claims_nothing_more() throws Exception {
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false).build()) {
+            engine.start("gated", "r2", "x", String.class);
+            ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withConcurrency(1)
+                    .withPollInterval(Duration.ofMillis(50))).start();
+            assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the attempt is in its step").isTrue();
+            engine.start("plain", "later", "y", String.class); // runnable, after the pass's discovery
+            Thread closer = Thread.ofPlatform().name("worker-closer").start(() -> worker.close(WAIT));
+            // TIMED_WAITING: the closer waits for the attempt, so it has already stopped all claiming
+            await().atMost(WAIT).until(() -> closer.getState() == Thread.State.TIMED_WAITING || !closer.isAlive());
+            gate.countDown();
+            closer.join(WAIT.toMillis());
+            assertThat(closer.isAlive()).as("close(grace) returned once the attempt ended").isFalse();
+        } finally {
+            gate.countDown();
+        }
+        assertThat(client.handle("gated", "r2", String.class).info().status()).isEqualTo(WorkflowStatus.COMPLETED);
+        assertThat(effects.count("r2:work")).isEqualTo(1);
         WorkflowInfo later = client.handle("plain", "later", String.class).info();
         assertThat(later.status()).as("a closing worker claims nothing more").isEqualTo(WorkflowStatus.RUNNING);
         assertThat(later.leaseOwner()).isNull();

@@ -5,6 +5,7 @@ import dev.waymark.store.WakeSignal;
 import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.CascadeRepair;
+import dev.waymark.workflow.internal.Durations;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Leases;
@@ -307,7 +308,8 @@ public final class ResumeWorker implements AutoCloseable {
         if (grace == null || grace.isNegative()) {
             throw new IllegalArgumentException("grace must be >= 0, got " + grace);
         }
-        long deadline = System.nanoTime() + grace.toNanos();
+        long deadline = System.nanoTime() + Durations.saturatedNanos(grace);
+        boolean interrupted = false;
         Thread t;
         closing = true; // before reading passing: a pass that begins now claims nothing
         synchronized (this) {
@@ -321,22 +323,20 @@ public final class ResumeWorker implements AutoCloseable {
             lock.unlock();
         }
         if (t != null) {
-            try {
-                if (passing) {
-                    // a pass's attempts finish; it claims nothing more, then the loop sees running is false
-                    TimeUnit.NANOSECONDS.timedJoin(t, Math.max(0, deadline - System.nanoTime()));
-                }
-                t.interrupt(); // waiting for the next pass, or past the grace: cut short
-                t.join(TimeUnit.SECONDS.toMillis(30));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+            if (passing) {
+                // a pass's attempts finish; it claims nothing more, then the loop sees running is false
+                interrupted |= !joined(t, Math.max(0, deadline - System.nanoTime()));
             }
+            t.interrupt(); // waiting for the next pass, past the grace, or our caller was interrupted
+            interrupted |= !joined(t, TimeUnit.SECONDS.toNanos(30));
         }
         advances.shutdown();
-        try {
-            advances.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        if (!interrupted) {
+            try {
+                advances.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
         }
         advances.shutdownNow(); // interrupted attempts record nothing and release their leases
         try {
@@ -345,9 +345,25 @@ public final class ResumeWorker implements AutoCloseable {
                         .warn("waymark resume: attempts still running after 30 s; their leases expire by themselves");
             }
         } catch (InterruptedException e) {
+            interrupted = true;
+        }
+        if (interrupted) {
             Thread.currentThread().interrupt();
         }
         keeper.close();
+    }
+
+    /**
+     * Waits up to {@code nanos} for {@code t} to end; false if the waiting thread was interrupted
+     * (the interrupt is consumed: the caller restores it once it has cleaned up).
+     */
+    private static boolean joined(Thread t, long nanos) {
+        try {
+            TimeUnit.NANOSECONDS.timedJoin(t, nanos);
+            return true;
+        } catch (InterruptedException e) {
+            return false;
+        }
     }
 
     /** Reports a failed pass; whatever the listener throws, the loop goes on. */
