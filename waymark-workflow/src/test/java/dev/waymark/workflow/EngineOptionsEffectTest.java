@@ -1,6 +1,7 @@
 package dev.waymark.workflow;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
@@ -168,6 +169,42 @@ class EngineOptionsEffectTest {
         assertThat(later.status()).as("a closing worker claims nothing more").isEqualTo(WorkflowStatus.RUNNING);
         assertThat(later.leaseOwner()).isNull();
         assertThat(journaledSteps("plain", "later")).isEmpty();
+    }
+
+    @Test
+    void a_custom_payload_limit_applies_to_inputs_and_step_results_and_the_owner_names_the_lease()
+            throws Exception {
+        WorkflowRegistry bulky = new WorkflowRegistry()
+                .register("echoes", String.class, String.class, (ctx, in) -> ctx.step("echo", String.class, () -> in))
+                .register("bloats", String.class, String.class, (ctx, in) -> ctx.step("bloat", String.class,
+                        () -> "x".repeat(300)))
+                .register("gated", String.class, String.class, (ctx, in) -> ctx.step("work", String.class, () -> {
+                    entered.countDown();
+                    gate.await();
+                    return in;
+                }));
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, bulky).maxPayloadBytes(128).maxAttempts(1)
+                .owner("api-1").build()) {
+            String fits = "y".repeat(100);
+            assertThat(engine.start("echoes", "fits", fits, String.class).await(WAIT)).isEqualTo(fits);
+            assertThatThrownBy(() -> engine.start("echoes", "too-big", "y".repeat(200), String.class))
+                    .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("the limit is 128");
+            assertThat(client.describe("echoes", "too-big")).as("nothing written").isEmpty();
+
+            engine.start("bloats", "b1", "x", String.class);
+            await().atMost(WAIT).until(() -> client.handle("bloats", "b1", String.class).status()
+                    == WorkflowStatus.FAILED);
+            assertThat(client.handle("bloats", "b1", String.class).info().failure())
+                    .contains("result of step 'bloat'").contains("the limit is 128");
+            assertThat(journaledSteps("bloats", "b1")).as("the oversized result is not journaled").isEmpty();
+
+            engine.start("gated", "owned", "x", String.class);
+            assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+            assertThat(client.handle("gated", "owned", String.class).info().leaseOwner()).isEqualTo("api-1");
+            gate.countDown();
+        } finally {
+            gate.countDown();
+        }
     }
 
     @Test
