@@ -21,7 +21,8 @@ import org.postgresql.PGNotification;
 /**
  * The effect of the wake-up options, observed from outside: the fallback tick wakes a waiter nobody
  * notifies, the notify window coalesces a burst of appends into few NOTIFYs (counted by a plain
- * JDBC listener on the channel), and a handle with notifications off sends none.
+ * JDBC listener on the channel), a handle with notifications off sends none, and a LISTEN
+ * connection that cannot be had is retried after a doubling, capped delay.
  */
 class WakeOptionsTest {
 
@@ -106,6 +107,33 @@ class WakeOptionsTest {
             });
             assertThat(received).hasSize(1);
         }
+    }
+
+    @Test
+    void the_listen_connection_is_retried_after_a_doubling_delay_up_to_its_cap() throws Exception {
+        List<Long> attempts = new java.util.concurrent.CopyOnWriteArrayList<>();
+        javax.sql.DataSource failingFourTimes = dev.waymark.testkit.FailingDataSource.failing(pool, () -> {
+            if (!Thread.currentThread().getName().startsWith("waymark-listen-")) {
+                return false;
+            }
+            attempts.add(System.nanoTime());
+            return attempts.size() <= 4;
+        }, () -> new AssertionError("injected: the database refuses the LISTEN connection"));
+        try (EventStore handle = EventStore.builder(failingFourTimes)
+                .reconnectBackoff(Duration.ofMillis(200), Duration.ofMillis(400)).build()) {
+            WakeSignal signal = handle.wakeSignal();
+            signal.awaitAfter(signal.generation(), Duration.ZERO); // starts the listener
+            await().atMost(Duration.ofSeconds(20)).until(() -> attempts.size() >= 5); // the fifth connects
+        }
+        List<Duration> gaps = new ArrayList<>();
+        for (int i = 1; i < 5; i++) {
+            gaps.add(Duration.ofNanos(attempts.get(i) - attempts.get(i - 1)));
+        }
+        // 200, 400, then capped at 400 (uncapped: 800, 1600); the upper bounds leave 400 ms of slack
+        assertThat(gaps.get(0)).isGreaterThanOrEqualTo(Duration.ofMillis(200));
+        assertThat(gaps.get(1)).isGreaterThanOrEqualTo(Duration.ofMillis(400));
+        assertThat(gaps.get(2)).isGreaterThanOrEqualTo(Duration.ofMillis(400)).isLessThan(Duration.ofMillis(800));
+        assertThat(gaps.get(3)).isGreaterThanOrEqualTo(Duration.ofMillis(400)).isLessThan(Duration.ofMillis(800));
     }
 
     private static void listen(Connection connection) throws Exception {
