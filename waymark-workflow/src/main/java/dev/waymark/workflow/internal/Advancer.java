@@ -58,11 +58,23 @@ public final class Advancer {
 
     private final Runtime rt;
     private final Runner runner;
+    /**
+     * Whether the caller reports transient errors, crashes and failures itself (a resume worker,
+     * through its listener, which logs them by default): this class then logs them at DEBUG only, so
+     * that each is logged once.
+     */
+    private final boolean callerReports;
 
-    /** An advancer over the shared runtime. */
+    /** An advancer over the shared runtime that logs every crash, failure and transient error. */
     public Advancer(Runtime rt) {
+        this(rt, false);
+    }
+
+    /** An advancer over the shared runtime; see {@link #callerReports}. */
+    public Advancer(Runtime rt, boolean callerReports) {
         this.rt = rt;
         this.runner = new Runner(rt);
+        this.callerReports = callerReports;
     }
 
     /** Runs the instance leased by {@code keeper} at {@code epoch}; never throws. */
@@ -110,7 +122,7 @@ public final class Advancer {
             if (interrupted(e)) {
                 return new Advance(Result.INTERRUPTED, null, e, 0, false);
             }
-            log.warn("waymark workflow: store error while advancing {}/{}; retried on a later pass", key.name(),
+            report("waymark workflow: store error while advancing {}/{}; retried on a later pass", key.name(),
                     key.id(), e);
             return new Advance(Result.TRANSIENT, null, e, 0, false);
         } catch (Unwind u) {
@@ -139,7 +151,7 @@ public final class Advancer {
             return new Advance(Result.TRANSIENT, null, error, 0, false); // terminal meanwhile, or the lease was lost
         }
         int n = attempts.getAsInt();
-        log.warn("waymark workflow: {}/{} crashed on attempt {}/{}: {}", key.name(), key.id(), n, policy.maxAttempts(),
+        report("waymark workflow: {}/{} crashed on attempt {}/{}: {}", key.name(), key.id(), n, policy.maxAttempts(),
                 rendered);
         if (n < policy.maxAttempts()) {
             return new Advance(Result.CRASHED, null, error, n, false);
@@ -164,8 +176,17 @@ public final class Advancer {
             return false;
         }
         rt.signal();
-        log.warn("waymark workflow: marked {}/{} failed: {}", key.name(), key.id(), reason);
+        report("waymark workflow: marked {}/{} failed: {}", key.name(), key.id(), reason);
         return true;
+    }
+
+    /** Logs what the caller may report itself: at WARN, or at DEBUG when it does (see {@link #callerReports}). */
+    private void report(String format, Object... args) {
+        if (callerReports) {
+            log.debug(format, args);
+        } else {
+            log.warn(format, args);
+        }
     }
 
     private static Result resultOf(WorkflowOutcome<?> outcome) {

@@ -77,7 +77,7 @@ public final class ResumeWorker implements AutoCloseable {
         this.registry = registry;
         this.store = store;
         this.options = options;
-        this.advancer = new Advancer(runtime);
+        this.advancer = new Advancer(runtime, true); // this worker's listener reports crashes and failures
         this.policy = new Advancer.Policy(options.maxAttempts(), options.backoffBase(), options.backoffCap());
         this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
         this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());

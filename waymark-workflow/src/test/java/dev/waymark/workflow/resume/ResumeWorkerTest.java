@@ -155,6 +155,22 @@ class ResumeWorkerTest {
     }
 
     @Test
+    void a_crash_a_worker_reports_is_logged_once_by_default() {
+        engine.start("boom", "logged-once", "x", String.class);
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream original = System.err; // slf4j-simple writes to the System.err of the moment
+        System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        try (ResumeWorker worker = engine.resumeWorker(options())) { // the default listener: LOGGING
+            assertThat(worker.resumeOnce().crashed()).isEqualTo(1);
+        } finally {
+            System.setErr(original);
+        }
+        // before: the engine's advancer and the worker's listener each logged it
+        assertThat(captured.toString(java.nio.charset.StandardCharsets.UTF_8).lines()
+                .filter(l -> l.contains("boom/logged-once") && l.contains("crashed on attempt 1/2"))).hasSize(1);
+    }
+
+    @Test
     void a_live_foreign_lease_skips_only_that_instance_and_an_expired_one_is_taken_over() throws Exception {
         engine.start("quick", "held", "x", String.class);
         engine.start("quick", "free", "x", String.class);
