@@ -81,15 +81,16 @@ class KafkaFailureTest {
         String group = kafka.group();
         RecordingListener events = new RecordingListener();
         List<Long> commitFailures = new CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean brokerDown = new java.util.concurrent.atomic.AtomicBoolean();
         CountDownLatch release = new CountDownLatch(1);
-        // short attempts, long backoff: the gaps between failed commits are the backoff's
+        // a long backoff: the gaps between the failed commits of the outage are at least the backoff's
         KafkaSource source = KafkaSource.of(kafka.config(group, topic).listener(events)
                 .listener(e -> {
-                    if (e.kind() == Kind.COMMIT_FAILED) {
+                    if (e.kind() == Kind.COMMIT_FAILED && brokerDown.get()) {
                         commitFailures.add(System.nanoTime());
                     }
                 })
-                .brokerOperationTimeout(Duration.ofMillis(200)).brokerRetryAttempts(3)
+                .brokerOperationTimeout(Duration.ofMillis(500)).brokerRetryAttempts(3)
                 .brokerRetryBackoff(Duration.ofMillis(1000)).build());
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(), m -> {
             if (KafkaCoordinates.of(m.envelope()).offset() == 5) {
@@ -99,6 +100,7 @@ class KafkaFailureTest {
         }).build().start();
         try {
             await().atMost(WAIT).until(() -> kafka.committed(group, topic).getOrDefault(0, 0L) == 5L);
+            brokerDown.set(true);
             KafkaBroker.get().stopBroker();
             try {
                 release.countDown(); // offset 5 is acknowledged while the broker is down: its commit fails
@@ -113,6 +115,7 @@ class KafkaFailureTest {
             assertThat(failure).hasMessageContaining("after 3 attempt(s)");
             assertThat(events.of(Kind.COMMIT_FAILED)).hasSize(3);
             // backoff 1 s doubled per attempt, jittered down to half at most: >= 0.5 s, then >= 1 s
+            assertThat(commitFailures).hasSize(3);
             assertThat(Duration.ofNanos(commitFailures.get(1) - commitFailures.get(0)))
                     .isGreaterThanOrEqualTo(Duration.ofMillis(500));
             assertThat(Duration.ofNanos(commitFailures.get(2) - commitFailures.get(1)))

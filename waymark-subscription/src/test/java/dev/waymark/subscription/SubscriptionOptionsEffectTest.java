@@ -181,18 +181,22 @@ class SubscriptionOptionsEffectTest {
                 .listener(recording(saves))
                 .start(handler);
         try {
-            assertThat(at25.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
-            // 24 events handled: saved after the 10th and the 20th, nothing after the 21st to 24th
-            assertThat(checkpoint(c)).as("checkpoint while the 25th event is in the handler").isEqualTo(pos.get(19));
-            assertThat(saves).extracting(Save::position).containsExactly(pos.get(9), pos.get(19));
+            try {
+                assertThat(at25.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+                // 24 events handled: saved after the 10th and the 20th, nothing after the 21st to 24th
+                assertThat(checkpoint(c)).as("checkpoint while the 25th event is in the handler").isEqualTo(pos.get(19));
+                assertThat(saves).extracting(Save::position).containsExactly(pos.get(9), pos.get(19));
+            } finally {
+                release.countDown();
+            }
+            // caught up with 5 unsaved events (26 to 30): written then, not left for the next 10
+            await("checkpoint at the 30th event once caught up").atMost(WAIT).until(() -> checkpoint(c).equals(pos.get(29)));
+            assertThat(s.stop(Duration.ofSeconds(5))).isTrue();
+            assertThat(saves).extracting(Save::position).containsExactly(pos.get(9), pos.get(19), pos.get(29));
+            assertThat(s.failure()).isEmpty();
         } finally {
-            release.countDown();
+            s.stop(Duration.ofSeconds(5)); // also when an assertion failed (stopping twice is harmless)
         }
-        // caught up with 5 unsaved events (26 to 30): written then, not left for the next 10
-        await("checkpoint at the 30th event once caught up").atMost(WAIT).until(() -> checkpoint(c).equals(pos.get(29)));
-        assertThat(s.stop(Duration.ofSeconds(5))).isTrue();
-        assertThat(saves).extracting(Save::position).containsExactly(pos.get(9), pos.get(19), pos.get(29));
-        assertThat(s.failure()).isEmpty();
     }
 
     /**
@@ -223,42 +227,46 @@ class SubscriptionOptionsEffectTest {
         };
         long started = System.nanoTime();
         Subscription s = Subscription.builder(store, name(c), Target.category(c))
-                .checkpointEvery(1_000_000, Duration.ofMillis(300)) // never due by count in this test
+                .checkpointEvery(1_000_000, Duration.ofSeconds(1)) // never due by count in this test
                 .pollInterval(Duration.ofMillis(200))
                 .listener(recording(saves))
                 .start(handler);
         List<Save> beforeRelease;
         try {
-            assertThat(at25.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
-            GlobalPosition blockedAt = checkpoint(c);
-            int savesBlocked = saves.size();
-            // blocked for longer than the interval: no save happens meanwhile (the check runs between events)
-            await("checkpoint unchanged while the 25th event is in the handler")
-                    .during(Duration.ofMillis(450)).atMost(WAIT)
-                    .until(() -> checkpoint(c).equals(blockedAt) && saves.size() == savesBlocked);
-            release25.countDown();
-            assertThat(at27.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
-            // the 25th event was the first handled after the interval: saved; the 26th came right
-            // after that save, within the interval again: not saved
-            assertThat(checkpoint(c)).as("checkpoint while the 27th event is in the handler").isEqualTo(pos.get(24));
-            beforeRelease = new ArrayList<>(saves);
+            try {
+                assertThat(at25.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+                GlobalPosition blockedAt = checkpoint(c);
+                int savesBlocked = saves.size();
+                // blocked for longer than the interval: no save happens meanwhile (the check runs between events)
+                await("checkpoint unchanged while the 25th event is in the handler")
+                        .during(Duration.ofMillis(1500)).atMost(WAIT)
+                        .until(() -> checkpoint(c).equals(blockedAt) && saves.size() == savesBlocked);
+                release25.countDown();
+                assertThat(at27.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+                // the 25th event was the first handled after the interval: saved; the 26th came right
+                // after that save, within the interval again: not saved
+                assertThat(checkpoint(c)).as("checkpoint while the 27th event is in the handler").isEqualTo(pos.get(24));
+                beforeRelease = new ArrayList<>(saves);
+            } finally {
+                release25.countDown();
+                release27.countDown();
+            }
+            assertThat(beforeRelease).isNotEmpty();
+            assertThat(beforeRelease.get(beforeRelease.size() - 1).position()).isEqualTo(pos.get(24));
+            assertThat(millis(beforeRelease.get(0).nanos() - started))
+                    .as("first checkpoint write after the start (interval 1 s)")
+                    .isGreaterThanOrEqualTo(1000);
+            for (int i = 1; i < beforeRelease.size(); i++) {
+                assertThat(millis(beforeRelease.get(i).nanos() - beforeRelease.get(i - 1).nanos()))
+                        .as("gap between checkpoint writes %d and %d (interval 1 s): %s", i - 1, i, beforeRelease)
+                        .isGreaterThanOrEqualTo(1000);
+            }
+            // caught up: the rest is written then
+            await("checkpoint at the 30th event once caught up").atMost(WAIT).until(() -> checkpoint(c).equals(pos.get(29)));
+            assertThat(s.stop(Duration.ofSeconds(5))).isTrue();
+            assertThat(s.failure()).isEmpty();
         } finally {
-            release25.countDown();
-            release27.countDown();
+            s.stop(Duration.ofSeconds(5)); // also when an assertion failed (stopping twice is harmless)
         }
-        assertThat(beforeRelease).isNotEmpty();
-        assertThat(beforeRelease.get(beforeRelease.size() - 1).position()).isEqualTo(pos.get(24));
-        assertThat(millis(beforeRelease.get(0).nanos() - started))
-                .as("first checkpoint write after the start (interval 300 ms)")
-                .isGreaterThanOrEqualTo(300);
-        for (int i = 1; i < beforeRelease.size(); i++) {
-            assertThat(millis(beforeRelease.get(i).nanos() - beforeRelease.get(i - 1).nanos()))
-                    .as("gap between checkpoint writes %d and %d (interval 300 ms): %s", i - 1, i, beforeRelease)
-                    .isGreaterThanOrEqualTo(300);
-        }
-        // caught up: the rest is written then
-        await("checkpoint at the 30th event once caught up").atMost(WAIT).until(() -> checkpoint(c).equals(pos.get(29)));
-        assertThat(s.stop(Duration.ofSeconds(5))).isTrue();
-        assertThat(s.failure()).isEmpty();
     }
 }

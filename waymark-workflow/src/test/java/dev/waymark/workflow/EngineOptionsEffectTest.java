@@ -101,7 +101,6 @@ class EngineOptionsEffectTest {
             closer.join(WAIT.toMillis());
             assertThat(closer.isAlive()).as("close() returned once the run ended").isFalse();
             long closeMs = closeNanos.get() / 1_000_000;
-            System.out.println("close() with a step released 300 ms into it took " + closeMs + " ms");
             assertThat(closeMs).isGreaterThanOrEqualTo(300);
         } finally {
             gate.countDown();
@@ -225,7 +224,6 @@ class EngineOptionsEffectTest {
                 engine.close();
             }
         }
-        System.out.println("close() with shutdownTimeout 200 ms and a step that never ends took " + closeMs + " ms");
         assertThat(closeMs).as("waited the shutdown timeout first").isGreaterThanOrEqualTo(200);
         assertThat(closeMs).as("then interrupted, well before the 10 s default").isLessThan(8_000);
         WorkflowInfo info = client.handle("gated", "g2", String.class).info();
@@ -241,7 +239,7 @@ class EngineOptionsEffectTest {
     @Test
     void a_local_run_crash_is_paced_by_the_engines_backoff_and_failed_after_its_max_attempts() {
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry)
-                .crashBackoff(Duration.ofMillis(1500), Duration.ofMillis(2500)).maxAttempts(3).build()) {
+                .crashBackoff(Duration.ofSeconds(15), Duration.ofSeconds(25)).maxAttempts(3).build()) {
             engine.start("alwaysCrashes", "c1", "x", String.class); // runs here at once, and crashes
             await().atMost(WAIT).until(() -> {
                 WorkflowInfo i = engine.handle("alwaysCrashes", "c1", String.class).info();
@@ -259,8 +257,7 @@ class EngineOptionsEffectTest {
             assertThat(second.attempts()).isEqualTo(2);
             written.add(backoffMicros("c1"));
             assertThat(engine.runNow("alwaysCrashes", "c1")).as("claimable during the backoff").isFalse();
-            System.out.println("engine crash backoffs written (us): " + written);
-            assertThat(written).containsExactly(1_500_000L, 2_500_000L); // 1.5 s, then 3 s capped at 2.5 s
+            assertThat(written).containsExactly(15_000_000L, 25_000_000L); // 15 s, then 30 s capped at 25 s
 
             makeDue("c1");
             assertThat(engine.runNow("alwaysCrashes", "c1")).isTrue(); // the third crash spends the budget
@@ -289,7 +286,6 @@ class EngineOptionsEffectTest {
                     2)) {
                 CollectResult pass = await("the first scheduled pass").atMost(WAIT)
                         .until(() -> collector.lastPass().orElse(null), r -> r != null);
-                System.out.println("collector pass with retention 1 h, batch size 2: " + pass);
                 // batches of 2, 2 and 1: the pass ran until a batch deleted fewer than the batch size
                 assertThat(pass).isEqualTo(new CollectResult(5, 5, 0));
                 assertThat(collector.failedPasses()).isZero();

@@ -59,9 +59,9 @@ public final class Advancer {
     private final Runtime rt;
     private final Runner runner;
     /**
-     * Whether the caller reports transient errors, crashes and failures itself (a resume worker,
-     * through its listener, which logs them by default): this class then logs them at DEBUG only, so
-     * that each is logged once.
+     * Whether the caller reports transient errors, crashes and failures through a listener that logs
+     * them (a resume worker whose listener is {@code ResumeListener.LOGGING} or forwards to it): this
+     * class then logs them at DEBUG only, so that each is logged once.
      */
     private final boolean callerReports;
 

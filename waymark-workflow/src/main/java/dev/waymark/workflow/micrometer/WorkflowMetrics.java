@@ -126,6 +126,11 @@ public final class WorkflowMetrics implements WorkflowListener, ResumeListener {
     }
 
     @Override
+    public boolean logsEvents() {
+        return delegate.logsEvents();
+    }
+
+    @Override
     public void onPass(ResumeSummary s, Duration elapsed, long pending, long backlog) {
         resumed.increment(s.resumed());
         completed.increment(s.completed());

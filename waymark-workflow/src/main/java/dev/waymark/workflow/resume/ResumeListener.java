@@ -25,7 +25,21 @@ public interface ResumeListener {
                 case ResumeEvent.PassFailed p -> log.warn("waymark resume: {}", p.render(), p.error());
             }
         }
+
+        @Override
+        public boolean logsEvents() {
+            return true;
+        }
     };
+
+    /**
+     * Whether this listener logs the crash, failure and transient-error events it hears: then the
+     * engine does not log them a second time (it logs them at WARN for any other listener). True for
+     * {@link #LOGGING}; a listener that forwards events to it should say so too.
+     */
+    default boolean logsEvents() {
+        return false;
+    }
 
     /** Something happened worth logging. */
     default void onEvent(ResumeEvent event) {}

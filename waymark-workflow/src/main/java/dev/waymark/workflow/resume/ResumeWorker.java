@@ -77,7 +77,8 @@ public final class ResumeWorker implements AutoCloseable {
         this.registry = registry;
         this.store = store;
         this.options = options;
-        this.advancer = new Advancer(runtime, true); // this worker's listener reports crashes and failures
+        // a listener that logs crashes and failures itself: the advancer does not log them again
+        this.advancer = new Advancer(runtime, options.listener().logsEvents());
         this.policy = new Advancer.Policy(options.maxAttempts(), options.backoffBase(), options.backoffCap());
         this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
         this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());
@@ -233,6 +234,9 @@ public final class ResumeWorker implements AutoCloseable {
     public synchronized ResumeWorker start() {
         if (loop != null) {
             throw new IllegalStateException("resume worker " + owner() + " already started");
+        }
+        if (closing) {
+            throw new IllegalStateException("resume worker " + owner() + " is closed");
         }
         running = true;
         WakeSignal wake = options.push() ? store.wakeSignal() : null;

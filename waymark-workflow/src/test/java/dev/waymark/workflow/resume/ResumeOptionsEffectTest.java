@@ -108,10 +108,11 @@ class ResumeOptionsEffectTest {
     @Test
     void the_crash_backoff_doubles_from_its_base_up_to_its_cap_and_hides_the_instance_until_due() {
         ResumeOptions options = ResumeOptions.defaults().withConcurrency(1).withMaxAttempts(6)
-                .withLeaseTtl(Duration.ofSeconds(5)).withBackoff(Duration.ofSeconds(1), Duration.ofSeconds(3));
+                .withLeaseTtl(Duration.ofSeconds(5)).withBackoff(Duration.ofSeconds(10), Duration.ofSeconds(30));
         engine.start("alwaysCrashes", "c1", "x", String.class);
-        // 1 s, 2 s, then 4 s, 8 s and 16 s capped at 3 s
-        long[] expectedMicros = {1_000_000, 2_000_000, 3_000_000, 3_000_000, 3_000_000};
+        // 10 s, 20 s, then 40 s, 80 s and 160 s capped at 30 s (long enough that the checks right after a
+        // crash always run within its backoff, however slow the machine)
+        long[] expectedMicros = {10_000_000, 20_000_000, 30_000_000, 30_000_000, 30_000_000};
         List<Long> written = new ArrayList<>();
         try (ResumeWorker worker = engine.resumeWorker(options)) {
             for (int attempt = 1; attempt <= 5; attempt++) {
@@ -141,7 +142,6 @@ class ResumeOptionsEffectTest {
             ResumeSummary last = worker.resumeOnce();
             assertThat(last).isEqualTo(new ResumeSummary(1, 1, 0, 0, 0, 1, 0, 1, 0, 0));
         }
-        System.out.println("crash backoffs written (us): " + written);
         WorkflowInfo failed = info("c1");
         assertThat(failed.status()).isEqualTo(WorkflowStatus.FAILED);
         assertThat(failed.attempts()).isEqualTo(6);
@@ -165,7 +165,6 @@ class ResumeOptionsEffectTest {
             pass = worker.resumeOnce();
         }
         long ms = (System.nanoTime() - t0) / 1_000_000;
-        System.out.println("concurrency 3: one pass over 3 meeting instances took " + ms + " ms: " + pass);
         // one at a time, the first step would time out at the barrier (and break it for the others)
         assertThat(pass).isEqualTo(new ResumeSummary(3, 3, 3, 0, 0, 0, 0, 0, 0, 0));
         for (int i = 1; i <= 3; i++) {
@@ -189,7 +188,6 @@ class ResumeOptionsEffectTest {
         try (ResumeWorker worker = engine.resumeWorker(options)) {
             pass = worker.resumeOnce();
         }
-        System.out.println("concurrency 2: 4 paced instances, at most " + maxInFlight.get() + " in their step at once");
         assertThat(pass).isEqualTo(new ResumeSummary(4, 4, 4, 0, 0, 0, 0, 0, 0, 0));
         assertThat(maxInFlight.get()).as("instances in their step at once").isEqualTo(2);
         for (int i = 1; i <= 4; i++) {
@@ -217,7 +215,6 @@ class ResumeOptionsEffectTest {
         try (ResumeWorker worker = engine.resumeWorker(options).start()) {
             await("all 7 completed (the poll interval is an hour)").atMost(WAIT).until(() -> completed("quick") == 7);
             long ms = (System.nanoTime() - t0) / 1_000_000;
-            System.out.println("batch limit 2: 7 instances completed in " + ms + " ms over passes " + discoveredPerPass);
             // the passes that ran the 7 have reported (a pass reports after its last completion)
             await("passes reported").atMost(WAIT)
                     .until(() -> discoveredPerPass.stream().mapToLong(Long::longValue).sum() >= 7);

@@ -155,19 +155,30 @@ class ResumeWorkerTest {
     }
 
     @Test
-    void a_crash_a_worker_reports_is_logged_once_by_default() {
+    void a_crash_is_logged_once_whether_the_workers_listener_logs_it_or_not() {
         engine.start("boom", "logged-once", "x", String.class);
+        engine.start("boom", "quiet-listener", "x", String.class);
         java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
         java.io.PrintStream original = System.err; // slf4j-simple writes to the System.err of the moment
         System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
-        try (ResumeWorker worker = engine.resumeWorker(options())) { // the default listener: LOGGING
-            assertThat(worker.resumeOnce().crashed()).isEqualTo(1);
+        try {
+            try (ResumeWorker worker = engine.resumeWorker(options().withBatchLimit(1)
+                    .withBackoff(Duration.ofHours(1), Duration.ofHours(1)))) { // LOGGING; not due again soon
+                assertThat(worker.resumeOnce().crashed()).isEqualTo(1);
+            }
+            try (ResumeWorker worker = engine.resumeWorker(options().withListener(new ResumeListener() {}))) {
+                assertThat(worker.resumeOnce().crashed()).isEqualTo(1); // the other one is in its backoff
+            }
         } finally {
             System.setErr(original);
         }
-        // before: the engine's advancer and the worker's listener each logged it
-        assertThat(captured.toString(java.nio.charset.StandardCharsets.UTF_8).lines()
-                .filter(l -> l.contains("boom/logged-once") && l.contains("crashed on attempt 1/2"))).hasSize(1);
+        List<String> lines = captured.toString(java.nio.charset.StandardCharsets.UTF_8).lines().toList();
+        // before: the default listener and the engine's advancer each logged it; a listener that logs
+        // nothing must not silence it either
+        for (String id : List.of("logged-once", "quiet-listener")) {
+            assertThat(lines).as(id).filteredOn(l -> l.contains("boom/" + id) && l.contains("crashed on attempt 1/2"))
+                    .hasSize(1);
+        }
     }
 
     @Test
