@@ -340,10 +340,12 @@ class ResumeWorkerTest {
                 .hasMessage("cascadeRepairInterval must be > 0, got PT0S");
         assertThat(ResumeOptions.defaults().withPollInterval(Duration.ofMillis(10)).cascadeRepairInterval())
                 .as("independent of the poll interval").isEqualTo(Duration.ofSeconds(60));
-        try (ResumeWorker worker = engine.resumeWorker(options())) {
-            assertThatThrownBy(() -> worker.close(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessage("grace must be >= 0, got PT-0.001S");
-        }
+        ResumeWorker closed = engine.resumeWorker(options());
+        assertThatThrownBy(() -> closed.close(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("grace must be >= 0, got PT-0.001S");
+        closed.close();
+        // before: it started a loop that never ran a pass
+        assertThatThrownBy(closed::start).isInstanceOf(IllegalStateException.class).hasMessageEndingWith("is closed");
     }
 
     @Test
