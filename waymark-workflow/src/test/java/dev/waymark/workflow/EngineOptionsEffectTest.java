@@ -206,6 +206,25 @@ class EngineOptionsEffectTest {
         }
     }
 
+    /** A step result whose field names the custom codec writes in snake case. */
+    record Receipt(String orderId, int totalCents) {}
+
+    @Test
+    void a_custom_codec_writes_the_journal_and_reads_it_back() throws Exception {
+        com.fasterxml.jackson.databind.ObjectMapper snake = new com.fasterxml.jackson.databind.ObjectMapper()
+                .setPropertyNamingStrategy(com.fasterxml.jackson.databind.PropertyNamingStrategies.SNAKE_CASE);
+        WorkflowRegistry receipts = new WorkflowRegistry().register("receipts", String.class, Receipt.class,
+                (ctx, in) -> ctx.step("charge", Receipt.class, () -> new Receipt(in, 1250)));
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, receipts).codec(WorkflowCodec.jackson(snake))
+                .build()) {
+            assertThat(engine.start("receipts", "rc1", "o-7", Receipt.class).await(WAIT))
+                    .isEqualTo(new Receipt("o-7", 1250));
+        }
+        String journaled = client.describe("receipts", "rc1").orElseThrow().journal().stream()
+                .filter(e -> "charge".equals(e.step())).findFirst().orElseThrow().data();
+        assertThat(journaled).contains("\"order_id\"", "\"total_cents\"").doesNotContain("orderId");
+    }
+
     @Test
     void close_interrupts_a_step_that_outlives_the_shutdown_timeout_and_records_nothing() throws Exception {
         WorkflowEngine engine = WorkflowEngine.builder(store, registry).shutdownTimeout(Duration.ofMillis(200))
