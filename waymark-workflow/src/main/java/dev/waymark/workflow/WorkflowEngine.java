@@ -3,7 +3,7 @@ package dev.waymark.workflow;
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Advancer;
-import dev.waymark.workflow.internal.Durations;
+import dev.waymark.workflow.internal.Deadline;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Leases;
@@ -246,16 +246,16 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     @Override
     public void close() {
         closed = true;
-        long deadline = System.nanoTime() + Durations.saturatedNanos(shutdownTimeout);
+        Deadline deadline = Deadline.after(shutdownTimeout);
         runs.shutdown(); // the engine's own runs and the workers' attempts drain side by side
         List<Thread> closers = new ArrayList<>();
         for (ResumeWorker worker : workers) {
-            Duration grace = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            Duration grace = deadline.remaining();
             closers.add(Thread.ofPlatform().daemon().name("waymark-resume-close").start(() -> worker.close(grace)));
         }
         boolean interrupted = false;
         try {
-            if (!runs.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+            if (!runs.awaitTermination(deadline.remainingNanos(), TimeUnit.NANOSECONDS)) {
                 runs.shutdownNow();
                 if (!runs.awaitTermination(10, TimeUnit.SECONDS)) {
                     log.warn("waymark workflow: some runs did not stop; their leases expire by themselves");
@@ -265,32 +265,20 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             interrupted = true;
             runs.shutdownNow();
         }
+        if (interrupted) {
+            closers.forEach(Thread::interrupt); // the workers interrupt their attempts at once
+        }
         for (Thread closer : closers) {
-            if (interrupted) {
-                closer.interrupt(); // the worker interrupts its attempts at once
-            }
-            try {
-                closer.join();
-            } catch (InterruptedException e) {
+            // a closer ends within its attempts' unwinding once interrupted
+            while (!Deadline.joined(closer, Long.MAX_VALUE)) {
                 interrupted = true;
                 closers.forEach(Thread::interrupt);
-                // each closer interrupts its loop and attempts and returns within their unwinding
-                closers.forEach(WorkflowEngine::joinQuietly);
-                break;
             }
         }
         cancelNotices.close();
         closeStepBatching();
         keeper.close();
         if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void joinQuietly(Thread t) {
-        try {
-            t.join(TimeUnit.SECONDS.toMillis(60));
-        } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }

@@ -95,7 +95,9 @@ class EngineOptionsEffectTest {
             // close() is waiting for the run (or, broken, has already returned)
             Thread closing = closer;
             await().atMost(WAIT).until(() -> closing.getState() == Thread.State.TIMED_WAITING || !closing.isAlive());
-            Thread.sleep(300); // the run goes on this much longer after close() began: the scenario, not a condition
+            // the run goes on 300 ms longer after close() began, and close() keeps waiting for it all along
+            await("close() still waiting for the run 300 ms after it began").during(Duration.ofMillis(300))
+                    .atMost(WAIT).until(closing::isAlive);
             assertThat(closer.isAlive()).as("close() still waiting for the run 300 ms after it began").isTrue();
             gate.countDown();
             closer.join(WAIT.toMillis());

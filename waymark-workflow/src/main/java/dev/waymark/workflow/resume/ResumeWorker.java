@@ -5,7 +5,7 @@ import dev.waymark.store.WakeSignal;
 import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.CascadeRepair;
-import dev.waymark.workflow.internal.Durations;
+import dev.waymark.workflow.internal.Deadline;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Leases;
@@ -34,7 +34,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * (their settlement flips it to running in the same transaction); this worker then runs it.
  *
  * <p>Cancellation cascades a crash cut short are finished here too: every
- * {@link ResumeOptions#cascadeRepairInterval()} (the first pass included) the worker cancels live children of cancelled workflows, which the cancelling
+ * {@link ResumeOptions#cascadeRepairInterval()} (the first pass included) the worker cancels live
+ * children of cancelled workflows, which the cancelling
  * process died before reaching, and reports each as {@link ResumeEvent.CascadeRepaired}.
  *
  * <p>{@link #start()} runs the loop on its own thread; {@link #close()} stops it and interrupts the
@@ -312,7 +313,7 @@ public final class ResumeWorker implements AutoCloseable {
         if (grace == null || grace.isNegative()) {
             throw new IllegalArgumentException("grace must be >= 0, got " + grace);
         }
-        long deadline = System.nanoTime() + Durations.saturatedNanos(grace);
+        Deadline deadline = Deadline.after(grace);
         boolean interrupted = false;
         Thread t;
         closing = true; // before reading passing: a pass that begins now claims nothing
@@ -329,15 +330,15 @@ public final class ResumeWorker implements AutoCloseable {
         if (t != null) {
             if (passing) {
                 // a pass's attempts finish; it claims nothing more, then the loop sees running is false
-                interrupted |= !joined(t, Math.max(0, deadline - System.nanoTime()));
+                interrupted |= !Deadline.joined(t, deadline.remainingNanos());
             }
             t.interrupt(); // waiting for the next pass, past the grace, or our caller was interrupted
-            interrupted |= !joined(t, TimeUnit.SECONDS.toNanos(30));
+            interrupted |= !Deadline.joined(t, TimeUnit.SECONDS.toNanos(30));
         }
         advances.shutdown();
         if (!interrupted) {
             try {
-                advances.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                advances.awaitTermination(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 interrupted = true;
             }
@@ -355,19 +356,6 @@ public final class ResumeWorker implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         keeper.close();
-    }
-
-    /**
-     * Waits up to {@code nanos} for {@code t} to end; false if the waiting thread was interrupted
-     * (the interrupt is consumed: the caller restores it once it has cleaned up).
-     */
-    private static boolean joined(Thread t, long nanos) {
-        try {
-            TimeUnit.NANOSECONDS.timedJoin(t, nanos);
-            return true;
-        } catch (InterruptedException e) {
-            return false;
-        }
     }
 
     /** Reports a failed pass; whatever the listener throws, the loop goes on. */
