@@ -68,7 +68,7 @@ class ResumeOptionsEffectTest {
                     return "met " + in;
                 }))
                 // each instance's step waits for a peer in its step at the same time, then holds 300 ms
-                // more, in which a worker above its concurrency would start further instances
+                // more, in which a worker above its concurrency would start further instances (the step crashes if one does)
                 .register("paced", String.class, String.class, (ctx, in) -> ctx.step("hold", String.class, () -> {
                     stepRuns.computeIfAbsent(ctx.workflowId(), k -> new AtomicInteger()).incrementAndGet();
                     maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
@@ -77,7 +77,9 @@ class ResumeOptionsEffectTest {
                         if (!peers.await(10, TimeUnit.SECONDS)) {
                             throw new IllegalStateException("no peer ran beside " + ctx.workflowId());
                         }
-                        Thread.sleep(300); // the window for a third, not a condition of the test
+                        // 300 ms in which a worker above its concurrency would start a third: fails at once if one does
+                        await().pollInterval(Duration.ofMillis(10)).during(Duration.ofMillis(300))
+                                .atMost(Duration.ofSeconds(2)).until(() -> inFlight.get() <= 2);
                     } finally {
                         inFlight.decrementAndGet();
                     }
