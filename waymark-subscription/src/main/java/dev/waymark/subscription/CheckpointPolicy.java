@@ -5,7 +5,10 @@ import java.time.Duration;
 /**
  * How often a running subscription writes its checkpoint: after {@code everyEvents} handled events
  * or {@code every} time, whichever comes first, when it catches up, and when it stops. Dead letters
- * always write it at once. A crash replays at most what was handled since the last write.
+ * always write it at once. Both rules are checked between events; the time rule also before each
+ * wait to redeliver a retried event, so that one event retried for long does not hold back the
+ * events handled before it. A handler busy inside one call holds the write back. A crash replays
+ * at most what was handled since the last write.
  *
  * @param everyEvents events between writes, {@code >= 1}
  * @param every time between writes, {@code >= 0} (0 writes after every event)

@@ -269,4 +269,47 @@ class SubscriptionOptionsEffectTest {
             s.stop(Duration.ofSeconds(5)); // also when an assertion failed (stopping twice is harmless)
         }
     }
+
+    /**
+     * While one event is retried ({@code Ack.retry}), the events handled before it are saved once the
+     * interval has passed: the wait between deliveries checks the interval as the gaps between
+     * events do, so a restart does not replay everything before a long-retried event.
+     */
+    @Test
+    void checkpoint_interval_saves_the_events_before_one_that_is_being_retried() throws Exception {
+        String c = fresh();
+        String stream = c + "-1";
+        store.append(stream, ExpectedVersion.any(), SubscriptionFixture.events(10));
+        List<GlobalPosition> pos = positions(stream, 10);
+        AtomicInteger tenthDeliveries = new AtomicInteger();
+        CountDownLatch release = new CountDownLatch(1);
+        EventHandler handler = d -> {
+            if (d.event().position().equals(pos.get(9)) && release.getCount() > 0) {
+                tenthDeliveries.incrementAndGet();
+                return Ack.retry(Duration.ofMillis(100));
+            }
+            return Ack.ok();
+        };
+        Subscription s = Subscription.builder(store, name(c), Target.category(c))
+                .checkpointEvery(1_000_000, Duration.ofMillis(500)) // never due by count in this test
+                .retry(1_000_000, Duration.ofHours(1))
+                .pollInterval(Duration.ofMillis(200))
+                .start(handler);
+        try {
+            await("checkpoint at the 9th event while the 10th is retried").atMost(WAIT)
+                    .until(() -> checkpoint(c).equals(pos.get(8)));
+            int deliveriesSoFar = tenthDeliveries.get();
+            await("the 10th event still retried after the save").atMost(WAIT)
+                    .until(() -> tenthDeliveries.get() > deliveriesSoFar);
+            assertThat(checkpoint(c)).as("checkpoint while the 10th event is retried").isEqualTo(pos.get(8));
+            release.countDown();
+            await("checkpoint at the 10th event once it is handled").atMost(WAIT)
+                    .until(() -> checkpoint(c).equals(pos.get(9)));
+            assertThat(s.failure()).isEmpty();
+            assertThat(DeadLetters.of(store).count(name(c))).isZero();
+        } finally {
+            release.countDown();
+            s.stop(Duration.ofSeconds(5));
+        }
+    }
 }

@@ -126,6 +126,7 @@ public final class SubscriptionWorker implements Subscription {
             GlobalPosition cursor = resolveStart();
             handled = cursor;
             saved = cursor;
+            lastSave = System.nanoTime(); // the interval counts from the start position, not from construction
             safely(() -> listener.started(config, cursor));
             loop(cursor);
         } catch (InterruptedException e) {
@@ -303,6 +304,9 @@ public final class SubscriptionWorker implements Subscription {
                     if (attempt + 1 >= config.retry().maxAttempts()) {
                         deadLetter(event, DeadLetterReason.maxAttempts(attempt + 1), attempt + 1);
                         return;
+                    }
+                    if (dueByTime()) {
+                        flush(); // a retried event does not hold back the checkpoint of those before it
                     }
                     pause(retry.delay());
                     if (stopping) {
