@@ -7,7 +7,9 @@ import java.util.function.UnaryOperator;
  * send the record (original key, value and headers, plus {@link DeadLetterHeaders}) to a topic and
  * wait for the broker's acknowledgement before the offset may be committed past it; if publishing
  * fails, nothing is committed and the acknowledgement throws, so the processor retries it and
- * finally fails. The dead-letter topic must exist (the adapter does not create topics).
+ * finally fails. The dead-letter topic must exist (the adapter does not create topics) and must not
+ * be one the source reads: the builder refuses one among its {@code topics}, and a dead letter to a
+ * topic its {@code topicPattern} matches throws {@link KafkaSourceException}, publishing nothing.
  */
 public sealed interface DeadLetterPolicy {
 

@@ -143,6 +143,7 @@ public record KafkaSourceConfig(
         if (polling == null || commits == null || brokerRetry == null || deadLetters == null || ordering == null) {
             throw new MessagingConfigException("polling, commits, brokerRetry, deadLetters and ordering must not be null");
         }
+        refuseOwnDeadLetters(topics, deadLetters);
         consumerProperties = Map.copyOf(consumerProperties);
         producerProperties = Map.copyOf(producerProperties);
         refuseOwned("consumerProperty", consumerProperties, OWNED_CONSUMER_PROPERTIES);
@@ -184,6 +185,30 @@ public record KafkaSourceConfig(
     private static void requireBetween(String field, Duration value, Duration min, Duration max) {
         if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
             throw new MessagingConfigException(field + " must be between " + min + " and " + max + ", got " + value);
+        }
+    }
+
+    /**
+     * A dead-letter topic among the source's own topics would be read back and dead-lettered again
+     * ({@code orders.DLT}, {@code orders.DLT.DLT}, ...). A pattern is checked on publish instead,
+     * since the topics it matches are known only then.
+     */
+    private static void refuseOwnDeadLetters(List<String> topics, DeadLetterPolicy deadLetters) {
+        if (!(deadLetters instanceof DeadLetterPolicy.Named named)) {
+            return;
+        }
+        for (String topic : topics) {
+            String target;
+            try {
+                target = named.topicFor(topic);
+            } catch (IllegalStateException e) {
+                throw new MessagingConfigException("deadLetters names no dead-letter topic for topic '" + topic + "'");
+            }
+            if (topics.contains(target)) {
+                throw new MessagingConfigException("deadLetters sends the dead letters of topic '" + topic + "' to '"
+                        + target + "', which is one of the source's own topics " + topics
+                        + ": it would read them back; choose a dead-letter topic outside topics");
+            }
         }
     }
 

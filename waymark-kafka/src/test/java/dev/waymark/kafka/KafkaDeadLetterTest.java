@@ -20,9 +20,11 @@ import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
@@ -142,6 +144,34 @@ class KafkaDeadLetterTest {
             source.close();
         }
         assertThat(kafka.committed(group, topic).getOrDefault(0, 0L)).isLessThanOrEqualTo(1L);
+    }
+
+    @Test
+    void a_pattern_source_refuses_to_dead_letter_to_a_topic_its_own_pattern_matches() throws Exception {
+        String topic = KAFKA.createTopic("p-a", 1);
+        String dlt = KAFKA.createTopic("p-a.DLT", 1); // the default target, and matched by the pattern
+        kafka.produce(topic, 0, 1, 1);
+        String group = kafka.group();
+        Pattern pattern = Pattern.compile(Pattern.quote(KAFKA.topic("p-")) + ".*");
+        KafkaSource source = KafkaSource.of(kafka.config(group).topicPattern(pattern)
+                .brokerOperationTimeout(Duration.ofMillis(300)).build());
+        List<String> handled = new CopyOnWriteArrayList<>();
+        ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(), m -> {
+            handled.add(m.id());
+            return AckDecision.deadLetter(DeadLetterReason.poison("bad"));
+        }).build().start();
+        try {
+            await().atMost(WAIT).until(() -> app.snapshot().get("p").lifecycle() == ProcessorState.Lifecycle.FAILED);
+            ProcessorState state = app.snapshot().get("p");
+            assertThat(state.failedMessageId()).isEqualTo(topic + "-0-0");
+            assertThat(state.failure()).contains("'" + dlt + "'", "topic pattern", "nothing published");
+            assertThat(handled).as("its dead letter never came back to it").containsOnly(topic + "-0-0");
+        } finally {
+            app.stop();
+            source.close();
+        }
+        assertThat(kafka.endOffsets(dlt, 1)).containsEntry(0, 0L);
+        assertThat(kafka.committed(group, topic)).doesNotContainKey(0);
     }
 
     @Test

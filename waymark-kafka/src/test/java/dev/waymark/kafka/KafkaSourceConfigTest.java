@@ -90,4 +90,23 @@ class KafkaSourceConfigTest {
         assertThat(valid().deadLetters(DeadLetterPolicy.logAndCommit()).build().describe())
                 .contains("deadLetters=log-and-commit");
     }
+
+    @Test
+    void a_dead_letter_topic_among_the_sources_own_topics_is_refused_naming_both() {
+        assertThatThrownBy(() -> KafkaSourceConfig.builder("h:1", "g").topics("orders", "orders.DLT").build())
+                .isInstanceOf(MessagingConfigException.class)
+                .hasMessageContaining("deadLetters")
+                .hasMessageContaining("'orders'")
+                .hasMessageContaining("'orders.DLT'");
+        assertThatThrownBy(() -> valid().topics("all-dlt").deadLetters(DeadLetterPolicy.topic("all-dlt")).build())
+                .isInstanceOf(MessagingConfigException.class)
+                .hasMessageContaining("'all-dlt'");
+        assertThatThrownBy(() -> valid().deadLetters(DeadLetterPolicy.topicPerSource(t -> " ")).build())
+                .isInstanceOf(MessagingConfigException.class)
+                .hasMessageContaining("deadLetters")
+                .hasMessageContaining("'orders'");
+        assertThat(valid().topics("orders.DLT.archive").build().topics()).hasSize(2);
+        assertThat(KafkaSourceConfig.builder("h:1", "g").topicPattern(Pattern.compile("orders.*")).build().topicPattern())
+                .as("a pattern is checked when publishing, not here").isNotNull();
+    }
 }

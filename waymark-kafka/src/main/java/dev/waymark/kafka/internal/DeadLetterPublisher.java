@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -65,12 +66,14 @@ final class DeadLetterPublisher implements AutoCloseable {
     /**
      * Publishes {@code record} to its dead-letter topic and waits for the acknowledgement.
      *
-     * @throws KafkaSourceException when publishing fails or outlives the broker operation timeout
+     * @throws KafkaSourceException when publishing fails or outlives the broker operation timeout, or
+     *     when the source's own topic pattern matches the dead-letter topic (nothing is published)
      * @throws InterruptedException when interrupted while waiting (nothing is committed)
      */
     RecordMetadata publish(ConsumerRecord<byte[], byte[]> record, DeadLetterReason reason, int attempt)
             throws InterruptedException {
         String target = policy.topicFor(record.topic());
+        refuseOwnTopic(record, target);
         ProducerRecord<byte[], byte[]> out = new ProducerRecord<>(target, null, record.key(), record.value());
         for (Header h : record.headers()) {
             out.headers().add(h.key(), h.value());
@@ -111,6 +114,21 @@ final class DeadLetterPublisher implements AutoCloseable {
             for (DeadLetterTracing.Scope scope : traces) {
                 scope.end(error);
             }
+        }
+    }
+
+    /**
+     * A source subscribed by pattern would read a dead letter back from a topic its pattern matches
+     * and dead-letter it again, one topic deeper each time ({@code orders.DLT.DLT}). The consumer
+     * matches the whole topic name, as {@link java.util.regex.Matcher#matches()} does.
+     */
+    private void refuseOwnTopic(ConsumerRecord<byte[], byte[]> record, String target) {
+        Pattern pattern = config.topicPattern();
+        if (pattern != null && pattern.matcher(target).matches()) {
+            throw new KafkaSourceException("kafka source '" + config.name() + "': dead-letter topic '" + target
+                    + "' matches the source's own topic pattern '" + pattern + "', so it would read its dead letters"
+                    + " back; nothing published, nothing committed (exclude it from the pattern or choose another"
+                    + " dead-letter topic)", record.topic(), record.partition(), record.offset(), null);
         }
     }
 
