@@ -83,7 +83,9 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
     }
 
     /**
-     * The next record, waiting up to {@code timeout}; starts the consumer on the first call.
+     * The next record, waiting up to {@code timeout}; starts the consumer on the first call. After
+     * {@link #shutdown()} it returns nothing, once the consumer closed or {@code timeout} passed, so a
+     * caller that polls until {@link #isFinished()} does not spin while the source drains.
      *
      * @throws KafkaSourceException once the source failed for good
      */

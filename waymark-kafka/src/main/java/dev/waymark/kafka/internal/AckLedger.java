@@ -261,6 +261,16 @@ final class AckLedger {
         }
     }
 
+    /** Whether {@link #closeHandout()} was called: {@link #next} hands nothing out again. */
+    boolean handoutClosed() {
+        lock.lock();
+        try {
+            return handoutClosed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /**
      * Handed-out deliveries that still count and whose acknowledgement has not completed. A
      * delivery fenced by a retry or a revoke no longer counts: its acknowledgement would do nothing,

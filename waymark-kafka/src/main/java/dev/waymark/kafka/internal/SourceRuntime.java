@@ -79,12 +79,24 @@ public final class SourceRuntime {
         }
     }
 
-    /** The next record as an ingested message, waiting up to {@code timeout}. */
+    /**
+     * The next record as an ingested message, waiting up to {@code timeout}. Once shut down, nothing
+     * is handed out, and it waits up to {@code timeout} for the consumer to close.
+     */
     public Optional<Ingested> poll(Duration timeout) throws InterruptedException {
         throwIfFailed();
         ensureStarted();
+        long started = System.nanoTime();
         AckLedger.Handout h = loop.ledger().next(timeout);
         if (h == null) {
+            if (loop.ledger().handoutClosed()) {
+                // The ledger returns at once once its handout is closed, while the consumer may drain
+                // for up to drainTimeout: a caller polling until isFinished() would spin meanwhile.
+                long left = timeout.toNanos() - (System.nanoTime() - started);
+                if (left > 0) {
+                    loop.awaitFinished(Duration.ofNanos(left));
+                }
+            }
             throwIfFailed();
             return Optional.empty();
         }

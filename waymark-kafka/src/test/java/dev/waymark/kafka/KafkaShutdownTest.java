@@ -1,0 +1,104 @@
+package dev.waymark.kafka;
+
+import static dev.waymark.kafka.TestKafka.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.messaging.AckDecision;
+import dev.waymark.messaging.Concurrency;
+import dev.waymark.messaging.Ingested;
+import dev.waymark.messaging.MessageSource;
+import dev.waymark.messaging.ProcessingApp;
+import dev.waymark.messaging.ProcessorState;
+import dev.waymark.testkit.KafkaExtension;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Shutdown: what a stopping source costs its caller, and what it still holds once it counts as closed. */
+class KafkaShutdownTest {
+
+    @RegisterExtension
+    static final KafkaExtension KAFKA = new KafkaExtension();
+
+    private final TestKafka kafka = new TestKafka(KAFKA);
+
+    /** A source that counts the polls its processor makes after {@link #shutdown()}. */
+    private static final class PollCounting implements MessageSource {
+        final KafkaSource source;
+        final AtomicLong pollsAfterShutdown = new AtomicLong();
+        volatile boolean shutDown;
+
+        PollCounting(KafkaSource source) {
+            this.source = source;
+        }
+
+        @Override
+        public String name() {
+            return source.name();
+        }
+
+        @Override
+        public Optional<Ingested> poll(Duration timeout) throws Exception {
+            if (shutDown) {
+                pollsAfterShutdown.incrementAndGet();
+            }
+            return source.poll(timeout);
+        }
+
+        @Override
+        public boolean isFinished() {
+            return source.isFinished();
+        }
+
+        @Override
+        public void shutdown() {
+            shutDown = true;
+            source.shutdown();
+        }
+
+        @Override
+        public void processorEnded() {
+            source.processorEnded();
+        }
+    }
+
+    @Test
+    void polling_a_draining_source_waits_for_the_consumer_to_close_instead_of_spinning() throws Exception {
+        String topic = KAFKA.createTopic("drain-poll", 1);
+        kafka.produce(topic, 0, 1, 1);
+        String group = kafka.group();
+        PollCounting source = new PollCounting(KafkaSource.of(kafka.config(group, topic).build()));
+        CountDownLatch handling = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        // orderedByKey: an ingester thread polls the source while the handler runs.
+        ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.orderedByKey(2), m -> {
+            handling.countDown();
+            release.await(30, TimeUnit.SECONDS);
+            return AckDecision.ok();
+        }).build().start();
+        try {
+            assertThat(handling.await(30, TimeUnit.SECONDS)).isTrue();
+            CompletableFuture<Boolean> stopped = CompletableFuture.supplyAsync(app::stop);
+            await().atMost(WAIT).until(() -> app.snapshot().get("p").lifecycle() == ProcessorState.Lifecycle.DRAINING);
+            // The handler holds the drain open for a second; the source waits for its acknowledgement.
+            await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3))
+                    .until(() -> app.snapshot().get("p").lifecycle() == ProcessorState.Lifecycle.DRAINING);
+            release.countDown();
+            assertThat(stopped.get(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(source.pollsAfterShutdown.get()).as("polls during a drain of about a second")
+                    .isPositive().isLessThan(100);
+            assertThat(source.isFinished()).isTrue();
+            assertThat(kafka.committed(group, topic)).containsEntry(0, 1L);
+        } finally {
+            release.countDown();
+            app.stop();
+            source.source.close();
+        }
+    }
+}
