@@ -21,7 +21,11 @@ public sealed interface DeadLetterReason {
         return new MaxAttempts(attempts);
     }
 
-    /** Anything else, with a summary and a JSON document of details (or null). */
+    /**
+     * Anything else, with a summary and a JSON document of details (or null).
+     *
+     * @throws IllegalArgumentException if the summary is null or blank
+     */
     static DeadLetterReason other(String summary, String json) {
         return new Other(summary, json);
     }
@@ -99,6 +103,17 @@ public sealed interface DeadLetterReason {
      * @param json details as a JSON document, or null
      */
     record Other(String summary, String json) implements DeadLetterReason {
+        /**
+         * Validates the summary (stored in a column that requires one).
+         *
+         * @throws IllegalArgumentException if the summary is null or blank
+         */
+        public Other {
+            if (summary == null || summary.isBlank()) {
+                throw new IllegalArgumentException("a dead letter's summary must not be null or blank");
+            }
+        }
+
         @Override
         public String kind() {
             return "other";

@@ -52,8 +52,21 @@ public final class SubscriptionBuilder {
         return this;
     }
 
-    /** Deliver only these event types; others are skipped (the checkpoint still moves past them). */
+    /**
+     * Deliver only these event types; others are skipped (the checkpoint still moves past them).
+     *
+     * @throws SubscriptionConfigException if {@code types} is null or holds a null or blank type
+     */
     public SubscriptionBuilder eventTypes(String... types) {
+        if (types == null) {
+            throw new SubscriptionConfigException("eventTypes must not be null");
+        }
+        for (String type : types) {
+            if (type == null || type.isBlank()) {
+                throw new SubscriptionConfigException("eventTypes must not hold a null or blank type, got "
+                        + Arrays.toString(types));
+            }
+        }
         this.eventTypes = new HashSet<>(Arrays.asList(types));
         return this;
     }

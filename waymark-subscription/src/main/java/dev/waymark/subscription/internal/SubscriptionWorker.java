@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -98,14 +99,14 @@ public final class SubscriptionWorker implements Subscription {
 
     @Override
     public boolean awaitTermination(Duration timeout) throws InterruptedException {
-        return done.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return done.await(nanos(timeout), TimeUnit.NANOSECONDS);
     }
 
     @Override
     public boolean stop(Duration grace) {
         stopping = true;
         try {
-            if (done.await(grace.toNanos(), TimeUnit.NANOSECONDS)) {
+            if (done.await(nanos(grace), TimeUnit.NANOSECONDS)) {
                 return true;
             }
             // The handler did not finish in time: interrupt it; its delivery is not acknowledged.
@@ -130,7 +131,14 @@ public final class SubscriptionWorker implements Subscription {
             safely(() -> listener.started(config, cursor));
             loop(cursor);
         } catch (InterruptedException e) {
-            log.debug("subscription {} interrupted while stopping", config.memberLabel());
+            if (stopping) {
+                log.debug("subscription {} interrupted while stopping", config.memberLabel());
+            } else {
+                // only stop() interrupts this thread, after setting stopping: any other interrupt is a failure
+                error = e;
+                failure = e;
+                log.error("subscription {} stopped on an interrupt it was not asked for", config.memberLabel(), e);
+            }
         } catch (Throwable e) {
             error = e;
             failure = e;
@@ -290,6 +298,7 @@ public final class SubscriptionWorker implements Subscription {
                         event.eventId(), event.streamName(), event.streamVersion(), attempt, e.toString());
                 ack = Ack.retry(config.retry().errorDelay());
             }
+            clearStrayInterrupt();
             Ack decided = ack;
             safely(() -> listener.handled(config, delivery, decided));
             switch (ack) {
@@ -301,6 +310,12 @@ public final class SubscriptionWorker implements Subscription {
                     return;
                 }
                 case Ack.Retry retry -> {
+                    if (stopping) {
+                        // A retry decided while stopping (often by a handler that caught the interrupt
+                        // after the grace) is not final: nothing is counted or dead-lettered, and the
+                        // event is delivered again after the restart.
+                        throw new InterruptedException("stopped while the handler asked for a retry");
+                    }
                     if (attempt + 1 >= config.retry().maxAttempts()) {
                         deadLetter(event, DeadLetterReason.maxAttempts(attempt + 1), attempt + 1);
                         return;
@@ -314,6 +329,18 @@ public final class SubscriptionWorker implements Subscription {
                     }
                 }
             }
+        }
+    }
+
+    /**
+     * Clears an interrupt flag the handler left set while no stop asked for it ("restore the
+     * interrupt" after catching one of its own): else the next wait would end the subscription as if
+     * stopped. An interrupt from {@link #stop} comes only after {@code stopping} is set.
+     */
+    private void clearStrayInterrupt() {
+        if (!stopping && Thread.interrupted()) {
+            log.warn("subscription {}: the handler left the thread's interrupt flag set; cleared",
+                    config.memberLabel());
         }
     }
 
@@ -332,7 +359,7 @@ public final class SubscriptionWorker implements Subscription {
     }
 
     private boolean dueByTime() {
-        return System.nanoTime() - lastSave >= config.checkpoint().every().toNanos();
+        return System.nanoTime() - lastSave >= nanos(config.checkpoint().every());
     }
 
     private void flush() {
@@ -371,7 +398,7 @@ public final class SubscriptionWorker implements Subscription {
         T run();
     }
 
-    /** Runs a database step, retrying transient and connection failures with capped backoff. */
+    /** Runs a database step, retrying transient and connection failures with capped, jittered backoff. */
     private <T> T retrying(String what, Attempt<T> attempt) throws InterruptedException {
         Duration backoff = Duration.ofMillis(100);
         while (true) {
@@ -386,10 +413,13 @@ public final class SubscriptionWorker implements Subscription {
                     }
                     throw e;
                 }
+                // jittered (half to all of the backoff), so that the readers of a pool do not retry in step
+                Duration wait = backoff.dividedBy(2)
+                        .plusNanos(ThreadLocalRandom.current().nextLong(backoff.toNanos() / 2 + 1));
                 log.warn("subscription {}: {} failed, retrying in {} ms: {}", config.memberLabel(), what,
-                        backoff.toMillis(), e.toString());
+                        wait.toMillis(), e.toString());
                 safely(() -> listener.failed(config, e));
-                pause(backoff);
+                pause(wait);
                 backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
             }
         }
@@ -397,13 +427,23 @@ public final class SubscriptionWorker implements Subscription {
 
     /** Sleeps in slices so that stop() is noticed promptly. */
     private void pause(Duration delay) throws InterruptedException {
-        long deadline = System.nanoTime() + delay.toNanos();
+        long total = nanos(delay);
+        long start = System.nanoTime();
         while (!stopping) {
-            long left = deadline - System.nanoTime();
+            long left = total - (System.nanoTime() - start);
             if (left <= 0) {
                 return;
             }
             TimeUnit.NANOSECONDS.sleep(Math.min(left, WAIT_SLICE.toNanos()));
+        }
+    }
+
+    /** The duration in nanoseconds, or {@code Long.MAX_VALUE} for one too long to count so (about 292 years). */
+    private static long nanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
         }
     }
 

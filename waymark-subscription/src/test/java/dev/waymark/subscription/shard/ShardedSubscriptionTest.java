@@ -159,6 +159,51 @@ class ShardedSubscriptionTest {
         }
     }
 
+    @Test
+    void a_stopping_worker_keeps_renewing_the_lease_of_a_handler_finishing_within_the_grace() throws Exception {
+        append("graceful", 1, 1);
+        AtomicInteger held = new AtomicInteger();
+        CountDownLatch release = new CountDownLatch(1);
+        List<String> seenByB = new CopyOnWriteArrayList<>();
+        ShardedSubscription a = ShardedSubscription.builder(store, "graceful", Target.category("graceful"))
+                .shards(1).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                .start(d -> stubborn(held, release));
+        ShardedSubscription b = null;
+        Thread stopper = null;
+        try {
+            await().atMost(WAIT).until(() -> held.get() == 1);
+            b = ShardedSubscription.builder(store, "graceful", Target.category("graceful"))
+                    .shards(1).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                    .start(d -> {
+                        seenByB.add(d.event().streamName());
+                        return Ack.ok();
+                    });
+            // a grace (10 s) far longer than the lease (2 s): the handler may use it
+            stopper = Thread.ofPlatform().start(() -> a.stop(Duration.ofSeconds(10)));
+            // for longer than the lease's TTL: the stopping worker keeps the lease renewed (before: it
+            // expired 2 s after the last pass, and b delivered the event beside the running handler)
+            await("the stopping worker holds the lease and b delivers nothing").during(Duration.ofSeconds(3))
+                    .atMost(WAIT).until(() -> ownerOf("graceful", 0).equals(a.workerId()) && seenByB.isEmpty());
+            release.countDown(); // the handler returns within the grace: acknowledged, checkpoint written
+            stopper.join(WAIT.toMillis());
+            assertThat(stopper.isAlive()).isFalse();
+            ShardedSubscription joiner = b;
+            await().atMost(WAIT).until(() -> joiner.ownedBuckets().equals(Set.of(0)));
+            GlobalPosition event = store.readStreamForward("graceful-0", 0, 1).get(0).position();
+            assertThat(Checkpoints.of(store).get("graceful", Partition.of(0, 1))).contains(event);
+            await().during(Duration.ofSeconds(1)).atMost(WAIT).until(seenByB::isEmpty);
+        } finally {
+            release.countDown();
+            if (stopper != null) {
+                stopper.join(WAIT.toMillis());
+            }
+            a.stop(Duration.ofMillis(200));
+            if (b != null) {
+                b.stop(Duration.ofSeconds(1));
+            }
+        }
+    }
+
     /** A listener that adds every bucket reported stuck to {@code stuck}. */
     private static ShardListener recordingStuck(Set<Integer> stuck) {
         return new ShardListener() {

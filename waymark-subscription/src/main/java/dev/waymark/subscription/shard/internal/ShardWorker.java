@@ -9,6 +9,7 @@ import dev.waymark.subscription.shard.ShardedSubscription;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -138,7 +139,19 @@ public final class ShardWorker implements ShardedSubscription {
             }
         }
         Set<Integer> wasDraining = readers.draining();
-        Set<Integer> stuck = readers.stopAll(grace);
+        Set<Integer> stuck;
+        // The pass loop has ended: keep the leases of the readers finishing their deliveries renewed
+        // for the grace, which may be longer than what is left of a lease; else another worker could
+        // claim a bucket and deliver its event beside the handler still running here.
+        CountDownLatch drained = new CountDownLatch(1);
+        Thread keeper = Thread.ofPlatform().daemon().name("waymark-shard-keep-" + name + "-" + workerId)
+                .start(() -> renewUntil(drained));
+        try {
+            stuck = readers.stopAll(grace);
+        } finally {
+            drained.countDown();
+            joinQuietly(keeper);
+        }
         if (!stuck.isEmpty()) {
             log.warn("sharded worker {} of '{}': readers of buckets {} did not stop; their leases are kept and expire"
                     + " in {} ms", workerId, name, stuck, options.leaseTtl().toMillis());
@@ -155,6 +168,36 @@ public final class ShardWorker implements ShardedSubscription {
                     options.leaseTtl().toMillis(), e.toString());
         }
         owned = Set.of();
+    }
+
+    /** Renews this worker's leases every renew interval until {@code drained} opens. */
+    private void renewUntil(CountDownLatch drained) {
+        try {
+            while (!drained.await(options.renewInterval().toNanos(), TimeUnit.NANOSECONDS)) {
+                try {
+                    leases.renew(workerId);
+                } catch (RuntimeException e) {
+                    log.warn("sharded worker {} of '{}': renewing leases while readers stop failed: {}", workerId,
+                            name, e.toString());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void joinQuietly(Thread t) {
+        boolean interrupted = false;
+        while (t.isAlive()) {
+            try {
+                t.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Counts lifecycle events and forwards them. */
