@@ -94,7 +94,10 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
         return runtime.poll(timeout);
     }
 
-    /** True once the consumer committed and closed after a shutdown; never after a failure. */
+    /**
+     * True once the consumer committed and closed after a shutdown, and the dead-letter producer
+     * closed; never after a failure.
+     */
     @Override
     public boolean isFinished() {
         return runtime.isFinished();
@@ -123,7 +126,8 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
 
     /**
      * Stops without waiting for outstanding acknowledgements: commits what is acknowledged and
-     * closes the consumer, waiting up to twice the broker operation timeout for it.
+     * closes the consumer and the dead-letter producer, waiting up to twice the broker operation
+     * timeout for them.
      */
     @Override
     public void close() {
@@ -135,7 +139,10 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
         }
     }
 
-    /** Waits until the consumer has made its final commit and closed; true if it did in time. */
+    /**
+     * Waits until the consumer has made its final commit and closed, and the dead-letter producer
+     * closed; true if they did in time.
+     */
     public boolean awaitClosed(Duration timeout) throws InterruptedException {
         return runtime.awaitClosed(timeout);
     }

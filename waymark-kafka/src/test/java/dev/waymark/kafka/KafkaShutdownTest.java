@@ -1,11 +1,13 @@
 package dev.waymark.kafka;
 
 import static dev.waymark.kafka.TestKafka.WAIT;
+import static dev.waymark.kafka.TestKafka.take;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
+import dev.waymark.messaging.DeadLetterReason;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.MessageSource;
 import dev.waymark.messaging.ProcessingApp;
@@ -17,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -99,6 +102,32 @@ class KafkaShutdownTest {
             release.countDown();
             app.stop();
             source.source.close();
+        }
+    }
+
+    @Test
+    void the_dead_letter_producer_is_closed_before_the_source_counts_as_closed() throws Exception {
+        String topic = KAFKA.createTopic("dlt-close", 1);
+        KAFKA.createTopic("dlt-close.DLT", 1);
+        kafka.produce(topic, 0, 1, 1);
+        String clientId = KAFKA.topic("dlt-producer");
+        CloseGateInterceptor.Gate gate = CloseGateInterceptor.register(clientId);
+        KafkaSource source = KafkaSource.of(kafka.config(kafka.group(), topic)
+                .producerProperty(ProducerConfig.CLIENT_ID_CONFIG, clientId)
+                .producerProperty(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, CloseGateInterceptor.class.getName())
+                .build());
+        try {
+            take(source).ack().finalize(AckDecision.deadLetter(DeadLetterReason.poison("x"))); // opens the producer
+            source.shutdown();
+            assertThat(gate.closing.await(30, TimeUnit.SECONDS)).as("the producer is closing").isTrue();
+            assertThat(source.isFinished()).as("finished while its dead-letter producer is still closing").isFalse();
+            assertThat(source.awaitClosed(Duration.ofMillis(200))).isFalse();
+            gate.release.countDown();
+            assertThat(source.awaitClosed(WAIT)).isTrue();
+            assertThat(source.isFinished()).isTrue();
+        } finally {
+            gate.release.countDown();
+            source.close();
         }
     }
 }

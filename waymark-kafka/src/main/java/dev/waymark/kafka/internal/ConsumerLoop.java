@@ -43,6 +43,8 @@ final class ConsumerLoop {
     private final KafkaSourceConfig config;
     private final Events events;
     private final AckLedger ledger;
+    /** Closes what the source holds besides the consumer (the dead-letter producer). */
+    private final Runnable closeResources;
     private final CountDownLatch finished = new CountDownLatch(1);
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     private volatile boolean stopRequested;
@@ -51,9 +53,11 @@ final class ConsumerLoop {
     private volatile boolean processorEnded;
     private volatile KafkaSourceException fatal;
 
-    ConsumerLoop(KafkaSourceConfig config, Events events) {
+    /** @param closeResources run once, after the consumer closed and before the loop counts as finished */
+    ConsumerLoop(KafkaSourceConfig config, Events events, Runnable closeResources) {
         this.config = config;
         this.events = events;
+        this.closeResources = closeResources;
         this.ledger = new AckLedger(config.polling().bufferSize(), events, this::wakeup);
     }
 
@@ -99,7 +103,16 @@ final class ConsumerLoop {
 
     /** Marks the loop finished without having run (a source shut down before its first poll). */
     void finishUnstarted() {
-        finished.countDown();
+        finish();
+    }
+
+    /** Whoever sees the loop finished (awaitClosed, isFinished, close) sees nothing of the source open. */
+    private void finish() {
+        try {
+            closeResources.run();
+        } finally {
+            finished.countDown();
+        }
     }
 
     void run() {
@@ -127,7 +140,7 @@ final class ConsumerLoop {
         } finally {
             ledger.closeHandout();
             closeConsumer();
-            finished.countDown();
+            finish();
         }
     }
 

@@ -33,9 +33,20 @@ public final class SourceRuntime {
     public SourceRuntime(KafkaSourceConfig config) {
         this.config = config;
         this.events = new Events(config.name(), config.listeners());
-        this.loop = new ConsumerLoop(config, events);
         this.publisher = config.deadLetters() instanceof DeadLetterPolicy.Named named
                 ? new DeadLetterPublisher(config, named) : null;
+        this.loop = new ConsumerLoop(config, events, this::closePublisher);
+    }
+
+    private void closePublisher() {
+        if (publisher == null) {
+            return;
+        }
+        try {
+            publisher.close();
+        } catch (RuntimeException e) {
+            log.warn("kafka source '{}': closing the dead-letter producer failed: {}", config.name(), e.toString());
+        }
     }
 
     String name() {
@@ -67,15 +78,7 @@ public final class SourceRuntime {
     private synchronized void startOnce() {
         settled = true;
         if (thread == null && !stopped) {
-            thread = Thread.ofPlatform().name("waymark-kafka-" + config.name()).daemon(true).start(() -> {
-                try {
-                    loop.run();
-                } finally {
-                    if (publisher != null) {
-                        publisher.close();
-                    }
-                }
-            });
+            thread = Thread.ofPlatform().name("waymark-kafka-" + config.name()).daemon(true).start(loop::run);
         }
     }
 
@@ -126,9 +129,6 @@ public final class SourceRuntime {
         loop.requestStop(immediately);
         if (neverStarted) {
             loop.finishUnstarted();
-            if (publisher != null) {
-                publisher.close();
-            }
         }
     }
 
@@ -137,7 +137,7 @@ public final class SourceRuntime {
         loop.processorEnded();
     }
 
-    /** Waits for the consumer to be closed. */
+    /** Waits for the consumer and the dead-letter producer to be closed. */
     public boolean awaitClosed(Duration timeout) throws InterruptedException {
         return loop.awaitFinished(timeout);
     }
