@@ -55,9 +55,7 @@ public final class SubscriptionWorker implements Subscription {
     private volatile Throwable failure;
     private volatile Thread thread;
 
-    private GlobalPosition saved;
-    private int unsaved;
-    private long lastSave = System.nanoTime();
+    private final CheckpointCadence cadence;
 
     /** A worker; call {@link #start()} to run it. */
     public SubscriptionWorker(EventStore store, SubscriptionConfig config, EventHandler handler,
@@ -69,6 +67,7 @@ public final class SubscriptionWorker implements Subscription {
         String q = Schema.quote(store.schema());
         this.checkpoints = new CheckpointSql(q);
         this.deadLetters = new DeadLetterSql(q);
+        this.cadence = new CheckpointCadence(config.checkpoint());
     }
 
     /** Starts the worker thread. */
@@ -99,14 +98,14 @@ public final class SubscriptionWorker implements Subscription {
 
     @Override
     public boolean awaitTermination(Duration timeout) throws InterruptedException {
-        return done.await(nanos(timeout), TimeUnit.NANOSECONDS);
+        return done.await(Durations.nanos(timeout), TimeUnit.NANOSECONDS);
     }
 
     @Override
     public boolean stop(Duration grace) {
         stopping = true;
         try {
-            if (done.await(nanos(grace), TimeUnit.NANOSECONDS)) {
+            if (done.await(Durations.nanos(grace), TimeUnit.NANOSECONDS)) {
                 return true;
             }
             // The handler did not finish in time: interrupt it; its delivery is not acknowledged.
@@ -126,8 +125,7 @@ public final class SubscriptionWorker implements Subscription {
         try {
             GlobalPosition cursor = resolveStart();
             handled = cursor;
-            saved = cursor;
-            lastSave = System.nanoTime(); // the interval counts from the start position, not from construction
+            cadence.startAt(cursor); // the interval counts from the start, not from construction
             safely(() -> listener.started(config, cursor));
             loop(cursor);
         } catch (InterruptedException e) {
@@ -204,9 +202,8 @@ public final class SubscriptionWorker implements Subscription {
                     deliver(event);
                 }
                 handled = event.position();
-                unsaved++;
                 cursor = event.position();
-                if (unsaved >= config.checkpoint().everyEvents() || dueByTime()) {
+                if (cadence.passed()) {
                     flush();
                 }
             }
@@ -219,7 +216,7 @@ public final class SubscriptionWorker implements Subscription {
                     cursor = bound;
                     handled = bound;
                 }
-                if (unsaved > 0 || (dueByTime() && saved != null && handled.isAfter(saved))) {
+                if (cadence.hasUnsaved() || (cadence.dueByTime() && cadence.isAhead(handled))) {
                     flush();
                 }
                 GlobalPosition caughtUpAt = cursor;
@@ -320,7 +317,7 @@ public final class SubscriptionWorker implements Subscription {
                         deadLetter(event, DeadLetterReason.maxAttempts(attempt + 1), attempt + 1);
                         return;
                     }
-                    if (dueByTime()) {
+                    if (cadence.dueByTime()) {
                         flush(); // a retried event does not hold back the checkpoint of those before it
                     }
                     pause(retry.delay());
@@ -352,28 +349,20 @@ public final class SubscriptionWorker implements Subscription {
                     return null;
                 }));
         handled = event.position();
-        saved = event.position();
-        unsaved = 0;
-        lastSave = System.nanoTime();
+        cadence.written(event.position());
         safely(() -> listener.deadLettered(config, event, reason, attempts));
-    }
-
-    private boolean dueByTime() {
-        return System.nanoTime() - lastSave >= nanos(config.checkpoint().every());
     }
 
     private void flush() {
         GlobalPosition position = handled;
-        if (saved != null && !position.isAfter(saved)) {
-            unsaved = 0;
+        if (!cadence.isAhead(position)) {
+            cadence.upToDate();
             return;
         }
         try {
             Jdbc.inTransaction(store.dataSource(), store.schema(), "save checkpoint of " + config.memberLabel(),
                     c -> checkpoints.save(c, config.name(), config.partition(), position, config.fence()));
-            saved = position;
-            unsaved = 0;
-            lastSave = System.nanoTime();
+            cadence.written(position);
             safely(() -> listener.checkpointed(config, position));
         } catch (LeaseLostException e) {
             throw e;
@@ -386,7 +375,7 @@ public final class SubscriptionWorker implements Subscription {
 
     private void flushQuietly() {
         try {
-            if (saved != null && handled.isAfter(saved)) {
+            if (cadence.isAhead(handled)) {
                 flush();
             }
         } catch (RuntimeException e) {
@@ -427,7 +416,7 @@ public final class SubscriptionWorker implements Subscription {
 
     /** Sleeps in slices so that stop() is noticed promptly. */
     private void pause(Duration delay) throws InterruptedException {
-        long total = nanos(delay);
+        long total = Durations.nanos(delay);
         long start = System.nanoTime();
         while (!stopping) {
             long left = total - (System.nanoTime() - start);
@@ -435,15 +424,6 @@ public final class SubscriptionWorker implements Subscription {
                 return;
             }
             TimeUnit.NANOSECONDS.sleep(Math.min(left, WAIT_SLICE.toNanos()));
-        }
-    }
-
-    /** The duration in nanoseconds, or {@code Long.MAX_VALUE} for one too long to count so (about 292 years). */
-    private static long nanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE;
         }
     }
 
