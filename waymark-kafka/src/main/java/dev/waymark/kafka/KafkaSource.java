@@ -44,7 +44,9 @@ import org.slf4j.LoggerFactory;
  *       timeout for acknowledgements of records already handed out (not once its processor has
  *       ended: {@link #processorEnded()}), commits and closes; then {@link #isFinished()} is true.
  *       {@link #close()} does the same without waiting. A processor that fails shuts its source
- *       down at once, so the consumer leaves the group and the other members take its partitions.</li>
+ *       down at once, so the consumer leaves the group and the other members take its partitions.
+ *       The consumer leaves the group whenever it closes, as a static member
+ *       ({@code group.instance.id}) too.</li>
  * </ul>
  *
  * <p>One thread owns the {@code KafkaConsumer}; acknowledgements from handler threads only update

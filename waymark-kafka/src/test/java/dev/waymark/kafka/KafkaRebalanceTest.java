@@ -24,11 +24,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -169,7 +167,7 @@ class KafkaRebalanceTest {
         }).build().start();
         try {
             await().atMost(WAIT).until(() -> {
-                Map<String, Integer> owned = owned(group);
+                Map<String, Integer> owned = kafka.owned(group);
                 return owned.size() == 2 && !owned.containsValue(0);
             });
             for (int p = 0; p < partitions; p++) {
@@ -178,7 +176,7 @@ class KafkaRebalanceTest {
             await().atMost(WAIT).until(() -> a.snapshot().get("a").lifecycle() == ProcessorState.Lifecycle.FAILED);
 
             // The session timeout is 10 s: b owning everything well before it means a left the group.
-            await().atMost(Duration.ofSeconds(4)).until(() -> owned(group).equals(Map.of("member-b", partitions)));
+            await().atMost(Duration.ofSeconds(4)).until(() -> kafka.owned(group).equals(Map.of("member-b", partitions)));
             await().atMost(WAIT).until(() -> handledByB.size() == 100 && kafka.fullyCommitted(group, topic, partitions));
             assertThat(handledByB).as("nothing lost, the record a failed on included").contains(fatalOn.get());
             assertThat(sourceA.isFinished()).as("a's consumer committed and closed").isTrue();
@@ -189,15 +187,6 @@ class KafkaRebalanceTest {
             sourceA.close();
             sourceB.close();
         }
-    }
-
-    /** How many partitions each member of {@code group} owns, by client id. */
-    private static Map<String, Integer> owned(String group) throws Exception {
-        ConsumerGroupDescription d = KAFKA.admin().describeConsumerGroups(List.of(group)).describedGroups()
-                .get(group).get(30, TimeUnit.SECONDS);
-        Map<String, Integer> out = new HashMap<>();
-        d.members().forEach(m -> out.put(m.clientId(), m.assignment().topicPartitions().size()));
-        return out;
     }
 
     /** A processor member of the churn test; hand-outs are checked for monotonic offsets per partition. */

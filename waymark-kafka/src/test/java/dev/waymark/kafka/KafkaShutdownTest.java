@@ -14,11 +14,13 @@ import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -128,6 +130,36 @@ class KafkaShutdownTest {
         } finally {
             gate.release.countDown();
             source.close();
+        }
+    }
+
+    @Test
+    void a_static_member_that_stops_leaves_the_group_so_another_takes_its_partitions_at_once() throws Exception {
+        int partitions = 4;
+        String topic = KAFKA.createTopic("static-member", partitions);
+        String group = kafka.group();
+        KafkaSource a = KafkaSource.of(kafka.config(group, topic).name("a")
+                .consumerProperty(ConsumerConfig.CLIENT_ID_CONFIG, "member-a")
+                .consumerProperty(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "instance-a")
+                .consumerProperty(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "45000").build());
+        KafkaSource b = KafkaSource.of(kafka.config(group, topic).name("b")
+                .consumerProperty(ConsumerConfig.CLIENT_ID_CONFIG, "member-b")
+                .consumerProperty(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "45000").build());
+        try {
+            assertThat(a.poll(Duration.ofMillis(1))).isEmpty(); // starts its consumer
+            assertThat(b.poll(Duration.ofMillis(1))).isEmpty();
+            await().atMost(WAIT).until(() -> {
+                Map<String, Integer> owned = kafka.owned(group);
+                return owned.size() == 2 && !owned.containsValue(0);
+            });
+            a.shutdown();
+            assertThat(a.awaitClosed(WAIT)).isTrue();
+            // a's session lasts 45 s: b owning everything within a few seconds means a left the group.
+            await().atMost(Duration.ofSeconds(5))
+                    .until(() -> kafka.owned(group).equals(Map.of("member-b", partitions)));
+        } finally {
+            a.close();
+            b.close();
         }
     }
 }

@@ -15,6 +15,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -98,6 +99,15 @@ final class TestKafka {
                 out.put(tp.partition(), om.offset());
             }
         });
+        return out;
+    }
+
+    /** How many partitions each member of {@code group} owns, by client id. */
+    Map<String, Integer> owned(String group) throws Exception {
+        ConsumerGroupDescription d = kafka.admin().describeConsumerGroups(List.of(group)).describedGroups()
+                .get(group).get(30, TimeUnit.SECONDS);
+        Map<String, Integer> out = new HashMap<>();
+        d.members().forEach(m -> out.put(m.clientId(), m.assignment().topicPartitions().size()));
         return out;
     }
 

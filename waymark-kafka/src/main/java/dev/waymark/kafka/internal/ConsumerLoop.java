@@ -14,6 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -156,7 +157,10 @@ final class ConsumerLoop {
             return;
         }
         try {
-            c.close(CloseOptions.timeout(config.brokerRetry().timeout()));
+            // LEAVE_GROUP: the default leaves only as a dynamic member; a static one (group.instance.id)
+            // would keep its partitions from the group until its session timed out.
+            c.close(CloseOptions.groupMembershipOperation(GroupMembershipOperation.LEAVE_GROUP)
+                    .withTimeout(config.brokerRetry().timeout()));
         } catch (RuntimeException e) {
             log.warn("kafka source '{}': closing the consumer failed: {}", config.name(), e.toString());
         } finally {
