@@ -58,9 +58,16 @@ public interface EventStore extends AutoCloseable {
      * Appends events to one stream in a transaction of its own. Retries once, with the same event
      * ids, on a serialization failure or deadlock.
      *
+     * <p>Resending an append that committed, with the same event ids (after an unknown outcome,
+     * say), raises {@link DuplicateEventException} whatever {@code expected} is: when the expected
+     * version no longer holds and every event of the batch is already stored in {@code stream}, the
+     * store reports the duplicate, not the conflict. Only then: a batch of which only some events are
+     * stored, or stored in another stream, or with an id the store generated, is a conflict.
+     *
      * @throws InvalidInputException for an invalid name, an empty batch, JSON that does not parse
-     * @throws AppendConflictException when {@code expected} does not hold
-     * @throws DuplicateEventException when an event id is already stored
+     * @throws AppendConflictException when {@code expected} does not hold (and the append is not a resend)
+     * @throws DuplicateEventException when an event id is already stored, or the append is a resend
+     *     of one that committed
      */
     AppendResult append(String stream, ExpectedVersion expected, List<EventData> events);
 
@@ -71,10 +78,14 @@ public interface EventStore extends AutoCloseable {
 
     /**
      * Appends to several streams atomically: either every stream's condition holds and all events
-     * are written, or nothing is. Results come in input order.
+     * are written, or nothing is. Results come in input order. A resend of a multi-stream append
+     * that committed is a {@link DuplicateEventException} when every event of every stream is
+     * already stored in its stream (see {@link #append(String, ExpectedVersion, List)}).
      *
      * @throws InvalidInputException for invalid input, including a stream named twice
      * @throws AppendConflictException for the first stream, in input order, whose condition fails
+     * @throws DuplicateEventException when an event id is already stored, or the append is a resend
+     *     of one that committed
      */
     List<AppendResult> appendMultiStream(List<StreamAppend> appends);
 
@@ -86,6 +97,11 @@ public interface EventStore extends AutoCloseable {
      * writes. Keep the rest of the transaction short: it holds the stream's lock until commit.
      * Readers in other handles learn of the commit through their fallback tick; call
      * {@link #signalAppended()} after commit to wake them at once.
+     *
+     * <p>A resend of an append that committed is told from a conflict (see
+     * {@link #append(String, ExpectedVersion, List)}) only on an autocommit connection: inside an
+     * open transaction the failed append has aborted it, so the store cannot look, and the
+     * conflict is reported as such.
      */
     AppendResult append(Connection connection, String stream, ExpectedVersion expected, List<EventData> events);
 

@@ -1,6 +1,7 @@
 package dev.waymark.store.internal;
 
 import dev.waymark.store.AppendResult;
+import dev.waymark.store.DuplicateEventException;
 import dev.waymark.store.EventData;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
@@ -38,6 +39,7 @@ final class Appender {
     private final String sql;
     private final Clock clock;
     private final Runnable afterCommit;
+    private final ResendCheck resendCheck;
 
     Appender(DataSource dataSource, String schema, Clock clock, Runnable afterCommit) {
         this.dataSource = dataSource;
@@ -45,27 +47,25 @@ final class Appender {
         this.sql = APPEND_SQL.formatted(Schema.quote(schema));
         this.clock = clock;
         this.afterCommit = afterCommit;
+        this.resendCheck = new ResendCheck(schema);
     }
 
     /** Appends in a transaction of the store's own, retrying once on a transient failure. */
     List<AppendResult> appendCommitted(List<StreamAppend> appends, boolean allowReserved) {
         List<StreamAppend> prepared = AppendValidator.prepare(appends, allowReserved, clock);
+        boolean checkResend = ResendCheck.idsChosenByCaller(appends);
         OffsetDateTime now = OffsetDateTime.now(clock).withOffsetSameInstant(ZoneOffset.UTC);
         for (int attempt = 1; ; attempt++) {
             try (Connection connection = dataSource.getConnection()) {
-                boolean autoCommit = connection.getAutoCommit();
                 List<AppendResult> results;
                 try {
-                    results = autoCommit ? execute(connection, prepared, now)
-                            : inOwnTransaction(connection, prepared, now);
+                    results = inOwnTransaction(connection, prepared, now);
                 } catch (SQLException e) {
-                    if (!SqlErrors.APPEND_ISOLATION.equals(e.getSQLState())) {
+                    if (!isConflict(e)) {
                         throw e;
                     }
-                    // The pool's (or the server's) default isolation is not READ COMMITTED. The
-                    // transaction is the store's own, so it sets the level for it (asking the
-                    // connection for its level on every append would cost a round trip).
-                    results = atReadCommitted(connection, prepared, now, autoCommit);
+                    // rolled back, so the connection can still look for the events
+                    throw translate(e, prepared, checkResend ? connection : null);
                 }
                 afterCommit.run();
                 return results;
@@ -75,7 +75,7 @@ final class Appender {
                             e.getSQLState());
                     continue;
                 }
-                throw translate(e, prepared);
+                throw translate(e, prepared, null);
             }
         }
     }
@@ -87,8 +87,42 @@ final class Appender {
             return execute(connection, prepared, OffsetDateTime.now(clock).withOffsetSameInstant(ZoneOffset.UTC));
         } catch (SQLException e) {
             // No retry here: the caller's transaction is aborted and only the caller can redo it.
-            throw translate(e, prepared);
+            // For the same reason a conflict can be told from a resend only on an autocommit
+            // connection, where the failed statement ended its own transaction.
+            throw translate(e, prepared, ResendCheck.idsChosenByCaller(appends) && autoCommit(connection)
+                    ? connection : null);
         }
+    }
+
+    /** Runs the append in a transaction of the store's own on {@code connection}, and commits it. */
+    private List<AppendResult> inOwnTransaction(Connection connection, List<StreamAppend> prepared,
+            OffsetDateTime now) throws SQLException {
+        boolean autoCommit = connection.getAutoCommit();
+        try {
+            return autoCommit ? execute(connection, prepared, now) : commitOrRollBack(connection, prepared, now);
+        } catch (SQLException e) {
+            if (!SqlErrors.APPEND_ISOLATION.equals(e.getSQLState())) {
+                throw e;
+            }
+            // The pool's (or the server's) default isolation is not READ COMMITTED. The
+            // transaction is the store's own, so it sets the level for it (asking the
+            // connection for its level on every append would cost a round trip).
+            return atReadCommitted(connection, prepared, now, autoCommit);
+        }
+    }
+
+    private static boolean autoCommit(Connection connection) {
+        try {
+            return connection.getAutoCommit();
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    private static boolean isConflict(SQLException e) {
+        String state = e.getSQLState();
+        return SqlErrors.WRONG_VERSION.equals(state) || SqlErrors.STREAM_NOT_FOUND.equals(state)
+                || SqlErrors.STREAM_EXISTS.equals(state);
     }
 
     private List<AppendResult> atReadCommitted(Connection connection, List<StreamAppend> prepared, OffsetDateTime now,
@@ -97,14 +131,14 @@ final class Appender {
         connection.setAutoCommit(false);
         connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
         try {
-            return inOwnTransaction(connection, prepared, now);
+            return commitOrRollBack(connection, prepared, now);
         } finally {
             connection.setTransactionIsolation(isolation);
             connection.setAutoCommit(autoCommit);
         }
     }
 
-    private List<AppendResult> inOwnTransaction(Connection connection, List<StreamAppend> prepared, OffsetDateTime now)
+    private List<AppendResult> commitOrRollBack(Connection connection, List<StreamAppend> prepared, OffsetDateTime now)
             throws SQLException {
         try {
             List<AppendResult> results = execute(connection, prepared, now);
@@ -197,22 +231,40 @@ final class Appender {
         };
     }
 
-    private StoreException translate(SQLException e, List<StreamAppend> appends) {
-        String state = e.getSQLState();
-        if (SqlErrors.WRONG_VERSION.equals(state) || SqlErrors.STREAM_NOT_FOUND.equals(state)
-                || SqlErrors.STREAM_EXISTS.equals(state)) {
-            ConflictDetail detail = ConflictDetail.parse(SqlErrors.serverDetail(e));
-            StreamAppend append = appends.get(Math.min(detail.index(), appends.size() - 1));
-            String name = append.streamName();
-            return switch (state) {
-                case SqlErrors.WRONG_VERSION -> new WrongExpectedVersionException(name,
-                        ((ExpectedVersion.Exactly) append.expected()).version(), detail.actual(), detail.deleted(),
-                        state, e);
-                case SqlErrors.STREAM_NOT_FOUND -> new StreamNotFoundException(name, detail.deleted(), state, e);
-                default -> new StreamAlreadyExistsException(name, detail.actual(), detail.deleted(), state, e);
-            };
+    /**
+     * Classifies {@code e}. A conflict becomes a {@link DuplicateEventException} when
+     * {@code lookup} (a connection the failed append left usable, or null for none) finds every
+     * event of the append already stored in its stream: the append is a resend of one that committed.
+     */
+    private StoreException translate(SQLException e, List<StreamAppend> appends, Connection lookup) {
+        if (!isConflict(e)) {
+            return SqlErrors.translate(e, "append to " + describe(appends), schema);
         }
-        return SqlErrors.translate(e, "append to " + describe(appends), schema);
+        String state = e.getSQLState();
+        ConflictDetail detail = ConflictDetail.parse(SqlErrors.serverDetail(e));
+        StreamAppend append = appends.get(Math.min(detail.index(), appends.size() - 1));
+        String name = append.streamName();
+        StoreException conflict = switch (state) {
+            case SqlErrors.WRONG_VERSION -> new WrongExpectedVersionException(name,
+                    ((ExpectedVersion.Exactly) append.expected()).version(), detail.actual(), detail.deleted(),
+                    state, e);
+            case SqlErrors.STREAM_NOT_FOUND -> new StreamNotFoundException(name, detail.deleted(), state, e);
+            default -> new StreamAlreadyExistsException(name, detail.actual(), detail.deleted(), state, e);
+        };
+        if (lookup == null) {
+            return conflict;
+        }
+        try {
+            if (resendCheck.alreadyStored(lookup, appends)) {
+                UUID first = appends.get(0).events().get(0).eventId();
+                return new DuplicateEventException("append to " + describe(appends) + " failed: all of its events"
+                        + " (the first with id " + first + ") are already stored in their streams, so an earlier"
+                        + " attempt of this append committed (" + conflict.getMessage() + ")", first, state, conflict);
+            }
+        } catch (SQLException check) {
+            conflict.addSuppressed(check);
+        }
+        return conflict;
     }
 
     private static String describe(List<StreamAppend> appends) {
