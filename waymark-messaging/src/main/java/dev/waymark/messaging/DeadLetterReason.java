@@ -18,7 +18,11 @@ public sealed interface DeadLetterReason {
         return new MaxAttempts(attempts);
     }
 
-    /** Anything else. */
+    /**
+     * Anything else.
+     *
+     * @throws IllegalArgumentException if the summary is null or blank
+     */
     static DeadLetterReason other(String summary, String detail) {
         return new Other(summary, detail);
     }
@@ -73,6 +77,17 @@ public sealed interface DeadLetterReason {
      * @param detail more, or null
      */
     record Other(String summary, String detail) implements DeadLetterReason {
+        /**
+         * Validates the summary.
+         *
+         * @throws IllegalArgumentException if the summary is null or blank
+         */
+        public Other {
+            if (summary == null || summary.isBlank()) {
+                throw new IllegalArgumentException("a dead letter's summary must not be null or blank");
+            }
+        }
+
         @Override
         public String code() {
             return "other";

@@ -292,10 +292,13 @@ public final class ProcessingApp {
                             + "' needs a source, a concurrency and a handler");
                 }
                 if (spec.handler instanceof dev.waymark.messaging.batch.Batching batching
-                        && spec.concurrency.parallelism() < batching.size()) {
+                        && (!(spec.concurrency instanceof Concurrency.Unordered)
+                            || spec.concurrency.parallelism() < batching.size())) {
+                    // under a keyed or serial order a key's messages wait for each other, and with fewer
+                    // handlers than the batch size a batch never fills: batches would close by timeout only
                     throw new MessagingConfigException("processor '" + spec.id + "' batches " + batching.size()
-                            + " messages but runs only " + spec.concurrency.parallelism() + " handler(s) at once;"
-                            + " use Concurrency.unordered(n) with n >= the batch size");
+                            + " messages but runs " + describe(spec.concurrency)
+                            + "; use Concurrency.unordered(n) with n >= the batch size");
                 }
                 String other = sources.put(spec.source, spec.id);
                 if (other != null) {
@@ -304,6 +307,14 @@ public final class ProcessingApp {
                 }
             }
             return new ProcessingApp(this);
+        }
+
+        private static String describe(Concurrency concurrency) {
+            return switch (concurrency) {
+                case Concurrency.Serial serial -> "serial()";
+                case Concurrency.OrderedByKey keyed -> "orderedByKey(" + keyed.parallelism() + ")";
+                case Concurrency.Unordered unordered -> "unordered(" + unordered.parallelism() + ")";
+            };
         }
     }
 }

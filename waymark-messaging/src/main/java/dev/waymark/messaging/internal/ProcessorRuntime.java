@@ -19,6 +19,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -265,6 +266,11 @@ public final class ProcessorRuntime {
             }
         } catch (InterruptedException e) {
             interrupted(e);
+        } catch (RejectedExecutionException e) {
+            if (!forced) { // a forced stop shuts the executor down under a dispatch: that is the stop
+                fail(null, "processor loop failed", e);
+                throw e;
+            }
         } catch (RuntimeException | Error e) {
             fail(null, "processor loop failed", e);
             throw e;
@@ -290,8 +296,11 @@ public final class ProcessorRuntime {
     }
 
     private void handleAndFinalize(Ingested message) {
-        if (forced || message.ack().isSuperseded()) {
-            return; // a superseded delivery comes again, in order, from the source
+        if (terminal() || message.ack().isSuperseded()) {
+            // A superseded delivery comes again, in order, from the source. After a halt or a failure
+            // nothing more is handled: a message queued behind its key's halted or unfinalized one stays
+            // unfinalized (delivered again), never acknowledged out of order.
+            return;
         }
         AckDecision decision = null;
         Message view = new Message(message.envelope(), Optional.ofNullable(message.lease()));

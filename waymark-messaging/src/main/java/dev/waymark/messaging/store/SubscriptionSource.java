@@ -9,6 +9,7 @@ import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.AckStream;
 import dev.waymark.subscription.DeadLetterReason;
+import dev.waymark.subscription.SubscriptionException;
 import dev.waymark.subscription.SubscriptionBuilder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -70,7 +71,15 @@ public final class SubscriptionSource implements MessageSource {
         if (finished.get()) {
             return Optional.empty();
         }
-        Optional<AckStream.Item> item = stream().next(timeout);
+        Optional<AckStream.Item> item;
+        try {
+            item = stream().next(timeout);
+        } catch (SubscriptionException e) {
+            if (finished.get()) {
+                return Optional.empty(); // stopped by a shutdown or a halt while polling: the end, not a failure
+            }
+            throw e;
+        }
         if (item.isEmpty()) {
             return Optional.empty();
         }
@@ -82,18 +91,23 @@ public final class SubscriptionSource implements MessageSource {
     private AckHandle handle(AckStream.Item item) {
         AtomicBoolean done = new AtomicBoolean();
         return decision -> {
+            // the answer is built first: a decision that cannot be mapped throws before the handle
+            // counts as done, so the runtime's next attempt is not mistaken for a success
+            Ack ack = switch (decision) {
+                case AckDecision.Ok ok -> Ack.ok();
+                case AckDecision.Retry r -> Ack.retry(r.delay());
+                case AckDecision.DeadLetter d -> Ack.deadLetter(reason(d.reason()));
+                case AckDecision.Halt h -> null;
+            };
             if (!done.compareAndSet(false, true)) {
                 return; // idempotent: the runtime may finalize again after a failure
             }
             try {
-                switch (decision) {
-                    case AckDecision.Ok ok -> item.reply(Ack.ok());
-                    case AckDecision.Retry r -> item.reply(Ack.retry(r.delay()));
-                    case AckDecision.DeadLetter d -> item.reply(Ack.deadLetter(reason(d.reason())));
-                    case AckDecision.Halt h -> {
-                        finished.set(true);
-                        stream().close(); // stops the subscription without acknowledging this event
-                    }
+                if (ack != null) {
+                    item.reply(ack);
+                } else {
+                    finished.set(true);
+                    stream().close(); // a halt stops the subscription without acknowledging this event
                 }
             } finally {
                 outstanding.decrementAndGet();
