@@ -63,7 +63,9 @@ public final class DeadLetters {
     /**
      * Delivers the selected dead letters to {@code handler} once each (attempt 0) and records when
      * and what it answered. A letter already replayed successfully is skipped, so replay is
-     * idempotent. The dead letters stay recorded; purge them when done.
+     * idempotent. The dead letters stay recorded; purge them when done. The delivery's partition is
+     * {@link Partition#WHOLE}: a letter records its member ({@link DeadLetter#member()}) but not the
+     * group's size, so a handler that routes by partition should read the member from the letter.
      *
      * @return the letters that were delivered, with their recorded outcome
      */
