@@ -7,7 +7,9 @@ import java.util.UUID;
 
 /**
  * An event to append. The payload and the metadata are JSON text; the store checks that they
- * parse (and that metadata is a JSON object) before any database work.
+ * parse (and that metadata is a JSON object) before any database work, and refuses a string (value
+ * or field name) holding a NUL character or a lone UTF-16 surrogate, which PostgreSQL could not store
+ * as given, with an {@link InvalidInputException} naming the field.
  *
  * <p>{@code eventId} is optional: without one the store generates a time-ordered UUIDv7. Supply
  * your own id to make a retry idempotent: appending an id that is already stored raises

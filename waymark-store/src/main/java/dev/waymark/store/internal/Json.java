@@ -2,6 +2,7 @@ package dev.waymark.store.internal;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonStreamContext;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -54,7 +55,9 @@ public final class Json {
 
     /**
      * Checks that {@code json} is one well-formed JSON value that PostgreSQL's {@code jsonb}
-     * accepts (no NUL characters), without building a tree.
+     * accepts and stores as given, without building a tree: no string (value or field name) may
+     * hold a NUL character or a lone UTF-16 surrogate, raw or escaped. A lone surrogate has no
+     * UTF-8 form: the driver would send '?' in its place, or the server would refuse the escape.
      *
      * @return the first token of the value
      * @throws InvalidInputException naming {@code what}
@@ -67,9 +70,8 @@ public final class Json {
             }
             int depth = 0;
             for (JsonToken t = first; ; t = parser.nextToken()) {
-                if ((t == JsonToken.VALUE_STRING || t == JsonToken.FIELD_NAME) && parser.getText().indexOf('\u0000') >= 0) {
-                    throw new InvalidInputException(
-                            what + " contains a \\u0000 character, which PostgreSQL jsonb refuses");
+                if (t == JsonToken.VALUE_STRING || t == JsonToken.FIELD_NAME) {
+                    checkString(parser, t, what);
                 }
                 if (t.isStructStart()) {
                     depth++;
@@ -89,6 +91,27 @@ public final class Json {
         } catch (IOException e) {
             throw new InvalidInputException(what + " could not be read as JSON: " + e.getMessage(), e);
         }
+    }
+
+    private static void checkString(JsonParser parser, JsonToken token, String what) throws IOException {
+        String text = parser.getText();
+        if (text.indexOf('\u0000') >= 0) {
+            throw new InvalidInputException(what + " contains a \\u0000 character, which PostgreSQL jsonb refuses");
+        }
+        int lone = Utf16.loneSurrogate(text);
+        if (lone >= 0) {
+            // named by its JSON pointer, not quoted: the text may be long, and cannot be printed as it is
+            String where = token == JsonToken.FIELD_NAME
+                    ? "a field name of the object at " + pointer(parser.getParsingContext().getParent())
+                    : "the string at " + pointer(parser.getParsingContext());
+            throw new InvalidInputException(what + " contains a lone UTF-16 surrogate (\\u"
+                    + Integer.toHexString(text.charAt(lone)) + ", which has no UTF-8 form) in " + where);
+        }
+    }
+
+    private static String pointer(JsonStreamContext context) {
+        String pointer = context == null ? "" : context.pathAsPointer().toString();
+        return pointer.isEmpty() ? "the top level" : "'" + pointer + "'";
     }
 
     private static String describe(JsonNode node) {
