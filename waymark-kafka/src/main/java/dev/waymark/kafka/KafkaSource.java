@@ -46,7 +46,8 @@ import org.slf4j.LoggerFactory;
  *       {@link #close()} does the same without waiting. A processor that fails shuts its source
  *       down at once, so the consumer leaves the group and the other members take its partitions.
  *       The consumer leaves the group whenever it closes, as a static member
- *       ({@code group.instance.id}) too.</li>
+ *       ({@code group.instance.id}) too, unless
+ *       {@link KafkaSourceConfig.Builder#leaveGroupOnClose(boolean) leaveGroupOnClose(false)}.</li>
  * </ul>
  *
  * <p>One thread owns the {@code KafkaConsumer}; acknowledgements from handler threads only update
@@ -117,8 +118,9 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
     /**
      * Its processor has ended and acknowledges nothing more: a {@link #shutdown()} (before or after
      * this) no longer waits for the acknowledgement of records handed out, but commits what was
-     * acknowledged and closes the consumer at once, leaving the group; the rest is redelivered to
-     * the group's next owner of the partition. {@code ProcessingApp} calls this when a processor
+     * acknowledged and closes the consumer at once, leaving the group (unless a static member keeps
+     * its place, see {@link KafkaSourceConfig.Builder#leaveGroupOnClose(boolean)}); the rest is
+     * redelivered to the group's next owner of the partition. {@code ProcessingApp} calls this when a processor
      * ends, and shuts the source of a failed one down right away.
      */
     @Override

@@ -25,6 +25,9 @@ import java.util.regex.Pattern;
  * @param deadLetters what a dead-letter decision does
  * @param ordering what the envelope's ordering key is
  * @param consumerProperties extra {@code KafkaConsumer} properties (security, client id, ...)
+ * @param leaveGroupOnClose whether the consumer leaves its group when the source closes, also as a
+ *     static member ({@code group.instance.id}); false closes with the client's default, which
+ *     leaves only as a dynamic member
  * @param producerProperties extra properties of the dead-letter {@code KafkaProducer}
  * @param listeners observers of source events
  */
@@ -40,6 +43,7 @@ public record KafkaSourceConfig(
         DeadLetterPolicy deadLetters,
         KafkaOrdering ordering,
         Map<String, String> consumerProperties,
+        boolean leaveGroupOnClose,
         Map<String, String> producerProperties,
         List<KafkaSourceListener> listeners) {
 
@@ -59,6 +63,8 @@ public record KafkaSourceConfig(
     public static final Duration DEFAULT_BROKER_BACKOFF = Duration.ofMillis(200);
     /** Default {@link BrokerRetry#timeout()}. */
     public static final Duration DEFAULT_BROKER_TIMEOUT = Duration.ofSeconds(10);
+    /** Default {@link #leaveGroupOnClose()}: a closing consumer leaves its group, static or not. */
+    public static final boolean DEFAULT_LEAVE_GROUP_ON_CLOSE = true;
     /** Default dead-letter policy: {@code <topic>.DLT}. */
     public static final String DEFAULT_DEAD_LETTER_SUFFIX = ".DLT";
 
@@ -172,7 +178,8 @@ public record KafkaSourceConfig(
                 + "ms drainTimeout=" + commits.drainTimeout().toMillis() + "ms brokerRetry=" + brokerRetry.attempts()
                 + "x" + brokerRetry.backoff().toMillis() + "ms/" + brokerRetry.timeout().toMillis() + "ms deadLetters="
                 + (deadLetters instanceof DeadLetterPolicy.LogAndCommit ? "log-and-commit" : "topic")
-                + " ordering=" + ordering + " consumerProperties=" + consumerProperties.keySet()
+                + " ordering=" + ordering + " leaveGroupOnClose=" + leaveGroupOnClose
+                + " consumerProperties=" + consumerProperties.keySet()
                 + " producerProperties=" + producerProperties.keySet();
     }
 
@@ -239,6 +246,7 @@ public record KafkaSourceConfig(
         private DeadLetterPolicy deadLetters = DeadLetterPolicy.topicSuffix(DEFAULT_DEAD_LETTER_SUFFIX);
         private KafkaOrdering ordering = KafkaOrdering.KEY;
         private final Map<String, String> consumerProperties = new LinkedHashMap<>();
+        private boolean leaveGroupOnClose = DEFAULT_LEAVE_GROUP_ON_CLOSE;
         private final Map<String, String> producerProperties = new LinkedHashMap<>();
         private final List<KafkaSourceListener> listeners = new ArrayList<>();
 
@@ -340,6 +348,20 @@ public record KafkaSourceConfig(
             return this;
         }
 
+        /**
+         * Whether the consumer leaves its group when the source closes (shut down, closed or
+         * failed); default true. True sends LeaveGroup also for a static member
+         * ({@code group.instance.id}): its partitions move to the other members at once, and a
+         * restart with the same instance id joins with a rebalance. False closes with the client's
+         * default: a dynamic member still leaves, a static member keeps its partitions, unconsumed,
+         * until {@code session.timeout.ms} runs out, so a restart within it gets them back without a
+         * rebalance.
+         */
+        public Builder leaveGroupOnClose(boolean leave) {
+            this.leaveGroupOnClose = leave;
+            return this;
+        }
+
         /** An extra property of the dead-letter producer (security, {@code client.id}, ...). */
         public Builder producerProperty(String key, String value) {
             this.producerProperties.put(key, value);
@@ -367,7 +389,7 @@ public record KafkaSourceConfig(
             return new KafkaSourceConfig(effectiveName, bootstrapServers, groupId, topics, topicPattern,
                     new Polling(pollTimeout, maxPollRecords, buffer), new Commits(commitInterval, drainTimeout),
                     new BrokerRetry(brokerAttempts, brokerBackoff, brokerTimeout), deadLetters, ordering,
-                    consumerProperties, producerProperties, listeners);
+                    consumerProperties, leaveGroupOnClose, producerProperties, listeners);
         }
     }
 }

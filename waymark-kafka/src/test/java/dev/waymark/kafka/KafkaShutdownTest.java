@@ -162,4 +162,36 @@ class KafkaShutdownTest {
             b.close();
         }
     }
+
+    @Test
+    void a_static_member_closing_without_leaving_keeps_its_partitions_until_its_session_times_out()
+            throws Exception {
+        int partitions = 4;
+        String topic = KAFKA.createTopic("static-stays", partitions);
+        String group = kafka.group();
+        KafkaSource a = KafkaSource.of(kafka.config(group, topic).name("a").leaveGroupOnClose(false)
+                .consumerProperty(ConsumerConfig.CLIENT_ID_CONFIG, "member-a")
+                .consumerProperty(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "instance-a")
+                .consumerProperty(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "45000").build());
+        KafkaSource b = KafkaSource.of(kafka.config(group, topic).name("b")
+                .consumerProperty(ConsumerConfig.CLIENT_ID_CONFIG, "member-b")
+                .consumerProperty(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "45000").build());
+        try {
+            assertThat(a.poll(Duration.ofMillis(1))).isEmpty(); // starts its consumer
+            assertThat(b.poll(Duration.ofMillis(1))).isEmpty();
+            await().atMost(WAIT).until(() -> {
+                Map<String, Integer> owned = kafka.owned(group);
+                return owned.size() == 2 && !owned.containsValue(0);
+            });
+            int ownedByB = kafka.owned(group).get("member-b");
+            a.shutdown();
+            assertThat(a.awaitClosed(WAIT)).isTrue();
+            // a's session lasts 45 s: a left the group (the default) would hand b everything within about a second.
+            await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6))
+                    .until(() -> kafka.owned(group).getOrDefault("member-b", 0) == ownedByB);
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
 }

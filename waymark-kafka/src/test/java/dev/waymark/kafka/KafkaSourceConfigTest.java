@@ -28,8 +28,10 @@ class KafkaSourceConfigTest {
         assertThat(c.brokerRetry().backoff()).isEqualTo(Duration.ofMillis(200));
         assertThat(c.brokerRetry().timeout()).isEqualTo(Duration.ofSeconds(10));
         assertThat(c.ordering()).isEqualTo(KafkaOrdering.KEY);
+        assertThat(c.leaveGroupOnClose()).isTrue();
         assertThat(((DeadLetterPolicy.Named) c.deadLetters()).topicFor("orders")).isEqualTo("orders.DLT");
-        assertThat(c.describe()).contains("group=g", "topics=[orders]", "deadLetters=topic");
+        assertThat(c.describe()).contains("group=g", "topics=[orders]", "deadLetters=topic", "leaveGroupOnClose=true");
+        assertThat(valid().leaveGroupOnClose(false).build().leaveGroupOnClose()).isFalse();
     }
 
     @Test

@@ -158,9 +158,10 @@ final class ConsumerLoop {
         }
         try {
             // LEAVE_GROUP: the default leaves only as a dynamic member; a static one (group.instance.id)
-            // would keep its partitions from the group until its session timed out.
-            c.close(CloseOptions.groupMembershipOperation(GroupMembershipOperation.LEAVE_GROUP)
-                    .withTimeout(config.brokerRetry().timeout()));
+            // keeps its partitions from the group until its session times out.
+            GroupMembershipOperation membership = config.leaveGroupOnClose() ? GroupMembershipOperation.LEAVE_GROUP
+                    : GroupMembershipOperation.DEFAULT;
+            c.close(CloseOptions.groupMembershipOperation(membership).withTimeout(config.brokerRetry().timeout()));
         } catch (RuntimeException e) {
             log.warn("kafka source '{}': closing the consumer failed: {}", config.name(), e.toString());
         } finally {
