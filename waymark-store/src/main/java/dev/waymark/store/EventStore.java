@@ -55,8 +55,11 @@ public interface EventStore extends AutoCloseable {
     // ---- appends -------------------------------------------------------------------------------
 
     /**
-     * Appends events to one stream in a transaction of its own. Retries once, with the same event
-     * ids, on a serialization failure or deadlock.
+     * Appends events to one stream in a transaction of its own. A transient failure (SQLSTATE
+     * class 40: a serialization failure, a deadlock) is retried with the same event ids, up to 5
+     * attempts in all, after a backoff of 10 ms doubling up to 50 ms, of which a random half to all
+     * is taken; an interrupt during a backoff ends the retries (the interrupt flag stays set).
+     * Then {@link TransientStoreException}.
      *
      * <p>Resending an append that committed, with the same event ids (after an unknown outcome,
      * say), raises {@link DuplicateEventException} whatever {@code expected} is: when the expected
@@ -78,7 +81,8 @@ public interface EventStore extends AutoCloseable {
 
     /**
      * Appends to several streams atomically: either every stream's condition holds and all events
-     * are written, or nothing is. Results come in input order. A resend of a multi-stream append
+     * are written, or nothing is. Results come in input order. Transient failures are retried as
+     * for {@link #append(String, ExpectedVersion, List)}. A resend of a multi-stream append
      * that committed is a {@link DuplicateEventException} when every event of every stream is
      * already stored in its stream (see {@link #append(String, ExpectedVersion, List)}).
      *
@@ -101,7 +105,8 @@ public interface EventStore extends AutoCloseable {
      * <p>A resend of an append that committed is told from a conflict (see
      * {@link #append(String, ExpectedVersion, List)}) only on an autocommit connection: inside an
      * open transaction the failed append has aborted it, so the store cannot look, and the
-     * conflict is reported as such.
+     * conflict is reported as such. Never retried by the store, since only the caller can redo its
+     * transaction: a transient failure is a {@link TransientStoreException}.
      */
     AppendResult append(Connection connection, String stream, ExpectedVersion expected, List<EventData> events);
 

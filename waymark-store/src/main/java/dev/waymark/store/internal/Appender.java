@@ -15,11 +15,14 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.random.RandomGenerator;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +36,13 @@ final class Appender {
             SELECT %s.append_events(?::text[], ?::bigint[], ?::integer[], ?::uuid[], ?::text[],
                                     ?::text[]::jsonb[], ?::text[]::jsonb[], ?::uuid[], ?::uuid[], ?::timestamptz)
             """;
+
+    /** Attempts of a store-managed append before a transient failure (SQLSTATE class 40) reaches the caller. */
+    static final int MAX_ATTEMPTS = 5;
+    /** The pause before the first retry, before jitter; doubled for each further one, up to {@link #MAX_BACKOFF}. */
+    static final Duration FIRST_BACKOFF = Duration.ofMillis(10);
+    /** The longest pause between two attempts, before jitter. */
+    static final Duration MAX_BACKOFF = Duration.ofMillis(50);
 
     private final DataSource dataSource;
     private final String schema;
@@ -50,7 +60,11 @@ final class Appender {
         this.resendCheck = new ResendCheck(schema);
     }
 
-    /** Appends in a transaction of the store's own, retrying once on a transient failure. */
+    /**
+     * Appends in a transaction of the store's own. A transient failure (SQLSTATE class 40: a
+     * serialization failure, a deadlock) rolled the whole append back, so it is tried again with the
+     * same event ids, up to {@link #MAX_ATTEMPTS} attempts, after a capped, jittered backoff.
+     */
     List<AppendResult> appendCommitted(List<StreamAppend> appends, boolean allowReserved) {
         List<StreamAppend> prepared = AppendValidator.prepare(appends, allowReserved, clock);
         boolean checkResend = ResendCheck.idsChosenByCaller(appends);
@@ -70,14 +84,33 @@ final class Appender {
                 afterCommit.run();
                 return results;
             } catch (SQLException e) {
-                if (SqlErrors.isTransient(e) && attempt == 1) {
-                    log.debug("append to {} hit {}; retrying once with the same event ids", describe(prepared),
-                            e.getSQLState());
-                    continue;
+                if (!SqlErrors.isTransient(e) || attempt == MAX_ATTEMPTS) {
+                    throw translate(e, prepared, null);
                 }
-                throw translate(e, prepared, null);
+                Duration pause = backoff(attempt, ThreadLocalRandom.current());
+                log.debug("append to {} hit {} (attempt {} of {}); retrying in {} ms with the same event ids",
+                        describe(prepared), e.getSQLState(), attempt, MAX_ATTEMPTS, pause.toMillis());
+                try {
+                    Thread.sleep(pause);
+                } catch (InterruptedException interrupt) {
+                    // nothing was written: give up at once, and leave the interrupt for the caller
+                    Thread.currentThread().interrupt();
+                    StoreException failure = translate(e, prepared, null);
+                    failure.addSuppressed(interrupt);
+                    throw failure;
+                }
             }
         }
+    }
+
+    /**
+     * The pause before retry {@code retry} (1 for the first): {@code FIRST_BACKOFF * 2^(retry-1)},
+     * at most {@code MAX_BACKOFF}, of which a random half to all is taken, so that appenders that
+     * failed together (both sides of a deadlock, say) do not collide again in step.
+     */
+    static Duration backoff(int retry, RandomGenerator random) {
+        long full = Math.min(MAX_BACKOFF.toNanos(), FIRST_BACKOFF.toNanos() << Math.min(Math.max(retry - 1, 0), 20));
+        return Duration.ofNanos(full / 2 + random.nextLong(full / 2 + 1));
     }
 
     /** Appends on the caller's connection, in the caller's transaction; the caller commits. */

@@ -16,7 +16,8 @@ import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
 
 /**
- * Classifies database failures by SQLSTATE: connection (08, 57), transient (40001, 40P01),
+ * Classifies database failures by SQLSTATE: connection (08, 57), transient (class 40: 40001
+ * serialization failure, 40P01 deadlock, and the rest of the class),
  * missing schema objects (3F000, 42P01, 42883), constraint conflicts (23505), and the rest,
  * which fail fast. Causes are always kept.
  */
@@ -40,10 +41,13 @@ public final class SqlErrors {
 
     private SqlErrors() {}
 
-    /** Whether the failure is a serialization failure or deadlock worth one more try. */
+    /**
+     * Whether the failure is of SQLSTATE class 40 (transaction rollback: a serialization failure,
+     * a deadlock, ...): the transaction was rolled back, and trying it again may succeed.
+     */
     public static boolean isTransient(SQLException e) {
         String state = e.getSQLState();
-        return "40001".equals(state) || "40P01".equals(state);
+        return state != null && state.startsWith("40");
     }
 
     /** Classifies {@code e}, raised while doing {@code action} (e.g. "append to stream 'x'"), in {@code schema}. */
