@@ -1,5 +1,6 @@
 package dev.waymark.kafka;
 
+import dev.waymark.kafka.internal.ClientSettings;
 import dev.waymark.messaging.MessagingConfigException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,7 +13,9 @@ import java.util.regex.Pattern;
 /**
  * The validated, immutable configuration of a {@link KafkaSource}. Build it with
  * {@link #builder(String, String)}; {@link Builder#build()} rejects a bad value with a
- * {@link MessagingConfigException} naming the option, the value and the rule.
+ * {@link MessagingConfigException} naming the option, the value and the rule. Consumer and
+ * producer properties are checked as the Kafka clients check them, so a bad one fails here rather
+ * than at the first poll or the first dead letter.
  *
  * @param name the source's name in logs and metrics
  * @param bootstrapServers {@code host:port[,host:port]}
@@ -154,6 +157,8 @@ public record KafkaSourceConfig(
         producerProperties = Map.copyOf(producerProperties);
         refuseOwned("consumerProperty", consumerProperties, OWNED_CONSUMER_PROPERTIES);
         refuseOwned("producerProperty", producerProperties, OWNED_PRODUCER_PROPERTIES);
+        ClientSettings.check(bootstrapServers, groupId, polling.maxPollRecords(), brokerRetry.timeout(),
+                consumerProperties, producerProperties);
         listeners = List.copyOf(listeners);
     }
 
@@ -342,7 +347,10 @@ public record KafkaSourceConfig(
             return this;
         }
 
-        /** An extra consumer property (security, {@code client.id}, {@code auto.offset.reset}, ...). */
+        /**
+         * An extra consumer property (security, {@code client.id}, {@code auto.offset.reset}, ...);
+         * {@link #build()} checks it as the consumer will.
+         */
         public Builder consumerProperty(String key, String value) {
             this.consumerProperties.put(key, value);
             return this;
@@ -362,7 +370,13 @@ public record KafkaSourceConfig(
             return this;
         }
 
-        /** An extra property of the dead-letter producer (security, {@code client.id}, ...). */
+        /**
+         * An extra property of the dead-letter producer (security, {@code client.id}, ...);
+         * {@link #build()} checks it as the producer will, and refuses {@code acks} other than
+         * {@code all} (or {@code -1}) and {@code transactional.id}. Unless set,
+         * {@code delivery.timeout.ms} is the broker operation timeout, raised to
+         * {@code linger.ms + request.timeout.ms} when that is longer.
+         */
         public Builder producerProperty(String key, String value) {
             this.producerProperties.put(key, value);
             return this;

@@ -238,4 +238,20 @@ class KafkaDeadLetterTest {
                     .get(5, TimeUnit.SECONDS)).hasMessageContaining("UnknownTopicOrPartition");
         }
     }
+
+    @Test
+    void a_dead_letter_producer_with_linger_and_a_long_request_timeout_publishes() throws Exception {
+        String topic = KAFKA.createTopic("dl-linger", 1);
+        String dlt = KAFKA.createTopic("dl-linger.DLT", 1);
+        kafka.produce(topic, 0, 2, 1);
+        String group = kafka.group();
+        // linger.ms + request.timeout.ms exceed the test's 5 s broker operation timeout.
+        ProcessingApp app = ProcessingApp.builder().processor("p", KafkaSource.of(kafka.config(group, topic)
+                .producerProperty("linger.ms", "5").producerProperty("request.timeout.ms", "8000").build()),
+                Concurrency.serial(), m -> AckDecision.deadLetter(DeadLetterReason.invalid("not JSON")))
+                .build().start();
+        kafka.awaitCommittedThenStop(app, group, topic, 1);
+        assertThat(kafka.readAll(dlt, 2)).extracting(r -> header(r, DeadLetterHeaders.ORIGINAL_OFFSET))
+                .containsExactly("0", "1");
+    }
 }

@@ -111,4 +111,44 @@ class KafkaSourceConfigTest {
         assertThat(KafkaSourceConfig.builder("h:1", "g").topicPattern(Pattern.compile("orders.*")).build().topicPattern())
                 .as("a pattern is checked when publishing, not here").isNotNull();
     }
+
+    @Test
+    void a_dead_letter_producer_that_may_lose_acknowledged_dead_letters_is_refused_at_build() {
+        for (String acks : new String[] {"0", "1"}) {
+            assertThatThrownBy(() -> valid().producerProperty("acks", acks).build())
+                    .isInstanceOf(MessagingConfigException.class)
+                    .hasMessageContaining("producerProperty 'acks'").hasMessageContaining("'" + acks + "'");
+        }
+        assertThat(valid().producerProperty("acks", "-1").build().producerProperties()).containsEntry("acks", "-1");
+        assertThatThrownBy(() -> valid().producerProperty("transactional.id", "t").build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("transactional.id");
+        assertThatThrownBy(() -> valid().producerProperty("max.in.flight.requests.per.connection", "6").build())
+                .isInstanceOf(MessagingConfigException.class)
+                .hasMessageContaining("max.in.flight.requests.per.connection");
+    }
+
+    @Test
+    void an_invalid_client_property_value_is_refused_at_build_naming_the_property() {
+        assertThatThrownBy(() -> valid().producerProperty("linger.ms", "soon").build())
+                .isInstanceOf(MessagingConfigException.class)
+                .hasMessageContaining("producerProperty").hasMessageContaining("linger.ms").hasMessageContaining("soon");
+        assertThatThrownBy(() -> valid().consumerProperty("auto.offset.reset", "sometimes").build())
+                .isInstanceOf(MessagingConfigException.class)
+                .hasMessageContaining("consumerProperty").hasMessageContaining("auto.offset.reset")
+                .hasMessageContaining("sometimes");
+        assertThatThrownBy(() -> valid().consumerProperty("group.protocol", "consumer")
+                .consumerProperty("session.timeout.ms", "10000").build())
+                .as("a rule of the consumer's post-processing").isInstanceOf(MessagingConfigException.class)
+                .hasMessageContaining("session.timeout.ms");
+        assertThatThrownBy(() -> valid().producerProperty("linger.ms", "5")
+                .producerProperty("delivery.timeout.ms", "10000").build())
+                .isInstanceOf(MessagingConfigException.class)
+                .hasMessageContaining("delivery.timeout.ms").hasMessageContaining("10005");
+    }
+
+    @Test
+    void linger_and_a_request_timeout_above_the_broker_operation_timeout_build() {
+        assertThat(valid().producerProperty("linger.ms", "5").producerProperty("request.timeout.ms", "60000").build()
+                .producerProperties()).containsEntry("linger.ms", "5");
+    }
 }

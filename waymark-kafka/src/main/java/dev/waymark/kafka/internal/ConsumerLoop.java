@@ -5,7 +5,6 @@ import dev.waymark.kafka.KafkaSourceEvent.Kind;
 import dev.waymark.kafka.KafkaSourceException;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -16,7 +15,6 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation;
 import org.apache.kafka.clients.consumer.CommitFailedException;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -118,7 +116,7 @@ final class ConsumerLoop {
 
     void run() {
         try {
-            consumer = new KafkaConsumer<>(consumerProperties(), new ByteArrayDeserializer(),
+            consumer = new KafkaConsumer<>(ClientSettings.consumer(config), new ByteArrayDeserializer(),
                     new ByteArrayDeserializer());
             if (stopRequested) {
                 return;
@@ -167,19 +165,6 @@ final class ConsumerLoop {
         } finally {
             consumer = null; // late acknowledgements must not wake a closed consumer
         }
-    }
-
-    private Map<String, Object> consumerProperties() {
-        Map<String, Object> props = new HashMap<>();
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.CLIENT_ID_CONFIG, "waymark-" + config.groupId() + "-"
-                + Long.toString(ThreadLocalRandom.current().nextLong(1L << 30), 36));
-        props.putAll(config.consumerProperties());
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, config.groupId());
-        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, config.polling().maxPollRecords());
-        return props;
     }
 
     private void loop() {

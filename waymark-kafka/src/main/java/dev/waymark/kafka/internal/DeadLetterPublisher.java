@@ -10,16 +10,13 @@ import dev.waymark.messaging.DeadLetterReason;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.InterruptException;
@@ -48,17 +45,8 @@ final class DeadLetterPublisher implements AutoCloseable {
             throw new IllegalStateException("kafka source '" + config.name() + "' is closed");
         }
         if (producer == null) {
-            long timeout = config.brokerRetry().timeout().toMillis();
-            Map<String, Object> props = new HashMap<>(config.producerProperties());
-            props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-            props.putIfAbsent(ProducerConfig.ACKS_CONFIG, "all");
-            props.putIfAbsent(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-            props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, "0");
-            props.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(timeout));
-            props.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(timeout));
-            props.putIfAbsent(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(timeout));
-            props.putIfAbsent(ProducerConfig.CLIENT_ID_CONFIG, "waymark-dlt-" + config.groupId());
-            producer = new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
+            producer = new KafkaProducer<>(ClientSettings.producer(config), new ByteArraySerializer(),
+                    new ByteArraySerializer());
         }
         return producer;
     }
