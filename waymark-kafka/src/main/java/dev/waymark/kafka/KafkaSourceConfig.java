@@ -58,6 +58,11 @@ public record KafkaSourceConfig(
     public static final int DEFAULT_BUFFER_SIZE = 2_000;
     /** Default {@link Commits#interval()}. */
     public static final Duration DEFAULT_COMMIT_INTERVAL = Duration.ofSeconds(1);
+    /**
+     * Least {@link Commits#interval()}: the consumer's poll waits at most until the next commit is
+     * due, so a shorter interval turns an idle consumer into a busy loop.
+     */
+    public static final Duration MIN_COMMIT_INTERVAL = Duration.ofMillis(10);
     /** Default {@link Commits#drainTimeout()}. */
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
     /** Default {@link BrokerRetry#attempts()}. */
@@ -104,14 +109,14 @@ public record KafkaSourceConfig(
     /**
      * Commit cadence.
      *
-     * @param interval how often acknowledged offsets are committed, 0 (every poll loop) to 60 s
+     * @param interval how often acknowledged offsets are committed, 10 ms to 60 s
      * @param drainTimeout after {@code shutdown()}, how long the source waits for the
      *     acknowledgements of messages it handed out before its final commit, 0 to 10 min
      */
     public record Commits(Duration interval, Duration drainTimeout) {
         /** Validates. */
         public Commits {
-            requireBetween("commitInterval", interval, Duration.ZERO, Duration.ofSeconds(60));
+            requireBetween("commitInterval", interval, MIN_COMMIT_INTERVAL, Duration.ofSeconds(60));
             requireBetween("drainTimeout", drainTimeout, Duration.ZERO, Duration.ofMinutes(10));
         }
     }
@@ -302,7 +307,10 @@ public record KafkaSourceConfig(
             return this;
         }
 
-        /** How often acknowledged offsets are committed, 0 to 60 s; default 1 s. */
+        /**
+         * How often acknowledged offsets are committed (also on revoke and shutdown), 10 ms to 60 s;
+         * default 1 s.
+         */
         public Builder commitInterval(Duration interval) {
             this.commitInterval = interval;
             return this;

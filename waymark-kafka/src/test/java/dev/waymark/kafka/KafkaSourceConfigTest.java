@@ -151,4 +151,16 @@ class KafkaSourceConfigTest {
         assertThat(valid().producerProperty("linger.ms", "5").producerProperty("request.timeout.ms", "60000").build()
                 .producerProperties()).containsEntry("linger.ms", "5");
     }
+
+    @Test
+    void a_commit_interval_below_ten_milliseconds_is_refused_since_every_idle_poll_would_end_at_once() {
+        for (Duration interval : new Duration[] {Duration.ZERO, Duration.ofMillis(9)}) {
+            assertThatThrownBy(() -> valid().commitInterval(interval).build())
+                    .isInstanceOf(MessagingConfigException.class)
+                    .hasMessageContaining("commitInterval").hasMessageContaining(interval.toString())
+                    .hasMessageContaining("PT0.01S");
+        }
+        assertThat(valid().commitInterval(KafkaSourceConfig.MIN_COMMIT_INTERVAL).build().commits().interval())
+                .isEqualTo(Duration.ofMillis(10));
+    }
 }
