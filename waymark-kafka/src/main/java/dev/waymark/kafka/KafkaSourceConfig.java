@@ -1,13 +1,16 @@
 package dev.waymark.kafka;
 
 import dev.waymark.kafka.internal.ClientSettings;
+import static dev.waymark.kafka.ConfigRules.requireBetween;
+import static dev.waymark.kafka.ConfigRules.requireText;
+
 import dev.waymark.messaging.MessagingConfigException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -76,13 +79,6 @@ public record KafkaSourceConfig(
     /** Default dead-letter policy: {@code <topic>.DLT}. */
     public static final String DEFAULT_DEAD_LETTER_SUFFIX = ".DLT";
 
-    /** Consumer properties the source owns; setting them through {@code consumerProperty} is refused. */
-    static final Set<String> OWNED_CONSUMER_PROPERTIES = Set.of("bootstrap.servers", "group.id",
-            "enable.auto.commit", "key.deserializer", "value.deserializer", "max.poll.records");
-    /** Producer properties the source owns. */
-    static final Set<String> OWNED_PRODUCER_PROPERTIES = Set.of("bootstrap.servers", "key.serializer",
-            "value.serializer");
-
     /**
      * Poll and buffer sizing.
      *
@@ -146,25 +142,22 @@ public record KafkaSourceConfig(
         requireText("bootstrapServers", bootstrapServers);
         requireText("groupId", groupId);
         requireText("name", name);
-        topics = List.copyOf(topics);
+        topics = ConfigRules.topics(topics);
         if (topics.isEmpty() == (topicPattern == null)) {
             throw new MessagingConfigException("exactly one of topics and topicPattern must be set, got topics="
                     + topics + " topicPattern=" + topicPattern);
         }
-        for (String topic : topics) {
-            requireText("topics", topic);
-        }
         if (polling == null || commits == null || brokerRetry == null || deadLetters == null || ordering == null) {
             throw new MessagingConfigException("polling, commits, brokerRetry, deadLetters and ordering must not be null");
         }
-        refuseOwnDeadLetters(topics, deadLetters);
-        consumerProperties = Map.copyOf(consumerProperties);
-        producerProperties = Map.copyOf(producerProperties);
-        refuseOwned("consumerProperty", consumerProperties, OWNED_CONSUMER_PROPERTIES);
-        refuseOwned("producerProperty", producerProperties, OWNED_PRODUCER_PROPERTIES);
+        ConfigRules.refuseOwnDeadLetters(topics, deadLetters);
+        consumerProperties = ConfigRules.properties("consumerProperty", consumerProperties,
+                ConfigRules.OWNED_CONSUMER_PROPERTIES);
+        producerProperties = ConfigRules.properties("producerProperty", producerProperties,
+                ConfigRules.OWNED_PRODUCER_PROPERTIES);
         ClientSettings.check(bootstrapServers, groupId, polling.maxPollRecords(), brokerRetry.timeout(),
                 consumerProperties, producerProperties);
-        listeners = List.copyOf(listeners);
+        listeners = ConfigRules.listeners(listeners);
     }
 
     /**
@@ -191,51 +184,6 @@ public record KafkaSourceConfig(
                 + " ordering=" + ordering + " leaveGroupOnClose=" + leaveGroupOnClose
                 + " consumerProperties=" + consumerProperties.keySet()
                 + " producerProperties=" + producerProperties.keySet();
-    }
-
-    private static void requireText(String field, String value) {
-        if (value == null || value.isBlank()) {
-            throw new MessagingConfigException(field + " must not be blank, got " + (value == null ? "null" : "'" + value + "'"));
-        }
-    }
-
-    private static void requireBetween(String field, Duration value, Duration min, Duration max) {
-        if (value == null || value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-            throw new MessagingConfigException(field + " must be between " + min + " and " + max + ", got " + value);
-        }
-    }
-
-    /**
-     * A dead-letter topic among the source's own topics would be read back and dead-lettered again
-     * ({@code orders.DLT}, {@code orders.DLT.DLT}, ...). A pattern is checked on publish instead,
-     * since the topics it matches are known only then.
-     */
-    private static void refuseOwnDeadLetters(List<String> topics, DeadLetterPolicy deadLetters) {
-        if (!(deadLetters instanceof DeadLetterPolicy.Named named)) {
-            return;
-        }
-        for (String topic : topics) {
-            String target;
-            try {
-                target = named.topicFor(topic);
-            } catch (IllegalStateException e) {
-                throw new MessagingConfigException("deadLetters names no dead-letter topic for topic '" + topic + "'");
-            }
-            if (topics.contains(target)) {
-                throw new MessagingConfigException("deadLetters sends the dead letters of topic '" + topic + "' to '"
-                        + target + "', which is one of the source's own topics " + topics
-                        + ": it would read them back; choose a dead-letter topic outside topics");
-            }
-        }
-    }
-
-    private static void refuseOwned(String option, Map<String, String> properties, Set<String> owned) {
-        for (String key : properties.keySet()) {
-            if (owned.contains(key)) {
-                throw new MessagingConfigException(option + " '" + key + "' is set by the source itself"
-                        + " (use the builder option, or nothing for auto-commit and (de)serializers)");
-            }
-        }
     }
 
     /** Builds a {@link KafkaSourceConfig}; every setter may be called in any order, {@link #build()} validates. */
@@ -273,13 +221,15 @@ public record KafkaSourceConfig(
 
         /** Subscribe to these topics (adds to earlier calls). */
         public Builder topics(String... topics) {
-            this.topics.addAll(List.of(topics));
-            return this;
+            return topics(topics == null ? null : Arrays.asList(topics));
         }
 
         /** Subscribe to these topics (adds to earlier calls). */
         public Builder topics(List<String> topics) {
-            this.topics.addAll(topics);
+            if (topics == null) {
+                throw new MessagingConfigException("topics must not be null");
+            }
+            this.topics.addAll(topics); // a null or blank topic is refused by build()
             return this;
         }
 

@@ -163,4 +163,41 @@ class KafkaSourceConfigTest {
         assertThat(valid().commitInterval(KafkaSourceConfig.MIN_COMMIT_INTERVAL).build().commits().interval())
                 .isEqualTo(Duration.ofMillis(10));
     }
+
+    @Test
+    void null_topics_properties_or_listeners_are_a_config_error_not_a_null_pointer() {
+        KafkaSourceConfig c = valid().build();
+        assertThatThrownBy(() -> new KafkaSourceConfig(c.name(), c.bootstrapServers(), c.groupId(), null,
+                Pattern.compile("o.*"), c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.ordering(),
+                c.consumerProperties(), true, c.producerProperties(), c.listeners()))
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("topics");
+        assertThatThrownBy(() -> new KafkaSourceConfig(c.name(), c.bootstrapServers(), c.groupId(), c.topics(), null,
+                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.ordering(), null, true,
+                c.producerProperties(), c.listeners()))
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("consumerProperty");
+        assertThatThrownBy(() -> new KafkaSourceConfig(c.name(), c.bootstrapServers(), c.groupId(), c.topics(), null,
+                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.ordering(), c.consumerProperties(), true,
+                null, c.listeners()))
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("producerProperty");
+        assertThatThrownBy(() -> new KafkaSourceConfig(c.name(), c.bootstrapServers(), c.groupId(), c.topics(), null,
+                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.ordering(), c.consumerProperties(), true,
+                c.producerProperties(), null))
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("listeners");
+        assertThatThrownBy(() -> new KafkaSourceConfig(c.name(), c.bootstrapServers(), c.groupId(), c.topics(), null,
+                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.ordering(), c.consumerProperties(), true,
+                c.producerProperties(), java.util.Arrays.asList((KafkaSourceListener) null)))
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("listeners");
+    }
+
+    @Test
+    void a_null_topic_or_property_given_to_the_builder_is_a_config_error() {
+        assertThatThrownBy(() -> valid().topics("a", null).build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("topics");
+        assertThatThrownBy(() -> valid().topics((String[]) null))
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("topics");
+        assertThatThrownBy(() -> valid().consumerProperty("client.id", null).build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("consumerProperty 'client.id'");
+        assertThatThrownBy(() -> valid().producerProperty(null, "x").build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("producerProperty");
+    }
 }
