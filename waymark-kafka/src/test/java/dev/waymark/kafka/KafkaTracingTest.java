@@ -4,12 +4,14 @@ import static dev.waymark.kafka.TestKafka.bytes;
 import static dev.waymark.kafka.TestKafka.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.waymark.kafka.internal.RecordConverter;
 import dev.waymark.kafka.otel.KafkaTracing;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.DeadLetterReason;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.testkit.KafkaExtension;
+import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
@@ -18,6 +20,9 @@ import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -54,5 +59,32 @@ class KafkaTracingTest {
         ConsumerRecord<byte[], byte[]> dead = kafka.readAll(dlt, 1).get(0);
         assertThat(text(dead.headers().lastHeader("traceparent").value()))
                 .isEqualTo("00-0af7651916cd43dd8448eb211c80319c-" + span.getSpanId() + "-01");
+    }
+
+    @Test
+    void with_two_traceparent_headers_the_publication_joins_the_first_as_the_envelope_does() {
+        InMemorySpanExporter exporter = InMemorySpanExporter.create();
+        OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
+                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .build();
+        ConsumerRecord<byte[], byte[]> original = new ConsumerRecord<>("orders", 0, 7, 0L, TimestampType.CREATE_TIME,
+                -1, -1, bytes("k"), bytes("v"), new RecordHeaders(),
+                Optional.empty());
+        original.headers().add("traceparent", bytes("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+        original.headers().add("traceparent", bytes("00-11111111111111111111111111111111-2222222222222222-01"));
+        original.headers().add(DeadLetterHeaders.REASON, bytes("an earlier dead letter's reason"));
+        ProducerRecord<byte[], byte[]> out = new ProducerRecord<>("orders.DLT", null, original.key(), original.value(),
+                original.headers());
+        out.headers().add(DeadLetterHeaders.REASON, bytes("invalid payload: not JSON"));
+
+        new KafkaTracing(otel).publishing(original, out).end(null);
+
+        SpanData span = exporter.getFinishedSpanItems().get(0);
+        assertThat(RecordConverter.toEnvelope(original, 0, KafkaOrdering.KEY).traceparent())
+                .isEqualTo("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+        assertThat(span.getTraceId()).isEqualTo("0af7651916cd43dd8448eb211c80319c");
+        assertThat(span.getParentSpanId()).isEqualTo("b7ad6b7169203331");
+        assertThat(span.getAttributes().get(AttributeKey.stringKey("waymark.dlt.reason")))
+                .isEqualTo("invalid payload: not JSON");
     }
 }

@@ -21,16 +21,27 @@ import org.apache.kafka.common.header.Headers;
  * per dead letter, a child of the original record's W3C trace context, and the dead letter carries
  * the new span's context in its {@code traceparent} / {@code tracestate} headers. (The consume
  * span of each record comes from {@code MessageTracing} in waymark-messaging, whose parent is the
- * record's {@code traceparent} header.) Register with {@code KafkaSourceConfig.Builder.listener}.
+ * record's {@code traceparent} header.) With several {@code traceparent} headers, the first is the
+ * parent, as for the envelope. Register with {@code KafkaSourceConfig.Builder.listener}.
  */
 public final class KafkaTracing implements DeadLetterTracing {
 
     private static final W3CTraceContextPropagator W3C = W3CTraceContextPropagator.getInstance();
-    private static final TextMapGetter<Headers> GETTER = new TextMapGetter<>() {
+    /**
+     * The first header of a name with a value, as the envelope's trace context is read
+     * ({@code RecordConverter}): the publish span joins the trace the record was handled in.
+     */
+    private static final TextMapGetter<Headers> FIRST = new TextMapGetter<>() {
         @Override
         public String get(Headers carrier, String key) {
-            Header h = carrier == null ? null : carrier.lastHeader(key);
-            return h == null || h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+            if (carrier != null) {
+                for (Header h : carrier.headers(key)) {
+                    if (h.value() != null) {
+                        return new String(h.value(), StandardCharsets.UTF_8);
+                    }
+                }
+            }
+            return null;
         }
     };
 
@@ -43,14 +54,14 @@ public final class KafkaTracing implements DeadLetterTracing {
 
     @Override
     public Scope publishing(ConsumerRecord<byte[], byte[]> original, ProducerRecord<byte[], byte[]> out) {
-        Context parent = W3C.extract(Context.root(), original.headers(), GETTER);
+        Context parent = W3C.extract(Context.root(), original.headers(), FIRST);
         Span span = tracer.spanBuilder("publish " + out.topic()).setParent(parent).setSpanKind(SpanKind.PRODUCER)
                 .setAttribute("messaging.system", "kafka")
                 .setAttribute("messaging.destination.name", out.topic())
                 .setAttribute("waymark.dlt.original.topic", original.topic())
                 .setAttribute("waymark.dlt.original.partition", (long) original.partition())
                 .setAttribute("waymark.dlt.original.offset", original.offset())
-                .setAttribute("waymark.dlt.reason", header(out.headers(), DeadLetterHeaders.REASON))
+                .setAttribute("waymark.dlt.reason", reason(out.headers()))
                 .startSpan();
         out.headers().remove("traceparent");
         out.headers().remove("tracestate");
@@ -65,8 +76,9 @@ public final class KafkaTracing implements DeadLetterTracing {
         };
     }
 
-    private static String header(Headers headers, String key) {
-        String v = GETTER.get(headers, key);
-        return v == null ? "" : v;
+    /** The reason this publication added: the last one, after any the original record carried. */
+    private static String reason(Headers headers) {
+        Header h = headers.lastHeader(DeadLetterHeaders.REASON);
+        return h == null || h.value() == null ? "" : new String(h.value(), StandardCharsets.UTF_8);
     }
 }
