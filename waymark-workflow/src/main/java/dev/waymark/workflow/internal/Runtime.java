@@ -63,9 +63,15 @@ public final class Runtime {
         return codec;
     }
 
-    /** Encodes {@code value} and checks the payload limit; {@code what} names it in errors. */
+    /**
+     * Encodes {@code value} in the form {@code jsonb} gives back (so that the run that journals a value
+     * decodes what every replay decodes; see {@link JsonbText}) and checks the payload limit;
+     * {@code what} names it in errors.
+     *
+     * @throws InvalidWorkflowInputException if the value is too large, or holds what jsonb cannot store
+     */
     public String encode(Object value, String what) {
-        String json = codec.encode(value);
+        String json = JsonbText.of(codec.encode(value), what);
         int bytes = json.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > maxPayloadBytes) {
             throw new InvalidWorkflowInputException(what + " is " + bytes + " bytes of JSON, the limit is "
