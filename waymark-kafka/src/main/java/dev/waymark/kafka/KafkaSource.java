@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  *       (the partition is paused meanwhile; other partitions go on). Records after it come again,
  *       in their original order, after it; deliveries it superseded are never handed out, and
  *       acknowledging one already handed out does nothing. If the record is gone (retention,
- *       compaction), consumption goes on from the next record with a warning. The envelope's
+ *       compaction), consumption goes on from the next record with a warning, whatever
+ *       {@code auto.offset.reset} says. The envelope's
  *       attempt counts retries of that record in this assignment (it restarts at 0 after a
  *       rebalance or restart).</li>
  *   <li><b>Rebalances.</b> On revoke, acknowledged offsets are committed and records buffered for

@@ -29,6 +29,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.stream.LongStream;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -289,15 +290,32 @@ class KafkaRetryTest {
 
     @Test
     void a_retried_offset_removed_by_retention_clears_the_barrier_and_other_partitions_go_on() throws Exception {
-        String topic = KAFKA.createTopic("retry-retention", 2);
+        retriedOffsetRemovedByRetention("retry-retention", "earliest");
+    }
+
+    @Test
+    void with_auto_offset_reset_latest_a_retried_offset_removed_by_retention_resumes_at_the_log_start()
+            throws Exception {
+        retriedOffsetRemovedByRetention("retry-retention-latest", "latest");
+    }
+
+    /**
+     * The group starts from committed offsets 0, so the reset policy matters only for the seek to
+     * the deleted offset 4: the consumer's own reset would go to the log end under {@code latest}.
+     */
+    private void retriedOffsetRemovedByRetention(String name, String autoOffsetReset) throws Exception {
+        String topic = KAFKA.createTopic(name, 2);
         kafka.produce(topic, 0, 10, 1);
         kafka.produce(topic, 1, 10, 1);
         String group = kafka.group();
+        KAFKA.admin().alterConsumerGroupOffsets(group, Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(0),
+                new TopicPartition(topic, 1), new OffsetAndMetadata(0))).all().get(30, TimeUnit.SECONDS);
         RecordingListener events = new RecordingListener();
         List<String> seen = new CopyOnWriteArrayList<>();
         AtomicBoolean deleted = new AtomicBoolean();
-        ProcessingApp app = ProcessingApp.builder().processor("p",
-                KafkaSource.of(kafka.config(group, topic).listener(events).build()), Concurrency.serial(), m -> {
+        ProcessingApp app = ProcessingApp.builder().processor("p", KafkaSource.of(kafka.config(group, topic)
+                .consumerProperty(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, autoOffsetReset).listener(events).build()),
+                Concurrency.serial(), m -> {
                     KafkaCoordinates at = KafkaCoordinates.of(m.envelope());
                     seen.add(at.partition() + ":" + at.offset());
                     if (at.partition() == 0 && at.offset() == 4 && deleted.compareAndSet(false, true)) {
@@ -312,7 +330,7 @@ class KafkaRetryTest {
             assertThat(e.partition()).isZero();
             assertThat(e.value()).isEqualTo(7L);
         });
-        assertThat(seen).contains("0:7", "0:8", "0:9", "1:0", "1:9").doesNotContain("0:5", "0:6");
+        assertThat(seen).contains("0:0", "0:7", "0:8", "0:9", "1:0", "1:9").doesNotContain("0:5", "0:6");
         assertThat(seen.stream().filter("0:4"::equals).count()).isEqualTo(1);
     }
 

@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BiConsumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -146,20 +145,18 @@ final class AckLedger {
         }
     }
 
-    /** Applies pending retry seeks with {@code seek}; returns how many. */
-    int applySeeks(BiConsumer<TopicPartition, Long> seek) {
+    /** Takes the pending retry seeks (partition to offset), for the consumer thread to apply outside the lock. */
+    Map<TopicPartition, Long> takeSeeks() {
         lock.lock();
         try {
-            int n = 0;
+            Map<TopicPartition, Long> seeks = new HashMap<>();
             for (PartitionState ps : partitions.values()) {
                 long target = ps.takeSeek();
                 if (target >= 0) {
-                    seek.accept(ps.partition(), target);
-                    events.emit(Kind.SEEK, ps.partition(), target, null);
-                    n++;
+                    seeks.put(ps.partition(), target);
                 }
             }
-            return n;
+            return seeks;
         } finally {
             lock.unlock();
         }

@@ -42,6 +42,7 @@ final class ConsumerLoop {
     private final KafkaSourceConfig config;
     private final Events events;
     private final AckLedger ledger;
+    private final Seeks seeks;
     /** Closes what the source holds besides the consumer (the dead-letter producer). */
     private final Runnable closeResources;
     private final CountDownLatch finished = new CountDownLatch(1);
@@ -58,6 +59,7 @@ final class ConsumerLoop {
         this.events = events;
         this.closeResources = closeResources;
         this.ledger = new AckLedger(config.polling().bufferSize(), events, this::wakeup);
+        this.seeks = new Seeks(config, events);
     }
 
     AckLedger ledger() {
@@ -189,7 +191,7 @@ final class ConsumerLoop {
                     return;
                 }
             }
-            ledger.applySeeks(consumer::seek);
+            seeks.apply(consumer, ledger.takeSeeks());
             applyPauses(now, draining);
             if (now - nextCommit >= 0) {
                 commit(ledger.committable(), false);

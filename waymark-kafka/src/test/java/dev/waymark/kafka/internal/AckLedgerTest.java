@@ -55,7 +55,7 @@ class AckLedgerTest {
     }
 
     private void applySeeks() {
-        ledger.applySeeks((tp, offset) -> seeks.add(offset));
+        seeks.addAll(ledger.takeSeeks().values());
     }
 
     private long committable() {
