@@ -46,6 +46,10 @@ class CrashClassificationTest {
                     effects.hit(ctx.workflowId() + ":call");
                     throw new SocketTimeoutException("read timed out");
                 }))
+                .register("binary", String.class, String.class, (ctx, in) -> ctx.step("parse", String.class, () -> {
+                    effects.hit(ctx.workflowId() + ":parse");
+                    throw new IllegalStateException("bad\u0000byte, lone \uD83D");
+                }))
                 .register("erroring", String.class, String.class, (ctx, in) -> ctx.step("explode", String.class, () -> {
                     effects.hit(ctx.workflowId() + ":explode");
                     throw new InternalError("boom");
@@ -83,5 +87,15 @@ class CrashClassificationTest {
         assertThat(h.info().failure()).contains("InternalError").contains("boom");
         assertThat(h.info().leaseOwner()).isNull();
         assertThat(effects.count("e-1:explode")).isEqualTo(1);
+    }
+
+    @Test
+    void a_crash_whose_message_holds_a_nul_is_recorded_and_counted() {
+        WorkflowHandle<String> h = engine.start("binary", "b-1", "x", String.class);
+        // before: recording the crash failed on the NUL every time, so no attempt was ever counted and
+        // the instance was retried for ever
+        await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.FAILED);
+        assertThat(h.info().failure()).contains("crashed 1 times").contains("bad\uFFFDbyte, lone \uFFFD");
+        assertThat(effects.count("b-1:parse")).isEqualTo(1);
     }
 }

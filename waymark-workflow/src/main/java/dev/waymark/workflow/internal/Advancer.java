@@ -212,9 +212,26 @@ public final class Advancer {
         return false;
     }
 
+    /**
+     * The error as stored (at most 2,000 characters): a NUL or a lone UTF-16 surrogate, which a text
+     * column cannot hold, becomes U+FFFD, and the cut never splits a surrogate pair. Otherwise a crash
+     * whose message held a NUL could never be recorded, and its attempts would never be counted.
+     */
     static String render(Throwable e) {
         String message = e.getClass().getName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
-        return message.length() <= 2000 ? message : message.substring(0, 2000);
+        StringBuilder out = new StringBuilder(Math.min(message.length(), 2000));
+        for (int i = 0; i < message.length() && out.length() < 2000; i++) {
+            char c = message.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < message.length() && Character.isLowSurrogate(message.charAt(i + 1))) {
+                if (out.length() + 2 > 2000) {
+                    break;
+                }
+                out.append(c).append(message.charAt(++i));
+            } else {
+                out.append(c == 0 || Character.isSurrogate(c) ? '\uFFFD' : c);
+            }
+        }
+        return out.toString();
     }
 
 }
