@@ -54,6 +54,10 @@ public interface WorkflowContext {
      * to that instance if its input is the same (else the step fails with
      * {@link WorkflowStartConflictException}); an instance this workflow did not create wakes it
      * at its end only through a check every 2 s.
+     *
+     * @throws InvalidWorkflowInputException if the child's name or id is invalid, or, when it would
+     *     spawn, if {@code stepName} ends with {@value WorkflowNames#CHILD_RESULT_SUFFIX} (reserved:
+     *     the child's result is journaled under its step name with that suffix)
      */
     <I, T> ChildHandle<T> child(String stepName, String childName, String childId, I input, Class<T> type);
 

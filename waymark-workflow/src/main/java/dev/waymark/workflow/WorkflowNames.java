@@ -14,6 +14,11 @@ public final class WorkflowNames {
     /** Step-name prefixes Waymark uses for its own journal entries. */
     public static final List<String> RESERVED_STEP_PREFIXES =
             List.of("sleep:", "sleepat:", "awk:", "awkid:", "child:", "patch:", "__");
+    /**
+     * A suffix no child step name may end with: the result of child {@code s} is journaled under
+     * {@code child:s:result}, so a child named {@code s:result} would share that entry.
+     */
+    public static final String CHILD_RESULT_SUFFIX = ":result";
 
     private WorkflowNames() {}
 
@@ -63,6 +68,24 @@ public final class WorkflowNames {
                 throw new IllegalArgumentException(
                         "step name '" + name + "' uses the reserved prefix '" + prefix + "'");
             }
+        }
+        return name;
+    }
+
+    /**
+     * Returns {@code name} if it is a valid child step name: a valid user step name that does not end
+     * with {@value #CHILD_RESULT_SUFFIX}.
+     *
+     * @throws InvalidWorkflowInputException if it ends with {@value #CHILD_RESULT_SUFFIX}
+     * @throws IllegalArgumentException if it is not a valid user step name
+     */
+    public static String requireChildStepName(String name) {
+        requireStepName(name);
+        if (name.endsWith(CHILD_RESULT_SUFFIX)) {
+            throw new InvalidWorkflowInputException("child step name '" + name + "' ends with '"
+                    + CHILD_RESULT_SUFFIX + "', which is reserved: the result of child '"
+                    + name.substring(0, name.length() - CHILD_RESULT_SUFFIX.length()) + "' is journaled as 'child:"
+                    + name + "'");
         }
         return name;
     }

@@ -84,6 +84,12 @@ class ChildWorkflowTest {
                     }
                     return ctx.child("late", "blocked", ctx.workflowId() + ".late", "x", String.class).await();
                 })
+                // a second child whose step name is the first one's result key
+                .register("resultClash", String.class, String.class, (ctx, in) -> {
+                    ChildHandle<String> a = ctx.child("a", "level", ctx.workflowId() + ".k1", 0, String.class);
+                    ctx.child("a:result", "level", ctx.workflowId() + ".k2", 0, String.class);
+                    return a.await();
+                })
                 .register("cancelAware", String.class, String.class, (ctx, in) -> {
                     try {
                         return ctx.child("wait", "blocked", ctx.workflowId() + ".b", "x", String.class).await();
@@ -197,6 +203,20 @@ class ChildWorkflowTest {
         assertThat(engine.describe("blocked", "ls.late")).isEmpty();
         // the refused spawn stopped the run as cancelled, not with a crash
         assertThat(runErrors).doesNotContainKey("lateSpawner/ls");
+    }
+
+    @Test
+    void a_child_step_name_ending_in_result_is_refused_before_it_can_shadow_another_childs_result() {
+        WorkflowHandle<String> h = engine.start("resultClash", "rc", "x", String.class);
+        // before: the second spawn was journaled under child:a:result, and a.await() read that entry
+        // as child a's outcome (ChildWorkflowCancelledException, for a child that completed)
+        assertThatThrownBy(() -> h.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
+                .hasMessageContaining(InvalidWorkflowInputException.class.getName())
+                .hasMessageContaining("child step name 'a:result' ends with ':result', which is reserved");
+        assertThat(engine.describe("level", "rc.k2")).isEmpty();
+        assertThatThrownBy(() -> WorkflowNames.requireChildStepName("a:result"))
+                .isInstanceOf(InvalidWorkflowInputException.class);
+        assertThat(WorkflowNames.requireChildStepName("a:results")).isEqualTo("a:results");
     }
 
     @Test

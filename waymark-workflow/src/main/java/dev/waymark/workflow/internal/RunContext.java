@@ -144,6 +144,8 @@ final class RunContext implements WorkflowContext {
         String inputJson = rt.encode(input, "input of child " + childName + "/" + childId);
         rt.checkInput(childName, childId, inputJson);
         String spawned = recorded("child:" + stepName, String.class, () -> {
+            // only for a fresh spawn: an instance that journaled one under such a name replays it
+            WorkflowNames.requireChildStepName(stepName);
             spawn(childName, childId, inputJson);
             return childName + "/" + childId;
         });
