@@ -60,14 +60,16 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * committed before this returns, and a resume worker (or this engine) runs it. Idempotent:
      * starting an existing id with an equal input returns a handle to it.
      *
-     * @throws InvalidWorkflowInputException for an invalid name or id, or an input that cannot be
-     *     serialized or is too large; nothing is written
+     * @throws InvalidWorkflowInputException for an invalid name or id (an id whose journal stream
+     *     name would exceed the event store's limit too, see {@link WorkflowNames#requireJournalFits}),
+     *     or an input that cannot be serialized or is too large; nothing is written
      * @throws UnknownWorkflowException on an engine whose registry lacks {@code name}
      * @throws WorkflowStartConflictException if the id exists with a different input
      */
     public <R> WorkflowHandle<R> start(String name, String id, Object input, Class<R> resultType) {
         WorkflowNames.requireName(name);
         WorkflowNames.requireId(id);
+        WorkflowNames.requireJournalFits(name, id);
         Objects.requireNonNull(resultType, "resultType");
         checkRunnable(name);
         String json = runtime.encode(input, "input of workflow " + name + "/" + id);

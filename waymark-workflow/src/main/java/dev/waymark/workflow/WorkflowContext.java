@@ -57,7 +57,9 @@ public interface WorkflowContext {
      *
      * @throws InvalidWorkflowInputException if the child's name or id is invalid, or, when it would
      *     spawn, if {@code stepName} ends with {@value WorkflowNames#CHILD_RESULT_SUFFIX} (reserved:
-     *     the child's result is journaled under its step name with that suffix)
+     *     the child's result is journaled under its step name with that suffix) or the child's
+     *     journal stream name would exceed the event store's limit
+     *     ({@link WorkflowNames#requireJournalFits})
      */
     <I, T> ChildHandle<T> child(String stepName, String childName, String childId, I input, Class<T> type);
 

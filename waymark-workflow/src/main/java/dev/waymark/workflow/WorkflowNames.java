@@ -1,5 +1,7 @@
 package dev.waymark.workflow;
 
+import dev.waymark.store.StreamNames;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /** Validation rules for workflow names, ids and step names, shared by every entry point. */
@@ -7,7 +9,10 @@ public final class WorkflowNames {
 
     /** Longest workflow name. */
     public static final int MAX_NAME = 100;
-    /** Longest workflow id. */
+    /**
+     * Longest workflow id, in characters (UTF-16 code units). A new instance's id must also leave
+     * room for its journal's stream name (see {@link #requireJournalFits}).
+     */
     public static final int MAX_ID = 200;
     /** Longest step, sleep, awakeable or patch name. */
     public static final int MAX_STEP_NAME = 200;
@@ -58,6 +63,29 @@ public final class WorkflowNames {
             }
         }
         return id;
+    }
+
+    /**
+     * Checks that every journal stream of a new instance {@code name}/{@code id} fits the event
+     * store: the stream of generation g is {@code $wf-<name>-<id>#<g>}, and a stream name is at most
+     * {@value StreamNames#MAX_BYTES} bytes of UTF-8, so the name with the longest generation suffix
+     * ({@code #2147483647}) must fit. With the longest workflow name that leaves 396 bytes for the
+     * id; an id of 200 characters outside ASCII can be larger. {@code start} and {@code child} call
+     * this; an existing instance is reached by its id whatever this says.
+     *
+     * @throws InvalidWorkflowInputException naming the id's size in bytes and the limit
+     */
+    public static void requireJournalFits(String name, String id) {
+        String longest = "$wf-" + name + "-" + id + "#" + Integer.MAX_VALUE;
+        int bytes = longest.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > StreamNames.MAX_BYTES) {
+            int idBytes = id.getBytes(StandardCharsets.UTF_8).length;
+            throw new InvalidWorkflowInputException("workflow id of " + name + " is " + idBytes
+                    + " bytes of UTF-8, more than the " + (idBytes - (bytes - StreamNames.MAX_BYTES))
+                    + " that its journal leaves for it: the stream name '$wf-" + name + "-<id>#<generation>' is up to "
+                    + bytes + " bytes, the event store's limit is " + StreamNames.MAX_BYTES
+                    + " (StreamNames.MAX_BYTES); id '" + (id.length() > 40 ? id.substring(0, 40) + "..." : id) + "'");
+        }
     }
 
     /** Returns {@code name} if it is a valid user step name. */

@@ -73,6 +73,9 @@ class StepReplayTest {
                 .register("reserved", String.class, String.class, (ctx, in) ->
                         ctx.step("sleep:sneaky", String.class, () -> "x"))
                 .register("amounts", Amount.class, Double.class, (ctx, a) -> a.amount())
+                // spawns an "amounts" child with the id it is given
+                .register("spawner", String.class, Double.class, (ctx, childId) ->
+                        ctx.child("c", "amounts", childId, new Amount(1.0), Double.class).await())
                 // generation 0 of id "x" goes on as generation 1; steps "s" (generation 0), "0:s" (1)
                 .register("colon", Integer.class, String.class, (ctx, gen) -> {
                     if (gen == 0 && ctx.workflowId().equals("x")) {
@@ -164,6 +167,32 @@ class StepReplayTest {
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("id must not be empty");
         assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.workflows")).isEqualTo(before);
         assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.events")).isEqualTo(events);
+    }
+
+    @Test
+    void an_id_whose_journal_stream_name_could_outgrow_the_store_limit_is_refused_and_nothing_written()
+            throws Exception {
+        long before = count(POSTGRES, "SELECT count(*) FROM waymark.workflows");
+        long events = count(POSTGRES, "SELECT count(*) FROM waymark.events");
+        // '$wf-amounts-<id>#2147483647' must fit 512 bytes: 12 + 11 bytes leave 489 for the id
+        // ('账' is 3 bytes of UTF-8). Before: 171 of them (within 200 characters) failed with a
+        // StoreException, and 164 started, to fail when continue-as-new reached generation 10,000,000.
+        for (int chars : new int[] {171, 164}) {
+            assertThatThrownBy(() -> engine.start("amounts", "账".repeat(chars), new Amount(1.0), Double.class))
+                    .isInstanceOf(InvalidWorkflowInputException.class)
+                    .hasMessageContaining("workflow id of amounts is " + chars * 3 + " bytes of UTF-8, more than the 489")
+                    .hasMessageContaining("the event store's limit is 512");
+        }
+        assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.workflows")).isEqualTo(before);
+        assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.events")).isEqualTo(events);
+        assertThat(engine.start("amounts", "账".repeat(163), new Amount(2.0), Double.class).await(WAIT))
+                .isEqualTo(2.0);
+        // a child's id too: the spawn is refused and nothing is created
+        WorkflowHandle<Double> parent = engine.start("spawner", "sp-1", "账".repeat(164), Double.class);
+        assertThatThrownBy(() -> parent.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
+                .hasMessageContaining(InvalidWorkflowInputException.class.getName())
+                .hasMessageContaining("the event store's limit is 512");
+        assertThat(engine.describe("amounts", "账".repeat(164))).isEmpty();
     }
 
     @Test

@@ -192,6 +192,8 @@ final class RunContext implements WorkflowContext {
     }
 
     private void spawn(String childName, String childId, String inputJson) {
+        // here, not with the other checks: a replay of a spawn journaled before this rule must go on
+        WorkflowNames.requireJournalFits(childName, childId);
         Instances.Started started = rt.instances.start(childName, childId, inputJson,
                 Ids.entryId(childName, childId, 0, "__started__"), new Instances.Key(name, id), rt.owner, rt.leaseTtl);
         if (started.parentEnded()) {
