@@ -29,7 +29,8 @@ public final class Migrations {
             "V8__plans_independent_of_table_size.sql", "V9__reads_that_walk_their_index.sql",
             "V10__workflow_garbage_collection.sql",
             "V11__workflow_fences_after_collection.sql", "V12__workflow_retry_revives_awakeables.sql",
-            "V13__hidden_event_probe.sql", "V14__children_only_of_live_parents.sql");
+            "V13__hidden_event_probe.sql", "V14__children_only_of_live_parents.sql",
+            "V15__collection_detaches_children.sql");
 
     /** Where the scripts live on the classpath. */
     public static final String LOCATION = "db/waymark";

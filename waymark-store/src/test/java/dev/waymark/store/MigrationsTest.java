@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -55,6 +57,33 @@ class MigrationsTest {
             assertThat(store.migrations().migrate()).isZero();
             AppendResult r = store.append("order-1", ExpectedVersion.noStream(), events(3));
             assertThat(r.streamVersion()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void version_15_detaches_the_children_that_earlier_collections_left_naming_a_deleted_parent()
+            throws SQLException {
+        try (EventStore store = EventStore.builder(POSTGRES.dataSource()).schema("detach").build()) {
+            Flyway.configure(Migrations.class.getClassLoader()).dataSource(POSTGRES.dataSource()).schemas("detach")
+                    .defaultSchema("detach").createSchemas(true).table(Migrations.HISTORY_TABLE)
+                    .locations("classpath:" + Migrations.LOCATION).target("14").load().migrate();
+            try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
+                // a child of a collected parent (version 14 deleted the parent's row and left the
+                // child naming it), and a child of a parent that still exists
+                s.execute("INSERT INTO detach.workflows (name, id, status, input, parent_name, parent_id) VALUES"
+                        + " ('kid', 'orphan', 'suspended', '{}', 'host', 'gone'),"
+                        + " ('host', 'here', 'suspended', '{}', NULL, NULL),"
+                        + " ('kid', 'attached', 'suspended', '{}', 'host', 'here')");
+            }
+            assertThat(store.migrations().migrate()).isEqualTo(Migrations.SCRIPTS.size() - 14);
+            try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT id, coalesce(parent_name || '/' || parent_id, '-')"
+                            + " FROM detach.workflows WHERE name = 'kid' ORDER BY id")) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(1) + " " + rs.getString(2)).isEqualTo("attached host/here");
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(1) + " " + rs.getString(2)).isEqualTo("orphan -");
+            }
         }
     }
 

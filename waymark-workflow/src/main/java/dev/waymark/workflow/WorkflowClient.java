@@ -223,10 +223,11 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * One garbage-collection pass: deletes up to {@code limit} of the instances {@link #collectable}
      * lists, each in its own transaction with the journal of every generation (its events and
      * streams in the event store), its awakeables and its row. An instance is checked again under
-     * its lock before it is deleted; one whose lock is held, that a retry revived meanwhile, or whose
-     * deletion fails is skipped (a failure is logged) and the others go on. A collected parent's
-     * unfinished children are detached and run to their end; a collected id can be started again as
-     * a new instance. Journal events deleted here are gone for subscriptions that had not read them.
+     * its lock before it is deleted; one whose lock is held, one of whose children's rows is locked
+     * at that moment, one that a retry revived meanwhile, or one whose deletion fails is skipped (a
+     * failure is logged) and the others go on. A collected parent's unfinished children are detached
+     * (they no longer name it as their parent) and run to their end; a collected id can be started
+     * again as a new instance, which inherits none of them. Journal events deleted here are gone for subscriptions that had not read them.
      *
      * @throws InvalidWorkflowInputException if {@code retention} is negative or {@code limit} is
      *     outside [1, 10000]

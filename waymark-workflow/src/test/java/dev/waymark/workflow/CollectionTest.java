@@ -79,6 +79,14 @@ class CollectionTest {
                 .register("leaver", String.class, String.class, (ctx, in) -> {
                     ctx.child("kid", "waiter", ctx.workflowId() + ".kid", in, String.class);
                     return "left";
+                })
+                // "leave": as leaver; anything else: waits for a signal, with no child
+                .register("host", String.class, String.class, (ctx, in) -> {
+                    if (in.equals("leave")) {
+                        ctx.child("kid", "waiter", ctx.workflowId() + ".kid", in, String.class);
+                        return "left";
+                    }
+                    return ctx.awakeable("hold", String.class).await();
                 });
         engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
         worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(1)).start();
@@ -176,6 +184,51 @@ class CollectionTest {
         assertThat(engine.handle("waiter", "l.kid", String.class).await(WAIT)).isEqualTo("still here");
         engine.collect(Duration.ZERO, 100);
         assertThat(engine.describe("waiter", "l.kid")).isEmpty();
+    }
+
+    @Test
+    void a_new_instance_under_a_collected_parents_id_does_not_inherit_its_children() throws Exception {
+        assertThat(engine.start("host", "h1", "leave", String.class).await(WAIT)).isEqualTo("left");
+        WorkflowHandle<String> kid = engine.handle("waiter", "h1.kid", String.class);
+        await().atMost(WAIT).until(() -> kid.status() == WorkflowStatus.SUSPENDED);
+        assertThat(new Collection(store.dataSource(), store.schema()).collect("host", "h1", Duration.ZERO))
+                .isEqualTo("deleted");
+
+        WorkflowHandle<String> again = engine.start("host", "h1", "stay", String.class);
+        await().atMost(WAIT).until(() -> again.status() == WorkflowStatus.SUSPENDED);
+        assertThat(again.cancel()).isEqualTo(CancelOutcome.CANCELLED);
+        // before: the collected parent's child still named it, so the new instance's cancellation
+        // cascaded into a workflow it never spawned
+        assertThat(kid.status()).isEqualTo(WorkflowStatus.SUSPENDED);
+        assertThat(engine.describe("host", "h1").orElseThrow().children()).isEmpty();
+        assertThat(kid.info().parentName()).isNull();
+        assertThat(kid.info().parentId()).isNull();
+    }
+
+    @Test
+    void a_parent_whose_child_row_is_locked_elsewhere_is_skipped_without_waiting() throws Exception {
+        assertThat(engine.start("host", "h2", "leave", String.class).await(WAIT)).isEqualTo("left");
+        WorkflowHandle<String> kid = engine.handle("waiter", "h2.kid", String.class);
+        await().atMost(WAIT).until(() -> kid.status() == WorkflowStatus.SUSPENDED);
+        Collection collection = new Collection(store.dataSource(), store.schema());
+        try (Connection c = POSTGRES.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement lock = c.prepareStatement("SELECT 1 FROM " + q()
+                    + ".workflows WHERE name = 'waiter' AND id = 'h2.kid' FOR UPDATE")) {
+                lock.execute(); // as a child's end holds its row before it takes its parent's lock
+            }
+            try {
+                // waiting for the row here could deadlock against that child's end
+                assertThat(CompletableFuture.supplyAsync(() -> collection.collect("host", "h2", Duration.ZERO))
+                        .get(10, TimeUnit.SECONDS)).isEqualTo("busy");
+            } finally {
+                c.commit();
+            }
+        }
+        assertThat(engine.describe("host", "h2")).isPresent();
+        assertThat(collection.collect("host", "h2", Duration.ZERO)).isEqualTo("deleted");
+        assertThat(kid.info().parentId()).isNull();
+        assertThat(kid.status()).isEqualTo(WorkflowStatus.SUSPENDED);
     }
 
     @Test
