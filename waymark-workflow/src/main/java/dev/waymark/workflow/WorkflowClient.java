@@ -1,5 +1,6 @@
 package dev.waymark.workflow;
 
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.internal.Ids;
@@ -19,8 +20,13 @@ import java.util.UUID;
  */
 public sealed class WorkflowClient permits WorkflowEngine {
 
-    /** Default limit of one input, step result or workflow result, in bytes of JSON. */
+    /**
+     * Default limit of one input, step result, workflow result, awakeable value or awakeable failure
+     * reason, in bytes of JSON.
+     */
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
+    /** Smallest payload limit a client or an engine accepts. */
+    public static final int MIN_MAX_PAYLOAD_BYTES = 64;
 
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(WorkflowClient.class);
 
@@ -34,25 +40,51 @@ public sealed class WorkflowClient permits WorkflowEngine {
     final Runtime runtime;
     final Instances instances;
     private final Collection collection;
+    /** The limit {@code runtime} applies to encoded payloads, for the payloads written as they are. */
+    private final int maxPayloadBytes;
 
-    WorkflowClient(EventStore store, Runtime runtime) {
+    WorkflowClient(EventStore store, Runtime runtime, int maxPayloadBytes) {
         this.store = Objects.requireNonNull(store, "store");
         this.runtime = runtime;
         this.instances = runtime.instances();
         this.collection = new Collection(store.dataSource(), store.schema());
+        this.maxPayloadBytes = maxPayloadBytes;
     }
 
-    /** A client on {@code store} with the default Jackson codec. */
+    /** A client on {@code store} with the default Jackson codec and payload limit. */
     public static WorkflowClient create(EventStore store) {
         return create(store, WorkflowCodec.jackson());
     }
 
-    /** A client on {@code store} with {@code codec}. */
+    /** A client on {@code store} with {@code codec} and the default payload limit. */
     public static WorkflowClient create(EventStore store, WorkflowCodec codec) {
+        return create(store, codec, DEFAULT_MAX_PAYLOAD_BYTES);
+    }
+
+    /**
+     * A client on {@code store} with {@code codec} that refuses an input, an awakeable value or an
+     * awakeable failure reason larger than {@code maxPayloadBytes} bytes of JSON (as
+     * {@link WorkflowEngine.Builder#maxPayloadBytes} does; give both the same limit).
+     *
+     * @throws InvalidWorkflowInputException if {@code maxPayloadBytes} is below
+     *     {@value #MIN_MAX_PAYLOAD_BYTES}
+     */
+    public static WorkflowClient create(EventStore store, WorkflowCodec codec, int maxPayloadBytes) {
+        Objects.requireNonNull(store, "store");
+        requireMaxPayloadBytes(maxPayloadBytes);
         Instances instances = new Instances(store.dataSource(), store.schema());
         return new WorkflowClient(store, new Runtime(instances, Objects.requireNonNull(codec, "codec"), null,
-                new WorkflowListener() {}, DEFAULT_MAX_PAYLOAD_BYTES, store::signalAppended, (p, c, s) -> { },
-                null, Duration.ZERO));
+                new WorkflowListener() {}, maxPayloadBytes, store::signalAppended, (p, c, s) -> { },
+                null, Duration.ZERO), maxPayloadBytes);
+    }
+
+    /** {@code bytes}, if it is a valid payload limit. */
+    static int requireMaxPayloadBytes(int bytes) {
+        if (bytes < MIN_MAX_PAYLOAD_BYTES) {
+            throw new InvalidWorkflowInputException(
+                    "maxPayloadBytes must be >= " + MIN_MAX_PAYLOAD_BYTES + ", got " + bytes);
+        }
+        return bytes;
     }
 
     /**
@@ -158,11 +190,23 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return settle(awakeable, "completed", runtime.encode(value, "value of awakeable " + awakeable), null);
     }
 
-    /** Fails an awakeable: its await throws {@link AwakeableFailedException} with {@code reason}. */
+    /**
+     * Fails an awakeable: its await throws {@link AwakeableFailedException} with {@code reason}; the
+     * first settlement wins and wakes its workflow. Returns what happened instead of throwing for an
+     * unknown, settled or superseded id.
+     *
+     * @throws InvalidWorkflowInputException if the reason is blank, or larger than the payload limit
+     *     as a JSON string (the run journals it as one); nothing is written
+     */
     public AwakeableOutcome failAwakeable(UUID awakeable, String reason) {
         Objects.requireNonNull(awakeable, "awakeable");
         if (reason == null || reason.isBlank()) {
             throw new InvalidWorkflowInputException("failing awakeable " + awakeable + " needs a reason");
+        }
+        int bytes = JsonStringEncoder.getInstance().quoteAsUTF8(reason).length + 2; // and its quotes
+        if (bytes > maxPayloadBytes) {
+            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable + " is " + bytes
+                    + " bytes of JSON, the limit is " + maxPayloadBytes + " (maxPayloadBytes)");
         }
         return settle(awakeable, "failed", null, reason);
     }

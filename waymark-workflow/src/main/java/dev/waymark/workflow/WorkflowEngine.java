@@ -60,9 +60,10 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private final BroadcastRegistration cancelNotices;
     private volatile boolean closed;
 
-    private WorkflowEngine(EventStore store, Runtime runtime, WorkflowRegistry registry, LeaseKeeper keeper,
-            Advancer.Policy policy, boolean runOnStart, Duration shutdownTimeout, boolean groupCommit) {
-        super(store, runtime);
+    private WorkflowEngine(EventStore store, Runtime runtime, int maxPayloadBytes, WorkflowRegistry registry,
+            LeaseKeeper keeper, Advancer.Policy policy, boolean runOnStart, Duration shutdownTimeout,
+            boolean groupCommit) {
+        super(store, runtime, maxPayloadBytes);
         this.registry = registry;
         this.keeper = keeper;
         this.stepBatching = groupCommit
@@ -349,12 +350,12 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             return this;
         }
 
-        /** Largest input, step result or result in bytes of JSON (default 1 MiB). */
+        /**
+         * Largest input, step result, result, awakeable value or awakeable failure reason in bytes of
+         * JSON (default 1 MiB, at least {@value WorkflowClient#MIN_MAX_PAYLOAD_BYTES}).
+         */
         public Builder maxPayloadBytes(int bytes) {
-            if (bytes < 64) {
-                throw new InvalidWorkflowInputException("maxPayloadBytes must be >= 64, got " + bytes);
-            }
-            this.maxPayloadBytes = bytes;
+            this.maxPayloadBytes = requireMaxPayloadBytes(bytes);
             return this;
         }
 
@@ -403,7 +404,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             Runtime runtime = new Runtime(instances, codec, registry, listener, maxPayloadBytes, store::signalAppended,
                     (parent, child, started) -> self[0].childSpawned(parent, child, started), id, leaseTtl);
             LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
-            self[0] = new WorkflowEngine(store, runtime, registry, keeper,
+            self[0] = new WorkflowEngine(store, runtime, maxPayloadBytes, registry, keeper,
                     new Advancer.Policy(maxAttempts, backoffBase, backoffCap), runOnStart, shutdownTimeout, groupCommit);
             return self[0];
         }

@@ -13,6 +13,7 @@ import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -61,7 +62,14 @@ class EngineOptionsEffectTest {
                     effects.hit(ctx.workflowId() + ":body");
                     throw new IllegalStateException("always " + ctx.workflowId());
                 })
-                .register("plain", String.class, String.class, (ctx, in) -> ctx.step("echo", String.class, () -> in));
+                .register("plain", String.class, String.class, (ctx, in) -> ctx.step("echo", String.class, () -> in))
+                .register("waits", String.class, String.class, (ctx, in) -> {
+                    try {
+                        return ctx.awakeable("go", String.class).await();
+                    } catch (AwakeableFailedException e) {
+                        return "failed: " + e.reason();
+                    }
+                });
         client = WorkflowClient.create(store);
     }
 
@@ -206,6 +214,36 @@ class EngineOptionsEffectTest {
         } finally {
             gate.countDown();
         }
+    }
+
+    @Test
+    void an_awakeable_failure_reason_over_the_payload_limit_is_refused_and_the_awakeable_stays_pending()
+            throws Exception {
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).build()) {
+            WorkflowHandle<String> h = engine.start("waits", "w1", "x", String.class);
+            UUID awakeable = await().atMost(WAIT).until(() -> client.describe("waits", "w1")
+                    .flatMap(d -> d.awakeables().stream().findFirst()).map(AwakeableInfo::id).orElse(null),
+                    java.util.Objects::nonNull);
+            // before: written (2 MB in the awakeable's row), then journaled by the woken run
+            assertThatThrownBy(() -> engine.failAwakeable(awakeable, "x".repeat(2_000_000)))
+                    .isInstanceOf(InvalidWorkflowInputException.class)
+                    .hasMessageContaining("failure reason of awakeable " + awakeable + " is 2000002 bytes of JSON")
+                    .hasMessageContaining("the limit is 1048576");
+            // a client's own limit, for the reason and for a value
+            WorkflowClient small = WorkflowClient.create(store, WorkflowCodec.jackson(), 128);
+            assertThatThrownBy(() -> small.failAwakeable(awakeable, "\"".repeat(64)))
+                    .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("130 bytes of JSON")
+                    .hasMessageContaining("the limit is 128");
+            assertThatThrownBy(() -> small.completeAwakeable(awakeable, "y".repeat(200)))
+                    .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("the limit is 128");
+            assertThat(client.awakeable(awakeable).orElseThrow().status()).isEqualTo("pending");
+            assertThat(h.status()).isEqualTo(WorkflowStatus.SUSPENDED);
+
+            assertThat(engine.failAwakeable(awakeable, "n".repeat(100))).isEqualTo(AwakeableOutcome.SETTLED);
+            assertThat(h.await(WAIT)).isEqualTo("failed: " + "n".repeat(100));
+        }
+        assertThatThrownBy(() -> WorkflowClient.create(store, WorkflowCodec.jackson(), 63))
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("maxPayloadBytes must be >= 64, got 63");
     }
 
     /** A step result whose field names the custom codec writes in snake case. */
