@@ -21,30 +21,13 @@ public interface WorkflowListener {
     /** A step returned its journaled result without running. */
     default void stepReplayed(String name, String step) {}
 
-    /** A listener that calls each of {@code listeners} in order (for example metrics and tracing). */
+    /**
+     * A listener that calls each of {@code listeners} in order (for example metrics and tracing). A
+     * listener that throws (a runtime exception, a linkage error or an assertion error) from a
+     * callback does not keep the others from it: the error is logged, at WARN the first time for
+     * that listener and callback and at DEBUG after that, and the next listener is called.
+     */
     static WorkflowListener of(WorkflowListener... listeners) {
-        List<WorkflowListener> all = List.of(listeners);
-        return new WorkflowListener() {
-            @Override
-            public void runStarted(String name, String id) {
-                all.forEach(l -> l.runStarted(name, id));
-            }
-
-            @Override
-            public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
-                    Duration elapsed) {
-                all.forEach(l -> l.runFinished(name, id, outcome, error, elapsed));
-            }
-
-            @Override
-            public void stepExecuted(String name, String step, Duration elapsed) {
-                all.forEach(l -> l.stepExecuted(name, step, elapsed));
-            }
-
-            @Override
-            public void stepReplayed(String name, String step) {
-                all.forEach(l -> l.stepReplayed(name, step));
-            }
-        };
+        return new CompositeWorkflowListener(List.of(listeners));
     }
 }
