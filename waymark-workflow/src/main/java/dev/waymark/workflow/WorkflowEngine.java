@@ -112,9 +112,14 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      * Runs one leased attempt of {@code name}/{@code id} in the calling thread if it is claimable now
      * (running, or suspended with a due wake time, with no live lease and no crash backoff). Returns
      * false if it was not claimable. Mostly for tests and tools; the resume worker does this in bulk.
+     *
+     * @throws UnknownWorkflowException if this engine's registry lacks {@code name}; the instance is
+     *     not claimed and no attempt is counted
      */
     public boolean runNow(String name, String id) {
         Instances.Key key = new Instances.Key(WorkflowNames.requireName(name), WorkflowNames.requireId(id));
+        // before claiming: an attempt without a body would count as a crash toward failing the instance
+        registry.require(name);
         Optional<Leases.Claim> claim = instances.leases().claim(key.name(), key.id(), keeper.owner(), keeper.ttl());
         if (claim.isEmpty()) {
             return false;

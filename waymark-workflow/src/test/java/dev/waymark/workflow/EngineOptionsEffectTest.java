@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
@@ -244,6 +245,25 @@ class EngineOptionsEffectTest {
         }
         assertThatThrownBy(() -> WorkflowClient.create(store, WorkflowCodec.jackson(), 63))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("maxPayloadBytes must be >= 64, got 63");
+    }
+
+    @Test
+    void run_now_of_a_workflow_this_engine_does_not_register_is_refused_before_any_claim() {
+        // started by a client: any engine may be the one registering it
+        client.start("elsewhere", "e1", "x", String.class);
+        Throwable refused;
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).build()) {
+            refused = catchThrowable(() -> engine.runNow("elsewhere", "e1"));
+        }
+        // before: claimed, then the attempt found no body and was recorded as a crash (attempts 1,
+        // with backoff and lastError), on its way to FAILED for want of a registration
+        WorkflowInfo info = client.handle("elsewhere", "e1", String.class).info();
+        assertThat(info.attempts()).isZero();
+        assertThat(info.lastError()).isNull();
+        assertThat(info.status()).isEqualTo(WorkflowStatus.RUNNING);
+        assertThat(info.leaseOwner()).isNull();
+        assertThat(refused).isInstanceOf(UnknownWorkflowException.class)
+                .hasMessageContaining("workflow 'elsewhere' is not registered");
     }
 
     /** A step result whose field names the custom codec writes in snake case. */
