@@ -40,7 +40,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
     final Runtime runtime;
     final Instances instances;
     private final Collection collection;
-    /** The limit {@code runtime} applies to encoded payloads, for the payloads written as they are. */
+    /** The payload limit {@code runtime} applies to what it encodes, for what is written unencoded (a failure reason). */
     private final int maxPayloadBytes;
 
     WorkflowClient(EventStore store, Runtime runtime, int maxPayloadBytes) {
@@ -271,7 +271,8 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * at that moment, one that a retry revived meanwhile, or one whose deletion fails is skipped (a
      * failure is logged) and the others go on. A collected parent's unfinished children are detached
      * (they no longer name it as their parent) and run to their end; a collected id can be started
-     * again as a new instance, which inherits none of them. Journal events deleted here are gone for subscriptions that had not read them.
+     * again as a new instance, which inherits none of them. Journal events deleted here are gone for
+     * subscriptions that had not read them.
      *
      * @throws InvalidWorkflowInputException if {@code retention} is negative or {@code limit} is
      *     outside [1, 10000]
