@@ -46,7 +46,11 @@ public final class WorkflowNames {
         return name;
     }
 
-    /** Returns {@code id} if it is a valid workflow id: not blank, no '#', no control characters, at most {@value #MAX_ID}. */
+    /**
+     * Returns {@code id} if it is a valid workflow id: not blank, no '#', no control characters, no lone
+     * UTF-16 surrogate (it has no UTF-8 form: the database would store '?', and two ids could meet), at
+     * most {@value #MAX_ID} characters.
+     */
     public static String requireId(String id) {
         if (id == null || id.isBlank()) {
             throw new InvalidWorkflowInputException("workflow id must not be empty");
@@ -62,6 +66,7 @@ public final class WorkflowNames {
                         + "' contains a reserved character (" + (c == '#' ? "'#'" : "a control character") + ")");
             }
         }
+        requireNoLoneSurrogate("workflow id", id, InvalidWorkflowInputException::new);
         return id;
     }
 
@@ -126,6 +131,25 @@ public final class WorkflowNames {
             throw new IllegalArgumentException(
                     "step name is " + name.length() + " characters, the limit is " + MAX_STEP_NAME);
         }
+        // journaled inside a jsonb document, which cannot hold a NUL and stores a lone surrogate as '?':
+        // replay, which finds entries by step name, would then miss the entry and run the step again
+        if (name.indexOf('\u0000') >= 0) {
+            throw new IllegalArgumentException("step name '" + name.replace('\u0000', '?') + "' contains a NUL character");
+        }
+        requireNoLoneSurrogate("step name", name, IllegalArgumentException::new);
         return name;
+    }
+
+    private static void requireNoLoneSurrogate(String what, String s,
+            java.util.function.Function<String, RuntimeException> error) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw error.apply(what + " '" + s.replace(c, '?') + "' contains a lone UTF-16"
+                        + " surrogate (\\u" + Integer.toHexString(c) + "), which has no UTF-8 form");
+            }
+        }
     }
 }

@@ -70,6 +70,8 @@ class StepReplayTest {
                     ctx.step("bad", Object.class, Object::new);
                     return "unreachable";
                 })
+                .register("halfEmoji", String.class, String.class, (ctx, in) ->
+                        ctx.step("item-\uD83D", String.class, () -> "x"))
                 .register("reserved", String.class, String.class, (ctx, in) ->
                         ctx.step("sleep:sneaky", String.class, () -> "x"))
                 .register("amounts", Amount.class, Double.class, (ctx, a) -> a.amount())
@@ -165,6 +167,10 @@ class StepReplayTest {
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("reserved character ('#')");
         assertThatThrownBy(() -> engine.start("threeSteps", "", "x", String.class))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("id must not be empty");
+        // before: stored as 'a?', the same row as the id 'a?' (and as every other lone half)
+        assertThatThrownBy(() -> engine.start("threeSteps", "a\uD83D", new Order("a", 1), String.class))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessageContaining("workflow id 'a?' contains a lone UTF-16 surrogate (\\ud83d)");
         assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.workflows")).isEqualTo(before);
         assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.events")).isEqualTo(events);
     }
@@ -235,6 +241,10 @@ class StepReplayTest {
         WorkflowHandle<String> reserved = engine.start("reserved", "res-1", "x", String.class);
         assertThatThrownBy(() -> reserved.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
                 .hasMessageContaining("step name 'sleep:sneaky' uses the reserved prefix 'sleep:'");
+        // before: journaled as 'item-?', so every replay missed the entry and ran the step again
+        WorkflowHandle<String> half = engine.start("halfEmoji", "he-1", "x", String.class);
+        assertThatThrownBy(() -> half.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
+                .hasMessageContaining("step name 'item-?' contains a lone UTF-16 surrogate");
         assertThat(engine.describe("unserializable", "s-1").orElseThrow().journal())
                 .extracting(JournalEntry::type).containsExactly("WorkflowStarted", "WorkflowFailed");
     }
