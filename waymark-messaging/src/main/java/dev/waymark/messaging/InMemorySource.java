@@ -34,7 +34,14 @@ public final class InMemorySource implements MessageSource {
     private final AtomicLong pulled = new AtomicLong();
     private final AtomicLong ids = new AtomicLong();
     private final AtomicInteger shutdowns = new AtomicInteger();
+    /** No more sends: finished once everything sent, and every redelivery due, was delivered. */
     private volatile boolean completed;
+    /** Shut down: what was not pulled stays with the "broker", and nothing is redelivered. */
+    private volatile boolean shut;
+    /** Retried messages waiting out their delay. */
+    private final AtomicInteger redeliveries = new AtomicInteger();
+    /** Messages handed out and not finalized yet (a retry may still come of them). */
+    private final AtomicInteger unsettled = new AtomicInteger();
 
     /** A source named {@code name}. */
     public InMemorySource(String name) {
@@ -55,7 +62,10 @@ public final class InMemorySource implements MessageSource {
         queue.add(envelope);
     }
 
-    /** Ends the source once every message sent so far (and redeliveries in flight) is delivered. */
+    /**
+     * Ends the source once every message sent so far is delivered and finalized for good: a message
+     * handed out may still be retried, and a retried one is delivered again after its delay.
+     */
     public void complete() {
         completed = true;
     }
@@ -72,6 +82,7 @@ public final class InMemorySource implements MessageSource {
             return Optional.empty();
         }
         pulled.incrementAndGet();
+        unsettled.incrementAndGet();
         int attempt = attempts.computeIfAbsent(next.messageId(), k -> new AtomicInteger()).get();
         Envelope delivered = new Envelope(next.messageId(), next.key(), next.orderingKey(), next.headers(),
                 next.payload(), next.eventTime(), java.time.Instant.now(), attempt, next.traceparent(),
@@ -80,15 +91,28 @@ public final class InMemorySource implements MessageSource {
     }
 
     private void finalize(Envelope envelope, AckDecision decision) {
+        try {
+            record(envelope, decision);
+        } finally {
+            unsettled.decrementAndGet(); // after a retry is counted: isFinished never sees neither
+        }
+    }
+
+    private void record(Envelope envelope, AckDecision decision) {
         decisions.add(new Finalized(envelope.messageId(), decision));
-        if (decision instanceof AckDecision.Retry retry && !completed) {
+        if (decision instanceof AckDecision.Retry retry && !shut) {
             attempts.get(envelope.messageId()).incrementAndGet();
+            redeliveries.incrementAndGet();
             Thread.ofVirtual().start(() -> {
                 try {
                     TimeUnit.NANOSECONDS.sleep(retry.delay().toNanos());
-                    queue.add(envelope);
+                    if (!shut) {
+                        queue.add(envelope);
+                    }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
+                } finally {
+                    redeliveries.decrementAndGet(); // after the add: isFinished never sees neither
                 }
             });
         }
@@ -96,12 +120,13 @@ public final class InMemorySource implements MessageSource {
 
     @Override
     public boolean isFinished() {
-        return completed && queue.isEmpty();
+        return shut || (completed && unsettled.get() == 0 && redeliveries.get() == 0 && queue.isEmpty());
     }
 
     @Override
     public void shutdown() {
         shutdowns.incrementAndGet();
+        shut = true;
         completed = true;
         queue.clear(); // what was not pulled stays with the "broker"
     }

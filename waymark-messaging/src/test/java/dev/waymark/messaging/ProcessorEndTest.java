@@ -67,4 +67,18 @@ class ProcessorEndTest {
         }
         assertThat(s.pulled()).isZero();
     }
+
+    @Test
+    void a_completed_in_memory_source_still_redelivers_what_a_concurrent_processor_retries() throws Exception {
+        InMemorySource s = new InMemorySource("retried");
+        s.send("k", "only");
+        s.complete(); // no more sends: the retry below must still come back
+        ProcessingApp app = ProcessingApp.builder().processor("p", s, Concurrency.unordered(2),
+                m -> m.envelope().attempt() == 0 ? AckDecision.retry(Duration.ofMillis(50)) : AckDecision.ok())
+                .build().start();
+        // before: the retry was dropped once complete() had been called, and the processor ended
+        assertThat(app.awaitTermination(WAIT)).isTrue();
+        assertThat(s.decisions()).extracting(f -> f.decision().getClass().getSimpleName()).containsExactly("Retry", "Ok");
+        app.stop();
+    }
 }
