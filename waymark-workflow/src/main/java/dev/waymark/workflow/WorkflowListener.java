@@ -30,4 +30,20 @@ public interface WorkflowListener {
     static WorkflowListener of(WorkflowListener... listeners) {
         return new CompositeWorkflowListener(List.of(listeners));
     }
+
+    /**
+     * The label of a run's end that the bundled metrics ({@code outcome} tag) and traces
+     * ({@code waymark.workflow.outcome}) both use: {@code completed}, {@code suspended},
+     * {@code failed}, {@code cancelled}, {@code continued}, or {@code crashed} for a null outcome.
+     */
+    static String outcomeLabel(WorkflowOutcome<?> outcome) {
+        return switch (outcome) {
+            case null -> "crashed";
+            case WorkflowOutcome.Completed<?> c -> "completed";
+            case WorkflowOutcome.Suspended<?> s -> "suspended";
+            case WorkflowOutcome.Failed<?> f -> "failed";
+            case WorkflowOutcome.Cancelled<?> c -> "cancelled";
+            case WorkflowOutcome.ContinuedAsNew<?> c -> "continued";
+        };
+    }
 }

@@ -83,12 +83,23 @@ public final class Advancer {
         rt.cancels.runStarted(key);
         long started = System.nanoTime();
         rt.safely(() -> rt.listener.runStarted(key.name(), key.id()));
-        Advance advance;
+        Advance advance = null;
+        Throwable escaped = null;
         try {
             advance = attempt(key, epoch, policy, freshInput);
+        } catch (RuntimeException | Error e) {
+            // a bug or a fatal error: the listener still hears of the run's end below (a tracing span
+            // would otherwise stay open, and current on this thread for every later run)
+            escaped = e;
+            throw e;
         } finally {
             rt.cancels.runEnded(key);
             keeper.drop(key);
+            if (advance == null) {
+                Throwable error = escaped;
+                rt.safely(() -> rt.listener.runFinished(key.name(), key.id(), null, error,
+                        Duration.ofNanos(System.nanoTime() - started)));
+            }
         }
         Advance done = advance;
         rt.safely(() -> rt.listener.runFinished(key.name(), key.id(), done.outcome(), done.error(),

@@ -91,14 +91,7 @@ public final class WorkflowMetrics implements WorkflowListener, ResumeListener {
     @Override
     public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error, Duration elapsed) {
         active.decrementAndGet();
-        String kind = switch (outcome) {
-            case null -> "crashed";
-            case WorkflowOutcome.Completed<?> c -> "completed";
-            case WorkflowOutcome.Suspended<?> s -> "suspended";
-            case WorkflowOutcome.Failed<?> f -> "failed";
-            case WorkflowOutcome.Cancelled<?> c -> "cancelled";
-            case WorkflowOutcome.ContinuedAsNew<?> c -> "continued";
-        };
+        String kind = WorkflowListener.outcomeLabel(outcome);
         runs.computeIfAbsent(name + "\u0000" + kind, k -> Counter.builder("waymark.workflow.runs")
                 .tag("workflow", name).tag("outcome", kind).register(registry)).increment();
         runDuration.record(elapsed);

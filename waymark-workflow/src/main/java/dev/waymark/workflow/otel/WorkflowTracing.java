@@ -46,7 +46,7 @@ public final class WorkflowTracing implements WorkflowListener {
             return;
         }
         o.scope().close();
-        String kind = outcome == null ? "crashed" : outcome.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
+        String kind = WorkflowListener.outcomeLabel(outcome); // the metrics' label: traces and metrics join on it
         o.span().setAttribute("waymark.workflow.outcome", kind);
         if (error != null) {
             o.span().recordException(error);
