@@ -72,10 +72,14 @@ final class ShardsCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            List<Integer> buckets = cli.withStore(store -> force ? ShardedSubscription.release(store, subscription, worker)
-                    : ShardedSubscription.ownership(store, subscription).stream()
-                            .filter(o -> o.owner().filter(worker::equals).isPresent()).map(ShardOwnership::bucket)
-                            .toList());
+            List<Integer> buckets = cli.withStore(store -> {
+                List<ShardOwnership> pool = ShardedSubscription.ownership(store, subscription);
+                if (pool.isEmpty()) { // a mistyped pool must not look like a release of nothing
+                    throw new IllegalArgumentException("no sharded subscription named '" + subscription + "'");
+                }
+                return force ? ShardedSubscription.release(store, subscription, worker) : pool.stream()
+                        .filter(o -> o.owner().filter(worker::equals).isPresent()).map(ShardOwnership::bucket).toList();
+            });
             cli.print(spec.commandLine().getOut(), java.util.Map.of("subscription", subscription, "worker", worker,
                     "buckets", buckets, "applied", force), subscription + ": " + (force ? "released " :
                     "would release (preview; add --force) ") + "buckets " + buckets + " of " + worker + "\n");

@@ -144,7 +144,13 @@ final class SubscriptionsCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            GlobalPosition position = GlobalPosition.parse(to);
+            GlobalPosition position;
+            try {
+                position = GlobalPosition.parse(to);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--to takes a position tx/seq (as"
+                        + " printed by subscriptions status), got '" + to + "': " + e.getMessage());
+            }
             int members = cli.withStore(store -> {
                 Checkpoints checkpoints = Checkpoints.of(store);
                 return force ? checkpoints.reset(subscription, position) : checkpoints.list(subscription).size();

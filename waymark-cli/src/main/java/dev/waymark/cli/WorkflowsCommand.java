@@ -164,12 +164,13 @@ final class WorkflowsCommand {
         @Option(names = "--after", description = "start after this instance, given as name/id")
         String after;
 
-        @Option(names = "--limit", defaultValue = "50", description = "at most this many (default: ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = "50", description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
+            CollectWorkflows.requireLimit(spec, limit);
             String afterName = null;
             String afterId = null;
             if (after != null) {

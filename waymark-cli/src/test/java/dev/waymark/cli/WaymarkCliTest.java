@@ -436,6 +436,19 @@ class WaymarkCliTest {
         assertThat(unknownPool.code()).isEqualTo(WaymarkCli.FAILED);
         assertThat(unknownPool.err()).contains("no sharded subscription named 'nope'");
 
+        // before: "released buckets []" and exit 0, as if a worker had been released
+        Run unknownRelease = cli("shards", "release", "--subscription", "nope", "--worker", "w", "--force", "--url", url);
+        assertThat(unknownRelease.code()).isEqualTo(WaymarkCli.FAILED);
+        assertThat(unknownRelease.err()).contains("no sharded subscription named 'nope'");
+        // bad values are usage errors (2), found before any connection; before: 1, or 3 without a database
+        Run badPosition = cli("subscriptions", "reset", "--subscription", "s", "--to", "x", "--url", url);
+        assertThat(badPosition.code()).isEqualTo(2);
+        assertThat(badPosition.err()).contains("--to takes a position tx/seq");
+        Run badLimit = cli("workflows", "collect", "--retention", "7d", "--limit", "0");
+        assertThat(badLimit.code()).isEqualTo(2);
+        assertThat(badLimit.err()).contains("--limit must be between 1 and 10000, got 0");
+        assertThat(cli("workflows", "list", "--limit", "20000").code()).isEqualTo(2);
+
         Run usage = cli("dead-letters", "list");
         assertThat(usage.code()).isEqualTo(2);
         assertThat(usage.err()).contains("--subscription");
