@@ -81,16 +81,18 @@ final class DeadLettersCommand {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be >= 1, got " + limit);
             }
             // DeadLetters.list has no filters: scan pages newest first and keep the matching letters.
-            List<DeadLetter> letters = cli.withStore(store -> {
+            // one match more than asked for: the "more" hint only when there is more
+            int wanted = limit + 1;
+            List<DeadLetter> found = cli.withStore(store -> {
                 DeadLetters deadLetters = DeadLetters.of(store);
                 List<DeadLetter> kept = new ArrayList<>();
                 long below = before == null ? Long.MAX_VALUE : before;
                 boolean filtered = reason != null || replayed != null;
-                while (kept.size() < limit) {
-                    int want = filtered ? PAGE : limit - kept.size();
+                while (kept.size() < wanted) {
+                    int want = filtered ? PAGE : wanted - kept.size();
                     List<DeadLetter> page = deadLetters.list(subscription, below, want);
                     for (DeadLetter l : page) {
-                        if (kept.size() < limit && matches(l)) {
+                        if (kept.size() < wanted && matches(l)) {
                             kept.add(l);
                         }
                     }
@@ -101,13 +103,14 @@ final class DeadLettersCommand {
                 }
                 return kept;
             });
-            List<Row> rows = letters.stream().map(DeadLettersCommand::row).toList();
+            boolean more = found.size() > limit;
+            List<Row> rows = found.stream().limit(limit).map(DeadLettersCommand::row).toList();
             StringBuilder text = new StringBuilder(String.format("%8s  %-24s %-14s %8s  %-24s %s%n", "ID", "STREAM",
                     "TYPE", "ATTEMPTS", "REPLAYED", "REASON"));
             rows.forEach(r -> text.append(String.format("%8d  %-24s %-14s %8d  %-24s %s%n", r.id(),
                     r.stream() + "@" + r.version(), r.eventType(), r.attempts(),
                     r.replayOutcome() == null ? "-" : r.replayOutcome(), r.reason())));
-            if (rows.size() == limit) {
+            if (more) {
                 text.append("(more: --before ").append(rows.get(rows.size() - 1).id()).append(")\n");
             }
             cli.print(spec.commandLine().getOut(), rows, text.toString());

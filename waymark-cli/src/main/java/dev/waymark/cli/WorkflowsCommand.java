@@ -184,14 +184,18 @@ final class WorkflowsCommand {
             }
             String fromName = afterName;
             String fromId = afterId;
-            List<Row> rows = parent.withClient(client -> client.list(status, name, fromName, fromId, limit)).stream()
+            // one more than asked for (within the client's 10000): the "more" hint only when there is more
+            int ask = Math.min(limit + 1, 10_000);
+            List<Row> found = parent.withClient(client -> client.list(status, name, fromName, fromId, ask)).stream()
                     .map(WorkflowsCommand::row).toList();
+            boolean more = found.size() > limit || (ask == limit && found.size() == limit);
+            List<Row> rows = found.subList(0, Math.min(limit, found.size()));
             StringBuilder text = new StringBuilder(String.format("%-40s %-10s %4s %8s  %-27s %s%n", "WORKFLOW",
                     "STATUS", "GEN", "ATTEMPTS", "UPDATED", "WAITING ON / FAILURE"));
             rows.forEach(r -> text.append(String.format("%-40s %-10s %4d %8d  %-27s %s%n", r.name() + "/" + r.id(),
                     r.status(), r.generation(), r.attempts(), r.updatedAt(),
                     r.failure() != null ? r.failure() : dash(r.waitingOn()))));
-            if (rows.size() == limit) {
+            if (more) {
                 Row last = rows.get(rows.size() - 1);
                 text.append("(more: --after ").append(last.name()).append('/').append(last.id()).append(")\n");
             }

@@ -254,6 +254,9 @@ class WaymarkCliTest {
         Run text = cli("workflows", "list", "--limit", "2", "--url", url);
         assertThat(text.out()).contains("WORKFLOW").contains("approval/a-1").contains("suspended")
                 .contains("(more: --after approval/a-2)").doesNotContain("greet/g-1");
+        // exactly as many as the limit: no hint (before: "(more: --after ...)" leading to an empty page)
+        assertThat(cli("workflows", "list", "--name", "approval", "--after", "approval/a-2", "--limit", "1",
+                "--url", url).out()).contains("p-1.child").doesNotContain("(more:");
 
         JsonNode a1 = show("approval", "a-1");
         assertThat(a1.get("workflow").get("status").asText()).isEqualTo("suspended");
@@ -620,6 +623,9 @@ class WaymarkCliTest {
         assertThat(listed("--replayed", "yes")).isEmpty();
         Run page = cli("dead-letters", "list", "--subscription", "refunds", "--limit", "1", "--url", url);
         assertThat(page.out()).contains("REPLAYED").contains("refund-3@1").contains("(more: --before ");
+        // exactly as many as the limit: no hint (before: "(more: --before N)", and that page was empty)
+        assertThat(cli("dead-letters", "list", "--subscription", "refunds", "--reason", "invalid", "--limit", "1",
+                "--url", url).out()).contains("no amount").doesNotContain("(more:");
         Run older = cli("dead-letters", "list", "--subscription", "refunds", "--before",
                 Long.toString(invalidId), "--reason", "poison", "--url", url, "--json");
         assertThat(older.json()).extracting(n -> n.get("stream").asText()).containsExactly("refund-1");
