@@ -1,6 +1,7 @@
 package dev.waymark.workflow;
 
 import dev.waymark.store.StreamNames;
+import dev.waymark.store.internal.Utf16;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -142,14 +143,11 @@ public final class WorkflowNames {
 
     private static void requireNoLoneSurrogate(String what, String s,
             java.util.function.Function<String, RuntimeException> error) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                throw error.apply(what + " '" + s.replace(c, '?') + "' contains a lone UTF-16"
-                        + " surrogate (\\u" + Integer.toHexString(c) + "), which has no UTF-8 form");
-            }
+        int at = Utf16.loneSurrogate(s);
+        if (at >= 0) {
+            char c = s.charAt(at);
+            throw error.apply(what + " '" + s.replace(c, '?') + "' contains a lone UTF-16"
+                    + " surrogate (\\u" + Integer.toHexString(c) + "), which has no UTF-8 form");
         }
     }
 }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.waymark.store.internal.Utf16;
 import dev.waymark.workflow.InvalidWorkflowInputException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -123,17 +124,13 @@ final class JsonbText {
     }
 
     private static void string(String s, StringBuilder out, String what) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == 0) {
-                throw new InvalidWorkflowInputException(what + " holds a NUL character (\\u0000), which jsonb cannot store");
-            }
-            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                throw new InvalidWorkflowInputException(what + " holds a lone UTF-16 surrogate (\\u"
-                        + Integer.toHexString(c) + "), which has no UTF-8 form");
-            }
+        if (s.indexOf('\u0000') >= 0) {
+            throw new InvalidWorkflowInputException(what + " holds a NUL character (\\u0000), which jsonb cannot store");
+        }
+        int at = Utf16.loneSurrogate(s);
+        if (at >= 0) {
+            throw new InvalidWorkflowInputException(what + " holds a lone UTF-16 surrogate (\\u"
+                    + Integer.toHexString(s.charAt(at)) + "), which has no UTF-8 form");
         }
         out.append('"').append(JsonStringEncoder.getInstance().quoteAsString(s)).append('"');
     }
