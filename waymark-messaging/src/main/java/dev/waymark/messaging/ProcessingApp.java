@@ -187,6 +187,22 @@ public final class ProcessingApp {
         return out;
     }
 
+    /**
+     * The state of one processor: what {@link #snapshot()} holds for {@code processorId}, without
+     * taking the others' snapshots.
+     *
+     * @throws IllegalArgumentException when no processor of this app has that id
+     */
+    public ProcessorState snapshot(String processorId) {
+        for (ProcessorRuntime p : processors) {
+            if (p.id().equals(processorId)) {
+                return p.snapshot();
+            }
+        }
+        throw new IllegalArgumentException("no processor with id " + processorId + " in this app; its processors are "
+                + processorIds());
+    }
+
     /** The processor ids, in registration order. */
     public List<String> processorIds() {
         return processors.stream().map(ProcessorRuntime::id).toList();

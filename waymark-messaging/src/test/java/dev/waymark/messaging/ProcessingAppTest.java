@@ -83,6 +83,9 @@ class ProcessingAppTest {
         ProcessorState state = app.snapshot().get("p");
         assertThat(state.failed()).isOne();
         assertThat(state.lifecycle()).isEqualTo(ProcessorState.Lifecycle.RUNNING);
+        assertThat(app.snapshot("p")).extracting(ProcessorState::id, ProcessorState::failed).containsExactly("p", 1L);
+        assertThatThrownBy(() -> app.snapshot("q")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("no processor with id q in this app; its processors are [p]");
         assertThat(app.stop()).isTrue();
     }
 
