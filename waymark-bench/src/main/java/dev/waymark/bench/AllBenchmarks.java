@@ -130,6 +130,7 @@ public final class AllBenchmarks {
         command.add("-Dbench.seconds=" + (quick ? 1 : Long.getLong("bench.seconds", 3)));
         command.add("-Dbench.rounds=" + (quick ? 1 : Integer.getInteger("bench.rounds", 3)));
         command.add("-Dbench.quick=" + quick);
+        command.add("-Dbench.warmup=" + System.getProperty("bench.warmup", ""));
         if (item.events() > 0) {
             command.add("-Dbench.events=" + (quick ? item.events() / 10 : item.events()));
         }

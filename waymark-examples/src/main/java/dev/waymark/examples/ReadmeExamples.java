@@ -87,6 +87,11 @@ public final class ReadmeExamples {
         return billing;
     }
 
+    /** The end of the subscription example. */
+    public void stop(Subscription billing) {
+        billing.stop(Duration.ofSeconds(30));                         // lets the handler finish, writes the checkpoint
+    }
+
     /** The sharded pool example. */
     public ShardedSubscription sharded(EventStore store) {
         ShardedSubscription worker = ShardedSubscription.builder(store, "billing-pool", Target.category("order"))
@@ -114,6 +119,11 @@ public final class ReadmeExamples {
         return app;
     }
 
+    /** The end of the message-processing example; whether everything drained in time. */
+    public boolean stop(ProcessingApp app) {
+        return app.stop();           // sources end, in-flight and inboxed messages are finalized, then a forced stop
+    }
+
     /** An example workflow input. */
     public record Order(String id, int totalCents) {}
 
@@ -138,6 +148,13 @@ public final class ReadmeExamples {
         engine.resumeWorker(ResumeOptions.defaults()).start();       // recovery, sleeps, wakes from elsewhere
         engine.start("fulfil", "order-42", new Order("42", 1999), String.class);
         return engine;
+    }
+
+    /** The end of the workflow example: the approver answers, and the result arrives. */
+    public String approve(WorkflowEngine engine, java.util.UUID approvalId) throws Exception {
+        engine.completeAwakeable(approvalId, "alice");                // from any process: WorkflowClient.create(store)
+        String result = engine.handle("fulfil", "order-42", String.class).await(Duration.ofMinutes(1));
+        return result;
     }
 
     /** The awakeable ids the workflow example handed out, by order id. */

@@ -40,7 +40,7 @@ class ReadmeExamplesTest {
             var billing = examples.subscription(store);
             await().atMost(Duration.ofSeconds(15)).until(() -> examples.seen.stream()
                     .filter(s -> s.startsWith("billed ")).count() == 3);
-            billing.stop(Duration.ofSeconds(5));
+            examples.stop(billing);
 
             var worker = examples.sharded(store);
             await().atMost(Duration.ofSeconds(15)).until(() -> examples.seen.stream()
@@ -50,12 +50,11 @@ class ReadmeExamplesTest {
             var app = examples.messaging(store);
             await().atMost(Duration.ofSeconds(15)).until(() -> examples.seen.stream()
                     .filter(s -> s.endsWith("bytes")).count() == 3);
-            assertThat(app.stop()).isTrue();
+            assertThat(examples.stop(app)).isTrue();
 
             try (var engine = examples.workflows(store)) {
                 await().atMost(Duration.ofSeconds(15)).until(() -> examples.approvals.containsKey("42"));
-                engine.completeAwakeable(examples.approvals.get("42"), "alice");
-                assertThat(engine.handle("fulfil", "order-42", String.class).await(Duration.ofSeconds(15)))
+                assertThat(examples.approve(engine, examples.approvals.get("42")))
                         .isEqualTo("ch-42 approved by alice, parcel-42");
             }
         }
