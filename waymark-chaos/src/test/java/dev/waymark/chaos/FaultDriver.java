@@ -35,7 +35,7 @@ final class FaultDriver {
         TERMINATE_BACKENDS(3),
         /** SIGSTOP a random worker past the lease TTL, then SIGCONT: a zombie. */
         PAUSE_WORKER(2),
-        /** Stop the embedded PostgreSQL (fast shutdown) and start it again on the same directory and port. */
+        /** Crash the embedded PostgreSQL (SIGKILL to the postmaster and its processes) and start it again: crash recovery. */
         RESTART_POSTGRES(2),
         /** Stop the Kafka broker for 1 to 4 s and start it again on the same port. */
         RESTART_KAFKA(2);
@@ -167,8 +167,9 @@ final class FaultDriver {
             }
             case RESTART_POSTGRES -> {
                 long started = System.nanoTime();
-                postgres.restart();
-                log.fault(kind.name(), "embedded PostgreSQL on port " + postgres.port() + " restarted ("
+                int killed = postgres.crashAndRestart();
+                log.fault(kind.name(), "SIGKILL to the PostgreSQL postmaster and its " + (killed - 1) + " processes"
+                        + " on port " + postgres.port() + "; restarted after crash recovery ("
                         + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms down)");
             }
             case RESTART_KAFKA -> {
