@@ -97,6 +97,24 @@ class BroadcastTest {
     }
 
     @Test
+    void closing_one_registration_of_a_listener_twice_leaves_its_other_registration() {
+        List<String> heard = new CopyOnWriteArrayList<>();
+        java.util.function.Consumer<String> listener = heard::add; // one object, registered twice
+        BroadcastRegistration first = a.onBroadcast("twice", listener);
+        try (BroadcastRegistration second = a.onBroadcast("twice", listener)) {
+            a.broadcast("twice", "m1"); // the sender's own listeners are called at once, on this thread
+            assertThat(heard).containsExactly("m1", "m1");
+
+            first.close();
+            first.close(); // idempotent: before, the second close removed the other registration too
+            a.broadcast("twice", "m2");
+            assertThat(heard).containsExactly("m1", "m1", "m2");
+        }
+        a.broadcast("twice", "m3");
+        assertThat(heard).containsExactly("m1", "m1", "m2");
+    }
+
+    @Test
     void a_listener_that_throws_stops_neither_the_others_nor_later_messages() {
         List<String> heard = new CopyOnWriteArrayList<>();
         try (BroadcastRegistration thrower = b.onBroadcast("faulty", m -> {
