@@ -1,5 +1,7 @@
 package dev.waymark.chaos;
 
+import static org.awaitility.Awaitility.await;
+
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -9,13 +11,22 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.stream.Stream;
 
 /**
  * A PostgreSQL server of the chaos run's own (never the machine's service): an embedded
- * PostgreSQL (io.zonky) on a fixed data directory and port, so {@link #restart()} (a fast shutdown,
- * then a start on the same directory and port) is a real server restart that clients reconnect to.
+ * PostgreSQL (io.zonky) on a fixed data directory and port, so {@link #crashAndRestart()} (SIGKILL to
+ * every server process, then a start on the same directory and port) is a real crash: the restart
+ * replays the WAL (crash recovery) and clients reconnect to it.
+ *
+ * <p>{@code synchronous_commit} is on (io.zonky turns it off by default): a commit is acknowledged only
+ * once its WAL is written, so a crash must not lose an acknowledged commit, which is what the auditor
+ * checks. {@code fsync} is on too, as in production; it guards against an operating-system crash,
+ * which a process kill does not cause, so it costs a little time and changes nothing the run can see.
  */
 final class ChaosPostgres implements AutoCloseable {
 
@@ -47,7 +58,8 @@ final class ChaosPostgres implements AutoCloseable {
                 .setPort(port)
                 .setRegisterShutdownHook(false)
                 .setServerConfig("max_connections", "200")
-                .setServerConfig("fsync", "off")
+                .setServerConfig("synchronous_commit", "on")
+                .setServerConfig("fsync", "on")
                 .start();
     }
 
@@ -63,15 +75,32 @@ final class ChaosPostgres implements AutoCloseable {
         return port;
     }
 
-    /** Stops the server (fast shutdown: clients are disconnected) and starts it on the same directory and port. */
-    synchronized void restart() throws IOException {
+    /**
+     * Crashes the server: SIGKILL to the postmaster and to every process it started (backends, WAL
+     * writer, checkpointer), as an out-of-memory kill of the whole server would; waits until they are
+     * gone, then starts the server on the same directory and port, which runs crash recovery. Returns
+     * the number of processes killed.
+     */
+    synchronized int crashAndRestart() throws IOException {
+        long pid = Long.parseLong(Files.readAllLines(dataDirectory.resolve("postmaster.pid")).get(0).trim());
+        ProcessHandle postmaster = ProcessHandle.of(pid)
+                .orElseThrow(() -> new IOException("no postmaster process " + pid + " to kill"));
+        List<ProcessHandle> processes = new ArrayList<>();
+        processes.add(postmaster);
+        processes.addAll(postmaster.descendants().toList()); // before the kill: orphans are re-parented
+        processes.forEach(ProcessHandle::destroyForcibly); // SIGKILL
+        // a server process still attached to the shared memory would make the new postmaster refuse to start
+        await("PostgreSQL processes " + processes.stream().map(ProcessHandle::pid).toList() + " gone")
+                .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+                .until(() -> processes.stream().allMatch(ChaosPostgres::gone));
+        // releases io.zonky's lock on the directory; its "pg_ctl stop" fails (logged): nothing is left to stop
         server.close();
         server = null;
         IOException last = null;
         for (int attempt = 0; attempt < 10; attempt++) {
             try {
                 server = start();
-                return;
+                return processes.size();
             } catch (IOException e) {
                 last = e; // the port may linger for a moment
                 try {
@@ -83,6 +112,19 @@ final class ChaosPostgres implements AutoCloseable {
             }
         }
         throw last;
+    }
+
+    /** Exited, or a zombie not yet reaped by its new parent (it holds no shared memory any more). */
+    private static boolean gone(ProcessHandle p) {
+        if (!p.isAlive()) {
+            return true;
+        }
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z");
+        } catch (IOException e) {
+            return true; // no /proc entry: exited
+        }
     }
 
     @Override

@@ -6,16 +6,24 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Deque;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Injects faults on a schedule drawn from {@code new Random(seed)}: after a pause of 2 to 6 s it
- * picks one of the {@link Kind}s (by weight) and a target, runs it, logs it with a timestamp, and
- * repeats until {@link #stop()}. The schedule (kinds, targets, pauses) follows from the seed; what
- * the system is doing when a fault lands does not (real processes, real time).
+ * picks one of the {@link Kind}s and a target, runs it, logs it with a timestamp, and repeats until
+ * {@link #stop()}. The first {@code Kind.values().length} faults are every kind once, in a seeded
+ * order (so a run of a minute or more injects each kind); after that kinds are drawn by weight. A
+ * fault that could not be injected (no backend to terminate) is logged as skipped, not counted, and
+ * its kind is tried again next. The schedule (kinds, targets, pauses) follows from the seed; what the
+ * system is doing when a fault lands does not (real processes, real time). A fault that throws stops
+ * the driver: {@link #failure()} says why, and the run fails.
  */
 final class FaultDriver {
 
@@ -27,7 +35,7 @@ final class FaultDriver {
         TERMINATE_BACKENDS(3),
         /** SIGSTOP a random worker past the lease TTL, then SIGCONT: a zombie. */
         PAUSE_WORKER(2),
-        /** Stop the embedded PostgreSQL (fast shutdown) and start it again on the same directory and port. */
+        /** Crash the embedded PostgreSQL (SIGKILL to the postmaster and its processes) and start it again: crash recovery. */
         RESTART_POSTGRES(2),
         /** Stop the Kafka broker for 1 to 4 s and start it again on the same port. */
         RESTART_KAFKA(2);
@@ -40,6 +48,8 @@ final class FaultDriver {
     }
 
     private final Random random;
+    /** Kinds owed before weighted picks: every kind once at the start, and a skipped fault's kind again. */
+    private final Deque<Kind> owed = new ArrayDeque<>();
     private final ChaosWorkers workers;
     private final ChaosPostgres postgres;
     private final KafkaBroker kafka;
@@ -50,6 +60,9 @@ final class FaultDriver {
 
     FaultDriver(long seed, ChaosWorkers workers, ChaosPostgres postgres, KafkaBroker kafka, ChaosLog log) {
         this.random = new Random(seed);
+        List<Kind> firstRound = new ArrayList<>(Arrays.asList(Kind.values()));
+        Collections.shuffle(firstRound, random);
+        owed.addAll(firstRound);
         this.workers = workers;
         this.postgres = postgres;
         this.kafka = kafka;
@@ -64,7 +77,10 @@ final class FaultDriver {
                 if (!running) {
                     break;
                 }
-                inject(pick());
+                Kind kind = pick();
+                if (!inject(kind)) {
+                    owed.addFirst(kind);
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -75,6 +91,9 @@ final class FaultDriver {
     }
 
     private Kind pick() {
+        if (!owed.isEmpty()) {
+            return owed.removeFirst();
+        }
         int total = 0;
         for (Kind k : Kind.values()) {
             total += k.weight;
@@ -89,7 +108,8 @@ final class FaultDriver {
         throw new IllegalStateException();
     }
 
-    private void inject(Kind kind) throws Exception {
+    /** Injects one fault of {@code kind}; false when it was skipped (logged, not counted). */
+    private boolean inject(Kind kind) throws Exception {
         switch (kind) {
             case KILL_WORKER -> {
                 int slot = random.nextInt(workers.size());
@@ -123,10 +143,15 @@ final class FaultDriver {
                             }
                         }
                     }
+                    if (terminated.isEmpty()) {
+                        log.note("  SKIPPED " + kind.name() + ": none of " + others + " other backends terminated");
+                        return false;
+                    }
                     log.fault(kind.name(), "terminated backends " + terminated + " of " + others
                             + " others");
                 } catch (java.sql.SQLException e) {
-                    log.note("  could not terminate backends (" + e.getMessage() + "); skipped");
+                    log.note("  SKIPPED " + kind.name() + ": could not terminate backends (" + e.getMessage() + ")");
+                    return false;
                 }
             }
             case PAUSE_WORKER -> {
@@ -142,8 +167,9 @@ final class FaultDriver {
             }
             case RESTART_POSTGRES -> {
                 long started = System.nanoTime();
-                postgres.restart();
-                log.fault(kind.name(), "embedded PostgreSQL on port " + postgres.port() + " restarted ("
+                int killed = postgres.crashAndRestart();
+                log.fault(kind.name(), "SIGKILL to the PostgreSQL postmaster and its " + (killed - 1) + " processes"
+                        + " on port " + postgres.port() + "; restarted after crash recovery ("
                         + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms down)");
             }
             case RESTART_KAFKA -> {
@@ -160,18 +186,23 @@ final class FaultDriver {
             }
             default -> throw new IllegalStateException(kind.name());
         }
+        return true;
     }
 
     private static void pace(Duration d) throws InterruptedException {
         TimeUnit.NANOSECONDS.sleep(d.toNanos()); // the seeded schedule's pacing, not a wait for a condition
     }
 
-    /** Stops injecting after the fault in progress and waits for it to finish. */
+    /** Stops injecting after the fault in progress and waits for it to finish (a driver still busy after 3 minutes is a failure). */
     void stop() throws InterruptedException {
         running = false; // no interrupt: a fault in progress (a paused worker, a stopped broker) is completed
         thread.join(TimeUnit.MINUTES.toMillis(3));
+        if (thread.isAlive() && failure == null) {
+            failure = new IllegalStateException("the fault driver did not stop within 3 minutes");
+        }
     }
 
+    /** Why the driver stopped early (a fault threw), or null when it ran until {@link #stop()}. */
     Throwable failure() {
         return failure;
     }

@@ -7,7 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -35,17 +34,9 @@ final class CollectWorkflows implements Callable<Integer> {
     @Option(names = "--force", description = "really delete")
     boolean force;
 
-    /** Refuses a {@code --limit} outside 1-10000 as a usage error (exit 2), before any connection. */
-    static void requireLimit(CommandSpec spec, int limit) {
-        if (limit < 1 || limit > 10_000) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be between 1 and 10000, got "
-                    + limit);
-        }
-    }
-
     @Override
     public Integer call() {
-        requireLimit(spec, limit);
+        WaymarkCli.requireLimit(spec, limit);
         Map<String, Object> value = parent.withClient(client -> {
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("retention", retention.toString());

@@ -63,7 +63,8 @@ final class DeadLettersCommand {
         @Option(names = "--before", paramLabel = "ID", description = "only ids below this one (to page)")
         Long before;
 
-        @Option(names = "--limit", defaultValue = "50", description = "at most this many (default: ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = "50",
+                description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override
@@ -77,9 +78,7 @@ final class DeadLettersCommand {
                 throw new CommandLine.ParameterException(spec.commandLine(),
                         "--replayed takes yes or no, got '" + replayed + "'");
             }
-            if (limit < 1) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be >= 1, got " + limit);
-            }
+            WaymarkCli.requireLimit(spec, limit);
             // DeadLetters.list has no filters: scan pages newest first and keep the matching letters.
             // one match more than asked for: the "more" hint only when there is more
             int wanted = limit + 1;

@@ -47,12 +47,14 @@ final class StreamsCommand {
         @Option(names = "--after", defaultValue = "", description = "start after this stream name")
         String after;
 
-        @Option(names = "--limit", defaultValue = "100", description = "at most this many (default: ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = "100",
+                description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
+            WaymarkCli.requireLimit(spec, limit);
             List<StreamInfo> streams = cli.withStore(store -> store.listStreams(category, after, limit));
             List<StreamRow> rows = streams.stream().map(s -> new StreamRow(s.name(), s.category(), s.version(),
                     s.createdAt().toString(), s.deletedAt().map(Object::toString).orElse(null))).toList();
@@ -78,12 +80,14 @@ final class StreamsCommand {
         @Option(names = "--after", defaultValue = "0", description = "start after this version")
         long after;
 
-        @Option(names = "--limit", defaultValue = "100", description = "at most this many (default: ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = "100",
+                description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
+            WaymarkCli.requireLimit(spec, limit);
             List<RecordedEvent> events = cli.withStore(store -> {
                 if (store.streamInfo(stream).isEmpty()) {
                     throw new IllegalArgumentException("no stream named '" + stream + "'");
@@ -122,7 +126,7 @@ final class StreamsCommand {
                 description = "head (only events after the newest one now; default), start, or a position tx/seq")
         String from;
 
-        @Option(names = "--limit", description = "stop after this many events (default: no limit)")
+        @Option(names = "--limit", description = "stop after this many events, 1-10000 (default: no limit)")
         Integer limit;
 
         @Option(names = "--timeout", converter = WaymarkCli.DurationConverter.class,
@@ -132,8 +136,8 @@ final class StreamsCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            if (limit != null && limit < 1) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be >= 1, got " + limit);
+            if (limit != null) {
+                WaymarkCli.requireLimit(spec, limit);
             }
             GlobalPosition start = switch (from) {
                 case "head" -> null;

@@ -7,7 +7,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.SchemaNotMigratedException;
-import dev.waymark.store.StoreConfigException;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StoreUnavailableException;
 import java.io.PrintWriter;
@@ -15,6 +14,7 @@ import java.time.Duration;
 import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
@@ -50,6 +50,9 @@ public final class WaymarkCli {
     @Option(names = "--verbose", scope = ScopeType.INHERIT, description = "print stack traces of errors")
     boolean verbose;
 
+    /** The largest {@code --limit} any command takes. */
+    static final int MAX_LIMIT = 10_000;
+
     static final ObjectMapper JSON = new ObjectMapper().findAndRegisterModules()
             .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS);
 
@@ -65,6 +68,10 @@ public final class WaymarkCli {
         cli.setOut(out);
         cli.setErr(err);
         cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            if (e instanceof NoDatabaseUrl) { // found before connecting: usage, like every other missing option
+                return commandLine.getParameterExceptionHandler().handleParseException(
+                        new CommandLine.ParameterException(commandLine, e.getMessage()), args);
+            }
             int code = e instanceof SchemaNotMigratedException ? NO_SCHEMA
                     : e instanceof StoreUnavailableException || e instanceof HikariPool.PoolInitializationException
                             ? UNREACHABLE : FAILED;
@@ -98,7 +105,7 @@ public final class WaymarkCli {
      */
     <T> T withStore(boolean listen, Function<EventStore, T> work) {
         if (url == null || url.isBlank()) {
-            throw new StoreConfigException("no database: give --url or set WAYMARK_DATABASE_URL");
+            throw new NoDatabaseUrl();
         }
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
@@ -109,6 +116,23 @@ public final class WaymarkCli {
         try (HikariDataSource dataSource = new HikariDataSource(config);
                 EventStore store = EventStore.builder(dataSource).schema(schema).notifications(listen).build()) {
             return work.apply(store);
+        }
+    }
+
+    /** No {@code --url} and no {@code WAYMARK_DATABASE_URL}: a usage error (exit 2), raised before connecting. */
+    private static final class NoDatabaseUrl extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NoDatabaseUrl() {
+            super("no database URL: give --url JDBC_URL or set the environment variable WAYMARK_DATABASE_URL");
+        }
+    }
+
+    /** Refuses a {@code --limit} outside 1-10000 as a usage error (exit 2), before any connection. */
+    static void requireLimit(CommandSpec spec, int limit) {
+        if (limit < 1 || limit > MAX_LIMIT) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be between 1 and " + MAX_LIMIT
+                    + ", got " + limit);
         }
     }
 

@@ -170,7 +170,7 @@ final class WorkflowsCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            CollectWorkflows.requireLimit(spec, limit);
+            WaymarkCli.requireLimit(spec, limit);
             String afterName = null;
             String afterId = null;
             if (after != null) {

@@ -6,8 +6,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
+import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.subscription.Ack;
+import dev.waymark.subscription.Checkpoints;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Delivery;
@@ -33,14 +35,14 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.MethodOrderer;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The operator command line against a seeded database: every command, its JSON, its errors. */
-@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+/**
+ * The operator command line against a seeded database: every command, its JSON, its errors. The
+ * default schema is migrated once; each test seeds its own streams, subscriptions and workflows
+ * under names of its own, so the tests run in any order and alone.
+ */
 class WaymarkCliTest {
 
     @RegisterExtension
@@ -51,6 +53,9 @@ class WaymarkCliTest {
     @BeforeAll
     static void setUp() {
         url = POSTGRES.jdbcUrl();
+        try (EventStore store = EventStore.builder(POSTGRES.dataSource()).build()) {
+            store.migrate();
+        }
     }
 
     /** The outcome of one command. */
@@ -68,26 +73,26 @@ class WaymarkCliTest {
     }
 
     @Test
-    @Order(1)
     void migrate_prints_sql_without_a_database_then_applies_and_reports_status() throws Exception {
         Run sql = cli("migrate", "sql", "--schema", "ops");
         assertThat(sql.code()).isZero();
         assertThat(sql.out()).contains("\"ops\".events").contains("CREATE SCHEMA IF NOT EXISTS \"ops\"");
 
-        Run before = cli("migrate", "status", "--url", url, "--json");
-        assertThat(before.code()).isZero();
+        // a schema of this test's own: the default one is migrated before every test
+        Run before = cli("migrate", "status", "--url", url, "--schema", "cli_migrate", "--json");
+        assertThat(before.code()).as(before.err()).isZero();
         int migrations = dev.waymark.store.Migrations.SCRIPTS.size();
         assertThat(before.json().get("pending").asInt()).isEqualTo(migrations);
 
-        Run apply = cli("migrate", "apply", "--url", url, "--json");
+        Run apply = cli("migrate", "apply", "--url", url, "--schema", "cli_migrate", "--json");
         assertThat(apply.code()).isZero();
         assertThat(apply.json().get("applied").asInt()).isEqualTo(migrations);
         assertThat(apply.json().get("version").asText()).isEqualTo(Integer.toString(migrations));
-        assertThat(cli("migrate", "apply", "--url", url).out()).contains("applied 0 migration(s)");
+        assertThat(cli("migrate", "apply", "--url", url, "--schema", "cli_migrate").out())
+                .contains("applied 0 migration(s)");
     }
 
     @Test
-    @Order(2)
     void subscriptions_dead_letters_and_shards_of_a_seeded_store() throws Exception {
         var pool = POSTGRES.newDataSource(4);
         try (EventStore store = EventStore.builder(pool).build()) {
@@ -104,7 +109,7 @@ class WaymarkCliTest {
                     .start(d -> Ack.ok());
             Awaitility.await().atMost(Duration.ofSeconds(15)).until(() -> worker.ownedBuckets().size() == 2);
             Run held = cli("shards", "status", "--subscription", "pool", "--url", url, "--json");
-            assertThat(held.json()).allSatisfy(b -> assertThat(b.get("state").asText()).isEqualTo("held"));
+            assertThat(held.json()).hasSize(2).allSatisfy(b -> assertThat(b.get("state").asText()).isEqualTo("held"));
             Run releasePreview = cli("shards", "release", "--subscription", "pool", "--worker", worker.workerId(),
                     "--url", url, "--json");
             assertThat(releasePreview.json().get("buckets")).hasSize(2);
@@ -166,7 +171,6 @@ class WaymarkCliTest {
     }
 
     @Test
-    @Order(3)
     void workflows_list_show_cancel_retry_and_settle_awakeables() throws Exception {
         var pool = POSTGRES.newDataSource(4);
         try (EventStore store = EventStore.builder(pool).build()) {
@@ -416,11 +420,14 @@ class WaymarkCliTest {
     }
 
     @Test
-    @Order(4)
     void errors_are_one_line_with_exit_codes_scripts_can_rely_on() {
+        // no database URL is a usage error (2), like any missing option; before: 1, as if an operation failed
         Run noUrl = cli("subscriptions", "status");
-        assertThat(noUrl.code()).isEqualTo(WaymarkCli.FAILED);
-        assertThat(noUrl.err().strip()).isEqualTo("waymark: no database: give --url or set WAYMARK_DATABASE_URL");
+        assertThat(noUrl.code()).isEqualTo(2);
+        assertThat(noUrl.err()).startsWith("no database URL: give --url JDBC_URL or set the environment variable"
+                + " WAYMARK_DATABASE_URL").contains("Usage: waymark subscriptions status");
+        assertThat(cli("workflows", "list").code()).isEqualTo(2);
+        assertThat(cli("migrate", "sql").code()).as("needs no database").isZero();
 
         Run unreachable = cli("subscriptions", "status", "--url", "jdbc:postgresql://127.0.0.1:1/nowhere");
         assertThat(unreachable.code()).isEqualTo(WaymarkCli.UNREACHABLE);
@@ -451,6 +458,22 @@ class WaymarkCliTest {
         assertThat(badLimit.code()).isEqualTo(2);
         assertThat(badLimit.err()).contains("--limit must be between 1 and 10000, got 0");
         assertThat(cli("workflows", "list", "--limit", "20000").code()).isEqualTo(2);
+        // every --limit takes 1-10000 and is checked before connecting (an unreachable URL would exit 3);
+        // before: streams list/read took 50000 and failed on 0 only after connecting, tail and dead-letters
+        // list checked >= 1 only
+        String nowhere = "jdbc:postgresql://127.0.0.1:1/nowhere";
+        for (String[] command : new String[][] {{"streams", "list"}, {"streams", "read", "--stream", "s-1"},
+                {"streams", "tail"}, {"dead-letters", "list", "--subscription", "s"}, {"workflows", "list"},
+                {"workflows", "collect", "--retention", "7d"}}) {
+            for (String limit : new String[] {"0", "10001", "50000"}) {
+                List<String> args = new ArrayList<>(List.of(command));
+                args.addAll(List.of("--limit", limit, "--url", nowhere));
+                Run run = cli(args.toArray(String[]::new));
+                assertThat(run.code()).as(args + ": " + run.err()).isEqualTo(2);
+                assertThat(run.err()).as(String.join(" ", args))
+                        .startsWith("--limit must be between 1 and 10000, got " + limit);
+            }
+        }
 
         Run usage = cli("dead-letters", "list");
         assertThat(usage.code()).isEqualTo(2);
@@ -466,7 +489,6 @@ class WaymarkCliTest {
     }
 
     @Test
-    @Order(5)
     void streams_tail_follows_appends_live_until_its_limit_or_timeout() throws Exception {
         var pool = POSTGRES.newDataSource(4);
         try (EventStore store = EventStore.builder(pool).build()) {
@@ -492,9 +514,9 @@ class WaymarkCliTest {
             assertThat(lines).allSatisfy(n -> assertThat(n.get("position").asText()).matches("\\d+/\\d+"));
         }
 
-        Run first = cli("streams", "tail", "--from", "start", "--limit", "2", "--url", url);
+        Run first = cli("streams", "tail", "--category", "cart", "--from", "start", "--limit", "2", "--url", url);
         assertThat(first.code()).isZero();
-        assertThat(first.out().lines().toList()).hasSize(2).first().asString().contains("order-1@1").contains("Bad");
+        assertThat(first.out().lines().toList()).hasSize(2).first().asString().contains("cart-1@1").contains("Added");
         Run quiet = cli("streams", "tail", "--category", "nothing", "--timeout", "200ms", "--url", url, "--json");
         assertThat(quiet.code()).isZero();
         assertThat(quiet.out()).isEmpty();
@@ -509,7 +531,6 @@ class WaymarkCliTest {
     }
 
     @Test
-    @Order(6)
     void subscriptions_status_measures_lag_for_a_known_target_and_says_when_it_cannot() throws Exception {
         var pool = POSTGRES.newDataSource(4);
         try (EventStore store = EventStore.builder(pool).build()) {
@@ -523,6 +544,11 @@ class WaymarkCliTest {
             store.append("inv-1", ExpectedVersion.any(), EventData.json("Counted", "{}"));
             store.append("inv-4", ExpectedVersion.any(), EventData.json("Counted", "{}"));
             store.append("misc-1", ExpectedVersion.any(), EventData.json("Other", "{}"));
+            // a pool of two members at the start, and a subscription whose target the CLI cannot know
+            Checkpoints checkpoints = Checkpoints.of(store);
+            checkpoints.save("inv-pool", Partition.of(0, 2), GlobalPosition.START);
+            checkpoints.save("inv-pool", Partition.of(1, 2), GlobalPosition.START);
+            checkpoints.save("inv-audit", Partition.WHOLE, GlobalPosition.START);
         }
 
         Run unknown = cli("subscriptions", "status", "--subscription", "stock", "--url", url, "--json");
@@ -541,22 +567,25 @@ class WaymarkCliTest {
             assertThat(Duration.parse(r.get("oldestUnreadAge").asText()).isNegative()).isFalse();
             assertThat(r.get("lagUnknown").isNull()).isTrue();
         });
-        Run all = cli("subscriptions", "status", "--target", "stock=all", "--target", "pool=order", "--url", url,
+        Run all = cli("subscriptions", "status", "--target", "stock=all", "--target", "inv-pool=inv", "--url", url,
                 "--json");
         assertThat(all.code()).as(all.err()).isZero();
         assertThat(all.json()).filteredOn(r -> r.get("subscription").asText().equals("stock")).singleElement()
                 .satisfies(r -> assertThat(r.get("eventsBehind").asLong()).isEqualTo(3));
-        assertThat(all.json()).filteredOn(r -> r.get("subscription").asText().equals("pool")).hasSize(2)
+        assertThat(all.json()).filteredOn(r -> r.get("subscription").asText().equals("inv-pool")).hasSize(2)
                 .allSatisfy(r -> {
                     assertThat(r.get("groupSize").asInt()).isEqualTo(2);
                     assertThat(r.get("eventsBehind").asLong()).isNotNegative();
                 });
-        assertThat(all.json()).filteredOn(r -> r.get("subscription").asText().equals("billing")).singleElement()
+        assertThat(all.json()).filteredOn(r -> r.get("subscription").asText().equals("inv-pool"))
+                .extracting(r -> r.get("eventsBehind").asLong()).as("the 5 inv events, split between the members")
+                .satisfies(behind -> assertThat(behind.get(0) + behind.get(1)).isEqualTo(5));
+        assertThat(all.json()).filteredOn(r -> r.get("subscription").asText().equals("inv-audit")).singleElement()
                 .satisfies(r -> assertThat(r.get("eventsBehind").isNull()).isTrue());
 
         Run text = cli("subscriptions", "status", "--target", "stock=inv", "--url", url);
         assertThat(text.out()).contains("horizon lag: ").contains("TARGET").contains("BEHIND")
-                .contains("unknown target (give --target billing=all|CATEGORY)");
+                .contains("unknown target (give --target inv-audit=all|CATEGORY)");
         assertThat(text.out().lines().filter(l -> l.startsWith("stock"))).singleElement().asString()
                 .contains(" inv ").contains(" 2  ");
 
@@ -595,7 +624,6 @@ class WaymarkCliTest {
     }
 
     @Test
-    @Order(7)
     void dead_letters_filter_by_reason_and_replay_and_replay_through_a_handler_class() throws Exception {
         var pool = POSTGRES.newDataSource(4);
         try (EventStore store = EventStore.builder(pool).build()) {
@@ -666,10 +694,10 @@ class WaymarkCliTest {
         Run missing = cli("dead-letters", "replay", "--subscription", "refunds", "--id", "999999", "--url", url);
         assertThat(missing.code()).isEqualTo(WaymarkCli.FAILED);
         assertThat(missing.err().strip()).isEqualTo("waymark: no dead letter with id 999999");
-        Run elsewhere = cli("dead-letters", "replay", "--subscription", "billing", "--id", Long.toString(invalidId),
+        Run elsewhere = cli("dead-letters", "replay", "--subscription", "payouts", "--id", Long.toString(invalidId),
                 "--url", url);
         assertThat(elsewhere.code()).isEqualTo(WaymarkCli.FAILED);
-        assertThat(elsewhere.err()).contains("belongs to subscription 'refunds', not 'billing'");
+        assertThat(elsewhere.err()).contains("belongs to subscription 'refunds', not 'payouts'");
         assertThat(replayUsage("--all", "--id", "1").err()).contains("give --id N (repeatable) or --all");
         assertThat(replayUsage().err()).contains("give --id N (repeatable) or --all");
         assertThat(replayUsage("--all", "--force").err()).contains("--force needs --handler CLASS");

@@ -2,14 +2,14 @@ package dev.waymark.store;
 
 import dev.waymark.store.internal.Json;
 import dev.waymark.store.internal.Utf16;
-import java.util.Objects;
 import java.util.UUID;
 
 /**
  * An event to append. The payload and the metadata are JSON text; the store checks that they
  * parse (and that metadata is a JSON object) before any database work, and refuses a string (value
  * or field name) holding a NUL character or a lone UTF-16 surrogate, which PostgreSQL could not store
- * as given, with an {@link InvalidInputException} naming the field.
+ * as given, with an {@link InvalidInputException} naming the field. The event type follows the
+ * rules of stream names for characters: no control characters (NUL included) and no lone surrogate.
  *
  * <p>{@code eventId} is optional: without one the store generates a time-ordered UUIDv7. Supply
  * your own id to make a retry idempotent: appending an id that is already stored raises
@@ -30,6 +30,11 @@ public record EventData(
         if (type == null || type.isBlank()) {
             throw new InvalidInputException("event type must not be null or blank");
         }
+        for (int i = 0; i < type.length(); i++) {
+            if (Character.isISOControl(type.charAt(i))) {
+                throw new InvalidInputException("event type must not contain control characters (index " + i + ")");
+            }
+        }
         int lone = Utf16.loneSurrogate(type);
         if (lone >= 0) {
             throw new InvalidInputException("event type must not contain a lone UTF-16 surrogate (index " + lone
@@ -45,9 +50,17 @@ public record EventData(
         return new EventData(null, type, json, null, null, null);
     }
 
-    /** An event whose payload is {@code payload} serialized with Jackson's default settings. */
+    /**
+     * An event whose payload is {@code payload} serialized with Jackson's default settings.
+     *
+     * @throws InvalidInputException if {@code payload} is null (for an empty payload pass an empty
+     *     map, or {@code json(type, "{}")}) or {@code type} is invalid
+     */
     public static EventData of(String type, Object payload) {
-        Objects.requireNonNull(payload, "payload");
+        if (payload == null) {
+            throw new InvalidInputException("event payload must not be null (type " + type
+                    + "): for an event without data use EventData.json(type, \"{}\")");
+        }
         return json(type, Json.write(payload));
     }
 

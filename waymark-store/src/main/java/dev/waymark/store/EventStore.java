@@ -1,6 +1,7 @@
 package dev.waymark.store;
 
 import java.sql.Connection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
@@ -74,9 +75,14 @@ public interface EventStore extends AutoCloseable {
      */
     AppendResult append(String stream, ExpectedVersion expected, List<EventData> events);
 
-    /** Appends one event; see {@link #append(String, ExpectedVersion, List)}. */
+    /**
+     * Appends one event; see {@link #append(String, ExpectedVersion, List)}.
+     *
+     * @throws InvalidInputException also when {@code event} is null
+     */
     default AppendResult append(String stream, ExpectedVersion expected, EventData event) {
-        return append(stream, expected, List.of(event));
+        // a list that holds a null, so the append names it ("event 0 ... is null") instead of List.of's NPE
+        return append(stream, expected, Collections.singletonList(event));
     }
 
     /**
@@ -116,7 +122,12 @@ public interface EventStore extends AutoCloseable {
     /**
      * Runs {@code work} in a READ COMMITTED transaction of the store's, commits it, and wakes
      * readers. Exceptions from {@code work} roll the transaction back and reach the caller
-     * unchanged. Not retried: a transient failure surfaces as {@link TransientStoreException}.
+     * unchanged: the application's own {@code SQLException} on {@link StoreTransaction#connection()}
+     * too, untranslated, and a store exception from an append inside it as the append threw it.
+     * Never retried. Only a failure of the store's own steps around the work (getting a connection,
+     * beginning, committing) is translated into a store exception, after the rollback: a transient
+     * one (SQLSTATE class 40, such as a serialization failure at commit) into
+     * {@link TransientStoreException}.
      */
     <T, E extends Exception> T inTransaction(TransactionWork<T, E> work) throws E;
 
@@ -191,6 +202,8 @@ public interface EventStore extends AutoCloseable {
      * stays reserved.
      *
      * @return whether the stream was live and is now deleted
+     * @throws InvalidInputException if the name is invalid or reserved (starts with
+     *     {@value StreamNames#RESERVED_PREFIX}): Waymark's own streams cannot be deleted this way
      */
     boolean softDelete(String stream);
 
@@ -198,6 +211,8 @@ public interface EventStore extends AutoCloseable {
      * Restores a soft-deleted stream with its full history.
      *
      * @return whether the stream was deleted and is now live
+     * @throws InvalidInputException if the name is invalid or reserved (starts with
+     *     {@value StreamNames#RESERVED_PREFIX})
      */
     boolean undelete(String stream);
 

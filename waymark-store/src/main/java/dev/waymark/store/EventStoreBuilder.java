@@ -55,7 +55,11 @@ public final class EventStoreBuilder {
         return this;
     }
 
-    /** Whether to LISTEN/NOTIFY across handles (default true); local wake-ups work either way. */
+    /**
+     * Whether to LISTEN/NOTIFY across handles (default true). Local wake-ups (after this handle's
+     * appends) and the {@link #fallbackPoll(Duration) fallback tick} work either way: without
+     * notifications the tick is the only news of other handles' appends.
+     */
     public EventStoreBuilder notifications(boolean enabled) {
         this.notifications = enabled;
         return this;
@@ -67,7 +71,10 @@ public final class EventStoreBuilder {
         return this;
     }
 
-    /** How often waiters are woken without a notification, bounding the delay after a lost one. */
+    /**
+     * How often waiters are woken without a notification, bounding the delay after a lost one (or,
+     * with notifications off, after any append of another handle).
+     */
     public EventStoreBuilder fallbackPoll(Duration interval) {
         this.fallbackPoll = interval;
         return this;

@@ -4,8 +4,13 @@ import java.io.Serial;
 
 /**
  * The input of an operation is invalid: a null, empty, reserved or over-long
- * stream name, an empty batch, a payload that is not JSON, and the like. Raised before any
- * database work, so nothing was written.
+ * stream name, an empty batch, a payload that is not JSON, and the like. What the store checks
+ * itself is refused before any database work. A value the store passed on but PostgreSQL refused
+ * (SQLSTATE {@code 22P02} invalid text representation, {@code 22P05} untranslatable character,
+ * {@code 22023} invalid parameter value) is reported with this type too, after the statement failed:
+ * the store's own transaction is rolled back, and an append made on the caller's connection has
+ * aborted the caller's transaction, which the caller must roll back. Either way nothing of the
+ * operation was written.
  */
 public class InvalidInputException extends StoreException {
     @Serial

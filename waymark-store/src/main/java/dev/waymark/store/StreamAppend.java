@@ -11,13 +11,23 @@ import java.util.List;
  */
 public record StreamAppend(String streamName, ExpectedVersion expected, List<EventData> events) {
 
-    /** Copies the event list; the store validates the contents. */
+    /**
+     * Copies the event list; the store validates the contents.
+     *
+     * @throws InvalidInputException if {@code expected} or {@code events} is null, or an event is
+     *     null (naming its index)
+     */
     public StreamAppend {
         if (expected == null) {
             throw new InvalidInputException("expected version must not be null (stream " + streamName + ")");
         }
         if (events == null) {
             throw new InvalidInputException("events must not be null (stream " + streamName + ")");
+        }
+        for (int i = 0; i < events.size(); i++) {
+            if (events.get(i) == null) { // List.copyOf would throw a bare NullPointerException
+                throw new InvalidInputException("event " + i + " of the append to stream '" + streamName + "' is null");
+            }
         }
         events = List.copyOf(events);
     }

@@ -90,10 +90,14 @@ public final class StreamNames {
         return h;
     }
 
-    /** The consumer-group member that owns {@code name} in a group of {@code size}: {@code floorMod(hash, size)}. */
+    /**
+     * The consumer-group member that owns {@code name} in a group of {@code size}: {@code floorMod(hash, size)}.
+     *
+     * @throws InvalidInputException if {@code size} is below 1 (as {@link Partition} does)
+     */
     public static int member(String name, int size) {
         if (size < 1) {
-            throw new IllegalArgumentException("consumer group size must be >= 1, got " + size);
+            throw new InvalidInputException("consumer group size must be >= 1, got " + size);
         }
         return Math.floorMod(hash(name), size);
     }

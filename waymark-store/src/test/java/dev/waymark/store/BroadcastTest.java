@@ -8,6 +8,7 @@ import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -25,6 +26,8 @@ class BroadcastTest {
 
     private static final Duration NO_FALLBACK = Duration.ofMinutes(10);
     private static final Duration WITHIN = Duration.ofSeconds(10);
+    private static final String PING = "ping ";
+    private static final AtomicLong PINGS = new AtomicLong();
 
     private static EventStore a;
     private static EventStore b;
@@ -94,6 +97,24 @@ class BroadcastTest {
     }
 
     @Test
+    void closing_one_registration_of_a_listener_twice_leaves_its_other_registration() {
+        List<String> heard = new CopyOnWriteArrayList<>();
+        java.util.function.Consumer<String> listener = heard::add; // one object, registered twice
+        BroadcastRegistration first = a.onBroadcast("twice", listener);
+        try (BroadcastRegistration second = a.onBroadcast("twice", listener)) {
+            a.broadcast("twice", "m1"); // the sender's own listeners are called at once, on this thread
+            assertThat(heard).containsExactly("m1", "m1");
+
+            first.close();
+            first.close(); // idempotent: before, the second close removed the other registration too
+            a.broadcast("twice", "m2");
+            assertThat(heard).containsExactly("m1", "m1", "m2");
+        }
+        a.broadcast("twice", "m3");
+        assertThat(heard).containsExactly("m1", "m1", "m2");
+    }
+
+    @Test
     void a_listener_that_throws_stops_neither_the_others_nor_later_messages() {
         List<String> heard = new CopyOnWriteArrayList<>();
         try (BroadcastRegistration thrower = b.onBroadcast("faulty", m -> {
@@ -145,15 +166,20 @@ class BroadcastTest {
 
     /** The messages of a test, without the pings that waited for the LISTEN connections. */
     private static List<String> real(List<String> heard) {
-        return heard.stream().filter(m -> !m.equals("ping")).toList();
+        return heard.stream().filter(m -> !m.startsWith(PING)).toList();
     }
 
-    /** Broadcasts a ping from {@code sender} until {@code heard} (a listener of another handle) has one. */
+    /**
+     * Broadcasts a ping of this call's own from {@code sender} until {@code heard}, a listener of
+     * another handle, has it: that handle's LISTEN connection is up. The token is new on every call,
+     * so a ping the list already holds (the sender's own listeners hear theirs at once) proves nothing.
+     */
     private static void awaitListening(String topic, EventStore sender, List<String> heard) {
+        String token = PING + PINGS.incrementAndGet();
         await("the other handle's LISTEN connection is up").atMost(WITHIN).pollInterval(Duration.ofMillis(100))
                 .until(() -> {
-                    sender.broadcast(topic, "ping");
-                    return heard.contains("ping");
+                    sender.broadcast(topic, token);
+                    return heard.contains(token);
                 });
     }
 }

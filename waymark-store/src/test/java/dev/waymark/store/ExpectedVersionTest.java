@@ -135,9 +135,9 @@ class ExpectedVersionTest {
     @Test
     void exactly_on_a_missing_stream_is_wrong_version_reporting_no_stream() {
         String name = fresh();
-        assertThatThrownBy(() -> store.append(name, ExpectedVersion.exactly(0), event("A")))
+        assertThatThrownBy(() -> store.append(name, ExpectedVersion.exactly(1), event("A")))
                 .isInstanceOfSatisfying(WrongExpectedVersionException.class, e -> {
-                    assertThat(e.expectedVersion()).isZero();
+                    assertThat(e.expectedVersion()).isOne();
                     assertThat(e.actualVersion()).isEqualTo(-1);
                 })
                 .hasMessageContaining("does not exist");
@@ -174,7 +174,15 @@ class ExpectedVersionTest {
     @Test
     void a_negative_expected_version_is_refused_when_built() {
         assertThatThrownBy(() -> ExpectedVersion.exactly(-1))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be >= 0");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be >= 1");
+    }
+
+    @Test
+    void exactly_zero_which_could_never_succeed_is_refused_pointing_to_no_stream() {
+        // before: accepted, then every append failed (a missing stream is no version, a live one is >= 1)
+        assertThatThrownBy(() -> ExpectedVersion.exactly(0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("expected version must be >= 1 (stream versions start at 1), got 0; for a stream that"
+                        + " must not exist yet use ExpectedVersion.noStream()");
     }
 
     @Test

@@ -98,7 +98,7 @@ class IdempotentRetryTest {
         store.append("resend-5a", ExpectedVersion.noStream(), moved);
         store.append("resend-5b", ExpectedVersion.noStream(), withId("Placed"));
 
-        assertThatThrownBy(() -> store.append("resend-5b", ExpectedVersion.exactly(0), moved))
+        assertThatThrownBy(() -> store.append("resend-5b", ExpectedVersion.exactly(2), moved))
                 .isInstanceOf(WrongExpectedVersionException.class);
     }
 

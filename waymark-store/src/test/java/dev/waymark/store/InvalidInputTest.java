@@ -106,6 +106,33 @@ class InvalidInputTest {
     }
 
     @Test
+    void a_null_event_is_named_by_its_index() {
+        // before: a bare NullPointerException from List.copyOf / List.of
+        refused(() -> store.append("order-1", ExpectedVersion.any(), java.util.Arrays.asList(event("A"), null)),
+                "event 1 of the append to stream 'order-1' is null");
+        refused(() -> store.append("order-1", ExpectedVersion.any(), (EventData) null),
+                "event 0 of the append to stream 'order-1' is null");
+        refused(() -> store.appendMultiStream(List.of(StreamAppend.of("order-2", ExpectedVersion.any(),
+                java.util.Arrays.asList(null, event("B"))))), "event 0 of the append to stream 'order-2' is null");
+    }
+
+    @Test
+    void event_types_with_control_characters_and_null_payloads() {
+        // before: accepted, as stream names are not (a NUL then failed in the database)
+        refused(() -> EventData.json("Order\u0000Placed", "{}"), "event type must not contain control characters (index 5)");
+        refused(() -> EventData.json("Order\nPlaced", "{}"), "control characters (index 5)");
+        // before: NullPointerException "payload"
+        refused(() -> EventData.of("OrderPlaced", null), "event payload must not be null (type OrderPlaced)");
+    }
+
+    @Test
+    void a_bad_consumer_group_size_is_invalid_input_as_for_a_partition() {
+        // before: IllegalArgumentException from StreamNames.member, InvalidInputException from Partition
+        refused(() -> StreamNames.member("order-1", 0), "consumer group size must be >= 1, got 0");
+        refused(() -> Partition.of(0, 0), "consumer group size must be >= 1, got 0");
+    }
+
+    @Test
     void the_same_event_id_twice_in_one_append() {
         UUID id = UUID.randomUUID();
         refused(() -> store.append("order-1", ExpectedVersion.any(),

@@ -65,6 +65,20 @@ class WakeOptionsTest {
     }
 
     @Test
+    void a_handle_with_notifications_off_is_still_woken_by_its_fallback_tick() throws Exception {
+        try (EventStore quiet = EventStore.builder(pool).notifications(false).fallbackPoll(Duration.ofMillis(200))
+                .build()) {
+            WakeSignal signal = quiet.wakeSignal();
+            for (int i = 0; i < 3; i++) {
+                long seen = signal.generation();
+                // nothing is appended and nothing notifies: only a tick can wake it before 10 s
+                // (before: the tick ran only on the LISTEN thread, which notifications off never start)
+                assertThat(signal.awaitAfter(seen, Duration.ofSeconds(10))).as("woken by the tick").isGreaterThan(seen);
+            }
+        }
+    }
+
+    @Test
     void the_notify_window_coalesces_a_burst_of_appends_into_few_notifications() throws Exception {
         try (Connection listening = POSTGRES.dataSource().getConnection();
                 EventStore writer = EventStore.builder(pool).notifyWindow(Duration.ofMillis(200)).build()) {

@@ -1,8 +1,12 @@
 package dev.waymark.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,10 +61,22 @@ class KafkaExtensionTest {
         String before = KAFKA.bootstrapServers();
         KafkaBroker.get().stopBroker();
         try {
-            assertThat(KAFKA.bootstrapServers()).isEqualTo(before);
+            // really down: nothing accepts a connection on the broker's address (before: only the cached
+            // bootstrap string was compared, which holds whether the broker stopped or not)
+            for (String address : before.split(",")) {
+                int colon = address.lastIndexOf(':');
+                InetSocketAddress broker = new InetSocketAddress(address.substring(0, colon),
+                        Integer.parseInt(address.substring(colon + 1)));
+                assertThatThrownBy(() -> {
+                    try (Socket socket = new Socket()) {
+                        socket.connect(broker, 2_000);
+                    }
+                }).as("a connection to the stopped broker at %s", address).isInstanceOf(ConnectException.class);
+            }
         } finally {
             KafkaBroker.get().startBroker();
         }
+        assertThat(KAFKA.bootstrapServers()).as("the same address after the restart").isEqualTo(before);
         try (var producer = new KafkaProducer<>(Map.<String, Object>of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers()),
                 new StringSerializer(), new StringSerializer())) {

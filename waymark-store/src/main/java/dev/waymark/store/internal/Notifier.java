@@ -6,11 +6,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -30,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * inside their transaction: after commit they signal local waiters at once and ask for one coalesced NOTIFY,
  * sent from a background thread at most once per window. One LISTEN connection per handle fans
  * notifications out to local waiters; it reconnects with capped exponential backoff. A fallback
- * tick wakes waiters every {@code fallbackPoll} so a lost notification only delays them. The same
+ * tick wakes waiters every {@code fallbackPoll} so a lost notification only delays them (run by the
+ * LISTEN thread, or with notifications disabled by the otherwise idle NOTIFY thread). The same
  * channel carries broadcasts ({@link #broadcast}): a payload that starts with {@link #BROADCAST}
  * names its sender, a topic and a message, and wakes nobody.
  */
@@ -64,7 +61,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     private final AtomicLong reconnects = new AtomicLong();
     private volatile Thread listener;
     private volatile boolean closed;
-    private final Map<String, List<Consumer<String>>> topics = new ConcurrentHashMap<>();
+    private final BroadcastListeners listeners = new BroadcastListeners();
 
     /**
      * @param settings the windows and intervals
@@ -137,7 +134,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
      */
     public void broadcast(String topic, String message) {
         try {
-            deliver(topic, message);
+            listeners.deliver(topic, message);
         } finally {
             if (settings.enabled() && !closed) {
                 try {
@@ -149,37 +146,14 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         }
     }
 
-    /** Adds a listener of {@code topic} and starts the LISTEN thread; the returned action removes it. */
+    /**
+     * Adds a listener of {@code topic} and starts the LISTEN thread; the returned action removes
+     * this registration, and only it, however often it runs.
+     */
     public Runnable onBroadcast(String topic, Consumer<String> listener) {
-        // the add under the map's lock: removing the last listener at the same moment cannot drop the
-        // list this one goes into
-        topics.compute(topic, (t, list) -> {
-            List<Consumer<String>> l = list == null ? new CopyOnWriteArrayList<>() : list;
-            l.add(listener);
-            return l;
-        });
+        Runnable remove = listeners.add(topic, listener);
         startListener();
-        return () -> topics.computeIfPresent(topic, (t, list) -> {
-            list.remove(listener);
-            return list.isEmpty() ? null : list;
-        });
-    }
-
-    private void deliver(String topic, String message) {
-        List<Consumer<String>> listeners = topics.get(topic);
-        if (listeners == null) {
-            return;
-        }
-        for (Consumer<String> l : listeners) {
-            try {
-                l.accept(message);
-            } catch (RuntimeException | Error e) {
-                if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
-                    throw (Error) e; // out of memory and the like: the LISTEN loop reconnects
-                }
-                log.warn("waymark: a listener of broadcast topic {} threw; ignored", topic, e);
-            }
-        }
+        return remove;
     }
 
     /** Handles a payload of the channel; returns whether it asks for a wake (another handle's append). */
@@ -194,7 +168,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
             return false;
         }
         if (!handleId.equals(payload.substring(BROADCAST.length(), first))) { // our own: the sender delivers it
-            deliver(payload.substring(first + 1, second), payload.substring(second + 1));
+            listeners.deliver(payload.substring(first + 1, second), payload.substring(second + 1));
         }
         return false;
     }
@@ -227,9 +201,21 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         }
     }
 
-    /** Starts the LISTEN thread if notifications are enabled and it is not running yet. */
+    /**
+     * Starts the LISTEN thread, which also runs the fallback tick, if it is not running yet; with
+     * notifications disabled, starts the fallback tick alone on the (then idle) NOTIFY thread.
+     */
     public void startListener() {
-        if (!settings.enabled() || closed || !listenerStarted.compareAndSet(false, true)) {
+        if (closed || !listenerStarted.compareAndSet(false, true)) {
+            return;
+        }
+        if (!settings.enabled()) {
+            long tick = settings.fallbackPoll().toNanos();
+            try {
+                sender.scheduleAtFixedRate(this::signal, tick, tick, TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // closing
+            }
             return;
         }
         listener = Thread.ofPlatform().name("waymark-listen-" + schema).daemon(true).start(this::listenLoop);

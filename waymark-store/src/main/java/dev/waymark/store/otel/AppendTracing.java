@@ -4,6 +4,7 @@ import dev.waymark.store.AppendResult;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
+import dev.waymark.store.InvalidInputException;
 import dev.waymark.store.StreamNames;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Span;
@@ -30,9 +31,23 @@ public final class AppendTracing {
         this.tracer = openTelemetry.getTracer("dev.waymark.store");
     }
 
-    /** {@link EventStore#append(String, ExpectedVersion, List)} inside a span that the events carry. */
+    /**
+     * {@link EventStore#append(String, ExpectedVersion, List)} inside a span that the events carry.
+     *
+     * @throws InvalidInputException as the store would, for a null or invalid stream name, a null
+     *     event list or a null event (before a span is started)
+     */
     @SuppressWarnings("try") // the scope makes the span current for withCurrentContext
     public AppendResult append(EventStore store, String stream, ExpectedVersion expected, List<EventData> events) {
+        StreamNames.requireValid(stream);
+        if (events == null) {
+            throw new InvalidInputException("events must not be null (stream " + stream + ")");
+        }
+        for (int i = 0; i < events.size(); i++) {
+            if (events.get(i) == null) {
+                throw new InvalidInputException("event " + i + " of the append to stream '" + stream + "' is null");
+            }
+        }
         Span span = tracer.spanBuilder("append " + StreamNames.category(stream)).setSpanKind(SpanKind.PRODUCER)
                 .setAttribute("waymark.stream", stream).setAttribute("waymark.events", events.size()).startSpan();
         try (Scope ignored = span.makeCurrent()) {
