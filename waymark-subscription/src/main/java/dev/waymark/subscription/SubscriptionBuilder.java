@@ -46,7 +46,14 @@ public final class SubscriptionBuilder {
         this.target = target;
     }
 
-    /** Read as member {@code member} of a consumer group of {@code size}; each member keeps its own checkpoint. */
+    /**
+     * Read as member {@code member} of a consumer group of {@code size}; each member keeps its own
+     * checkpoint, stored with the group's size. A member started from its checkpoint (the
+     * {@code checkpointOr...} start positions) whose subscription has checkpoints written by a group
+     * of another size (a plain subscription is a group of 1) stops before delivering anything with a
+     * {@link ConsumerGroupSizeMismatchException}: member {@code i} of one size and of another read
+     * different streams, and resuming would skip events. Resize as the exception's message says.
+     */
     public SubscriptionBuilder consumerGroup(int member, int size) {
         this.partition = Partition.of(member, size);
         return this;
