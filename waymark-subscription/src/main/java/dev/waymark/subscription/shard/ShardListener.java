@@ -30,7 +30,10 @@ public interface ShardListener {
 
     /**
      * A pass step failed ({@code heartbeat}, {@code count live workers}, {@code renew}, {@code claim},
-     * {@code relinquish}); current readers keep running.
+     * {@code relinquish}); current readers keep running. The step {@code ensure shards} is the
+     * creation of the bucket rows: when the database is unavailable as the worker starts, it is
+     * reported here and retried by every pass, which claims nothing until it succeeds; a
+     * {@link ShardCountMismatchException} found then is reported here too, and the worker stops.
      */
     default void passFailed(String workerId, String step, Throwable error) {}
 
