@@ -48,8 +48,8 @@ public final class ShardWorker implements ShardedSubscription {
         this.leases = new LeaseStore(store, name, options.shardCount(), options.leaseTtl(), null);
         Duration grace = options.renewInterval().dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0
                 ? options.renewInterval().dividedBy(2) : Duration.ofSeconds(1);
-        this.readers = new SubscriptionReaders(store, name, options, workerId, handler, grace);
         this.events = new Counting(listener);
+        this.readers = new SubscriptionReaders(store, name, options, workerId, handler, grace, events);
         this.pass = new ReconcilePass(leases, readers, workerId, options.shardCount(), events);
     }
 
@@ -245,6 +245,11 @@ public final class ShardWorker implements ShardedSubscription {
         public void lost(String workerId, int bucket) {
             losses.incrementAndGet();
             next.lost(workerId, bucket);
+        }
+
+        @Override
+        public void readerDied(String workerId, int bucket, Throwable cause) {
+            next.readerDied(workerId, bucket, cause);
         }
 
         @Override
