@@ -63,8 +63,8 @@ public final class ShardedSubscriptionBuilder {
     }
 
     /**
-     * Unused, kept for compatibility with the seed's options (each bucket has at most one delivery
-     * in flight); validated {@code >= 1}, default 256.
+     * Validated ({@code >= 1}, default 256) but without effect: a bucket's reader hands the handler
+     * one event at a time and waits for its answer, so nothing is buffered ahead of it.
      */
     public ShardedSubscriptionBuilder bufferSize(int size) {
         this.bufferSize = size;
