@@ -152,11 +152,12 @@ public final class SubscriptionBuilder {
     }
 
     /**
-     * Starts the subscription as a pull-based stream of deliveries: the subscription does not move
-     * past an item until it is answered, and closing the stream stops the subscription without
-     * acknowledging the item in flight.
+     * Starts the subscription as a pull-based stream of deliveries: the subscription hands over one
+     * delivery at a time and does not move past it until it is answered, and closing the stream
+     * stops the subscription without acknowledging the item in flight.
      *
-     * @param buffer the queue size, {@code >= 1}
+     * @param buffer validated ({@code >= 1}) but without effect: since the subscription waits for
+     *     each answer, at most one item is ever waiting to be taken
      */
     public AckStream openAckStream(int buffer) {
         if (buffer < 1) {
