@@ -174,6 +174,31 @@ class DeadLetterApiTest {
     }
 
     @Test
+    void an_other_reason_without_details_or_with_text_details_is_recorded_whole_and_the_subscription_moves_on() {
+        append(store, "vague-1", "NoDetails");
+        append(store, "vague-2", "TextDetails");
+        append(store, "vague-3", "After");
+        List<String> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (Subscription s = Subscription.builder(store, "vague", Target.category("vague")).start(d -> {
+            handled.add(d.event().type());
+            return switch (d.event().type()) {
+                case "NoDetails" -> Ack.deadLetter(DeadLetterReason.other("no details", null));
+                case "TextDetails" -> Ack.deadLetter(DeadLetterReason.other("text details", "not json"));
+                default -> Ack.ok();
+            };
+        })) {
+            // before: the reason was stored as the details alone, so null broke the NOT NULL column and
+            // text the jsonb cast; the subscription stopped on the error and redelivered it for ever
+            await().atMost(WAIT).until(() -> handled.contains("After") || !s.isRunning());
+            assertThat(s.failure()).isEmpty();
+            assertThat(handled).containsExactly("NoDetails", "TextDetails", "After");
+        }
+        assertThat(deadLetters.list("vague", Long.MAX_VALUE, 5)).extracting(DeadLetter::reasonJson).containsExactly(
+                "{\"kind\": \"other\", \"detail\": \"not json\", \"summary\": \"text details\"}",
+                "{\"kind\": \"other\", \"summary\": \"no details\"}");
+    }
+
+    @Test
     void purge_deletes_a_subscriptions_letters() {
         letters("kept", 2);
         letters("purged", 1);

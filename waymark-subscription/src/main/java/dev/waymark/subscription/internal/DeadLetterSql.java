@@ -71,7 +71,7 @@ public final class DeadLetterSql {
             p.setString(8, event.type());
             p.setString(9, reason.kind());
             p.setString(10, reason.summary());
-            p.setString(11, reason.json());
+            p.setString(11, ReasonJson.of(reason)); // not reason.json(): Other's is its details alone, maybe null
             p.setInt(12, attempts);
             p.executeUpdate();
         }
