@@ -9,6 +9,7 @@ import dev.waymark.store.internal.Jdbc;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -82,7 +83,7 @@ public final class DeadLetters {
             throw new SubscriptionConfigException("replay needs dead letter ids and a handler, got ids=" + ids
                     + ", handler=" + handler);
         }
-        if (ids.stream().anyMatch(java.util.Objects::isNull)) { // List.of(...).contains(null) would throw
+        if (ids.stream().anyMatch(Objects::isNull)) { // List.of(...).contains(null) would throw
             throw new SubscriptionConfigException("dead letter ids must not hold a null, got " + ids);
         }
         Set<Long> unique = new LinkedHashSet<>(ids);
