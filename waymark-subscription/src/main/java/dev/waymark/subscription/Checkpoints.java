@@ -10,7 +10,9 @@ import java.util.Optional;
 
 /**
  * Stored subscription checkpoints, one per (subscription, member). Ordinary saves never move a
- * checkpoint backwards, so a late or stale writer cannot regress it; only {@link #reset} can.
+ * checkpoint backwards, so a late or stale writer cannot regress it; only {@link #reset} can. An
+ * invalid subscription name, or a null member or position, fails with a
+ * {@link SubscriptionConfigException} naming it, before the database is touched.
  */
 public final class Checkpoints {
 
@@ -24,12 +26,16 @@ public final class Checkpoints {
 
     /** The checkpoints of {@code store}'s schema. */
     public static Checkpoints of(EventStore store) {
+        if (store == null) {
+            throw new SubscriptionConfigException("store must not be null");
+        }
         return new Checkpoints(store);
     }
 
     /** The checkpoint of a member, if one is stored. */
     public Optional<GlobalPosition> get(String subscription, Partition member) {
         requireName(subscription);
+        requireMember(member);
         return Jdbc.inTransaction(store.dataSource(), store.schema(), "read checkpoint of '" + subscription + "'",
                 c -> sql.load(c, subscription, member));
     }
@@ -51,6 +57,8 @@ public final class Checkpoints {
      */
     public boolean save(String subscription, Partition member, GlobalPosition position, LeaseFence fence) {
         requireName(subscription);
+        requireMember(member);
+        requirePosition(position);
         return Jdbc.inTransaction(store.dataSource(), store.schema(), "save checkpoint of '" + subscription + "'",
                 c -> sql.save(c, subscription, member, position, fence));
     }
@@ -63,6 +71,7 @@ public final class Checkpoints {
      */
     public int reset(String subscription, GlobalPosition position) {
         requireName(subscription);
+        requirePosition(position);
         return Jdbc.inTransaction(store.dataSource(), store.schema(), "reset checkpoints of '" + subscription + "'",
                 c -> sql.resetAll(c, subscription, position));
     }
@@ -70,6 +79,8 @@ public final class Checkpoints {
     /** Operator reset of one member, creating its checkpoint if missing. */
     public void reset(String subscription, Partition member, GlobalPosition position) {
         requireName(subscription);
+        requireMember(member);
+        requirePosition(position);
         Jdbc.inTransaction(store.dataSource(), store.schema(), "reset checkpoint of '" + subscription + "'", c -> {
             sql.resetOne(c, subscription, member, position);
             return null;
@@ -97,6 +108,20 @@ public final class Checkpoints {
                 return rows;
             }
         });
+    }
+
+    static void requireMember(Partition member) {
+        if (member == null) {
+            throw new SubscriptionConfigException("checkpoint member must not be null (use Partition.WHOLE without a"
+                    + " consumer group)");
+        }
+    }
+
+    private static void requirePosition(GlobalPosition position) {
+        if (position == null) {
+            throw new SubscriptionConfigException("checkpoint position must not be null (GlobalPosition.START for the"
+                    + " beginning)");
+        }
     }
 
     static void requireName(String subscription) {

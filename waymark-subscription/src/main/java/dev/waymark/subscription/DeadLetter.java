@@ -18,7 +18,9 @@ import java.util.UUID;
  * @param eventType the event's type
  * @param reasonKind {@link DeadLetterReason#kind()}
  * @param reasonSummary {@link DeadLetterReason#summary()}
- * @param reasonJson {@link DeadLetterReason#json()}
+ * @param reasonJson the reason as a JSON object: {@code kind}, {@code summary} and the details (an
+ *     {@link DeadLetterReason.Other}'s details under {@code detail}, as JSON, or as text when they are
+ *     not JSON)
  * @param attempts how many deliveries were made
  * @param createdAt when it was recorded (database clock)
  * @param replayedAt when it was last replayed

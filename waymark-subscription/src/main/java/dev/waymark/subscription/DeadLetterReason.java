@@ -1,7 +1,6 @@
 package dev.waymark.subscription;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.waymark.subscription.internal.ReasonJson;
 
 /** Why an event was dead-lettered; stored as a kind, a one-line summary and a JSON document. */
 public sealed interface DeadLetterReason {
@@ -36,28 +35,13 @@ public sealed interface DeadLetterReason {
     /** A one-line summary. */
     String summary();
 
-    /** The reason as a JSON object. */
+    /**
+     * The reason as a JSON object: {@code kind}, {@code summary} and the details. {@link Other}
+     * answers with its record component instead: the details as given, or null.
+     */
     default String json() {
-        ObjectNode node = MAPPER.createObjectNode().put("kind", kind()).put("summary", summary());
-        switch (this) {
-            case Poison p -> node.put("detail", p.detail());
-            case Invalid i -> node.put("detail", i.detail());
-            case MaxAttempts m -> node.put("attempts", m.attempts());
-            case Other o -> {
-                if (o.json() != null) {
-                    try {
-                        node.set("detail", MAPPER.readTree(o.json()));
-                    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-                        node.put("detail", o.json());
-                    }
-                }
-            }
-        }
-        return node.toString();
+        return ReasonJson.of(this);
     }
-
-    /** Shared mapper for the JSON form. */
-    ObjectMapper MAPPER = new ObjectMapper();
 
     /** @param detail what is wrong */
     record Poison(String detail) implements DeadLetterReason {

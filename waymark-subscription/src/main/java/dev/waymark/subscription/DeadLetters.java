@@ -7,8 +7,11 @@ import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.internal.DeadLetterSql;
 import dev.waymark.store.internal.Jdbc;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The dead letters of a store's subscriptions: list, count, get, replay and purge. Dead letters
@@ -61,50 +64,76 @@ public final class DeadLetters {
     }
 
     /**
-     * Delivers the selected dead letters to {@code handler} once each (attempt 0) and records when
-     * and what it answered. A letter already replayed successfully is skipped, so replay is
-     * idempotent. The dead letters stay recorded; purge them when done. The delivery's partition is
-     * {@link Partition#WHOLE}: a letter records its member ({@link DeadLetter#member()}) but not the
-     * group's size, so a handler that routes by partition should read the member from the letter.
+     * Delivers the selected dead letters to {@code handler} once each (attempt 0), in the order of
+     * {@code ids} (a repeated id counts once), and records when and what it answered. A letter
+     * already replayed successfully is skipped, so replay is idempotent for one caller. Concurrent
+     * replays of one letter may both deliver it; the recorded outcome keeps the first
+     * {@link #REPLAYED_OK}: a later answer (a retry, a failure) never overwrites it. The dead letters
+     * stay recorded; purge them when done. The delivery's partition is {@link Partition#WHOLE}: a
+     * letter records its member ({@link DeadLetter#member()}) but not the group's size, so a handler
+     * that routes by partition should read the member from the letter.
      *
      * @return the letters that were delivered, with their recorded outcome
+     * @throws SubscriptionConfigException if {@code ids} or {@code handler} is null, or {@code ids}
+     *     holds a null; nothing is delivered
+     * @throws SubscriptionException if a letter does not exist; nothing is delivered
      */
     public List<DeadLetter> replay(List<Long> ids, EventHandler handler) {
+        if (ids == null || handler == null) {
+            throw new SubscriptionConfigException("replay needs dead letter ids and a handler, got ids=" + ids
+                    + ", handler=" + handler);
+        }
+        if (ids.stream().anyMatch(Objects::isNull)) { // List.of(...).contains(null) would throw
+            throw new SubscriptionConfigException("dead letter ids must not hold a null, got " + ids);
+        }
+        Set<Long> unique = new LinkedHashSet<>(ids);
+        List<DeadLetter> letters = new ArrayList<>();
+        for (long id : unique) {
+            letters.add(get(id).orElseThrow(() -> new SubscriptionException("dead letter " + id
+                    + " does not exist; nothing was replayed")));
+        }
         List<DeadLetter> replayed = new ArrayList<>();
-        for (long id : ids) {
-            DeadLetter letter = get(id).orElseThrow(
-                    () -> new SubscriptionException("dead letter " + id + " does not exist"));
-            if (letter.replayOutcome().filter(REPLAYED_OK::equals).isPresent()) {
+        for (DeadLetter letter : letters) {
+            // read again: an earlier letter's handler, or another replay, may have replayed it since
+            DeadLetter current = get(letter.id()).orElse(letter);
+            if (current.replayOutcome().filter(REPLAYED_OK::equals).isPresent()) {
                 continue;
             }
-            RecordedEvent event = store.readStreamForward(letter.streamName(), letter.streamVersion() - 1, 1).stream()
-                    .filter(e -> e.eventId().equals(letter.eventId()))
-                    .findFirst()
-                    .orElseThrow(() -> new SubscriptionException("dead letter " + id + ": event " + letter.eventId()
-                            + " is no longer readable in stream '" + letter.streamName() + "'"));
-            String outcome;
-            try {
-                Ack ack = handler.handle(new Delivery(letter.subscription(), event, 0,
-                        Partition.WHOLE));
-                outcome = switch (ack) {
-                    case Ack.Ok ok -> REPLAYED_OK;
-                    case Ack.Retry retry -> "retry requested";
-                    case Ack.DeadLetter dead -> "dead-lettered again: " + dead.reason().summary();
-                };
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new SubscriptionException("replay of dead letter " + id + " interrupted", e);
-            } catch (Exception e) {
-                outcome = "failed: " + e;
-            }
-            String stored = outcome;
-            Jdbc.inTransaction(store.dataSource(), store.schema(), "mark dead letter " + id + " replayed", c -> {
-                sql.markReplayed(c, id, stored);
-                return null;
-            });
-            replayed.add(get(id).orElseThrow());
+            String outcome = deliver(current, handler);
+            Jdbc.inTransaction(store.dataSource(), store.schema(), "mark dead letter " + letter.id() + " replayed",
+                    c -> {
+                        sql.markReplayed(c, letter.id(), outcome);
+                        return null;
+                    });
+            get(letter.id()).ifPresent(replayed::add); // purged meanwhile: nothing to report
         }
         return replayed;
+    }
+
+    /** Delivers one letter's event and says what the handler answered. */
+    private String deliver(DeadLetter letter, EventHandler handler) {
+        long id = letter.id();
+        RecordedEvent event = store.readStreamForward(letter.streamName(), letter.streamVersion() - 1, 1).stream()
+                .filter(e -> e.eventId().equals(letter.eventId()))
+                .findFirst()
+                .orElseThrow(() -> new SubscriptionException("dead letter " + id + ": event " + letter.eventId()
+                        + " is no longer readable in stream '" + letter.streamName() + "'"));
+        try {
+            Ack ack = handler.handle(new Delivery(letter.subscription(), event, 0, Partition.WHOLE));
+            if (ack == null) {
+                return "failed: the handler returned null instead of an Ack";
+            }
+            return switch (ack) {
+                case Ack.Ok ok -> REPLAYED_OK;
+                case Ack.Retry retry -> "retry requested";
+                case Ack.DeadLetter dead -> "dead-lettered again: " + dead.reason().summary();
+            };
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SubscriptionException("replay of dead letter " + id + " interrupted", e);
+        } catch (Exception e) {
+            return "failed: " + e;
+        }
     }
 
     /** Deletes a subscription's dead letters; returns how many. */

@@ -12,8 +12,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Configures a subscription. Defaults are the constants below; invalid values fail at
- * {@link #start(EventHandler)} or {@link #openAckStream(int)} with a message naming the option.
+ * Configures a subscription. Defaults are the constants below. The setters only record their
+ * values: every invalid value fails later, at {@link #config()}, {@link #start(EventHandler)} or
+ * {@link #openAckStream(int)}, with a {@link SubscriptionConfigException} naming the option, the
+ * value and the rule.
  */
 public final class SubscriptionBuilder {
 
@@ -27,12 +29,15 @@ public final class SubscriptionBuilder {
     private final EventStore store;
     private final String name;
     private final Target target;
-    private Partition partition = Partition.WHOLE;
+    private int groupMember = Partition.WHOLE.member();
+    private int groupSize = Partition.WHOLE.size();
     private Set<String> eventTypes = Set.of();
     private StartPosition start = StartPosition.checkpointOrBeginning();
     private int batchSize = DEFAULT_BATCH_SIZE;
-    private RetryPolicy retry = RetryPolicy.defaults();
-    private CheckpointPolicy checkpoint = CheckpointPolicy.defaults();
+    private int maxAttempts = RetryPolicy.DEFAULT_MAX_ATTEMPTS;
+    private Duration errorDelay = RetryPolicy.DEFAULT_ERROR_DELAY;
+    private int checkpointEvents = CheckpointPolicy.DEFAULT_EVERY_EVENTS;
+    private Duration checkpointInterval = CheckpointPolicy.DEFAULT_EVERY;
     private Duration pollInterval = DEFAULT_POLL_INTERVAL;
     private LeaseFence fence;
     private SubscriptionListener listener = SubscriptionListener.NONE;
@@ -46,28 +51,27 @@ public final class SubscriptionBuilder {
         this.target = target;
     }
 
-    /** Read as member {@code member} of a consumer group of {@code size}; each member keeps its own checkpoint. */
+    /**
+     * Read as member {@code member} of a consumer group of {@code size}; each member keeps its own
+     * checkpoint, stored with the group's size. A member started from its checkpoint (the
+     * {@code checkpointOr...} start positions) whose subscription has checkpoints written by a group
+     * of another size (a plain subscription is a group of 1) stops before delivering anything with a
+     * {@link ConsumerGroupSizeMismatchException}: member {@code i} of one size and of another read
+     * different streams, and resuming would skip events. Resize as the exception's message says.
+     * Valid: {@code size >= 1}, {@code 0 <= member < size}.
+     */
     public SubscriptionBuilder consumerGroup(int member, int size) {
-        this.partition = Partition.of(member, size);
+        this.groupMember = member;
+        this.groupSize = size;
         return this;
     }
 
     /**
      * Deliver only these event types; others are skipped (the checkpoint still moves past them).
-     *
-     * @throws SubscriptionConfigException if {@code types} is null or holds a null or blank type
+     * Valid: not null, no null or blank type.
      */
     public SubscriptionBuilder eventTypes(String... types) {
-        if (types == null) {
-            throw new SubscriptionConfigException("eventTypes must not be null");
-        }
-        for (String type : types) {
-            if (type == null || type.isBlank()) {
-                throw new SubscriptionConfigException("eventTypes must not hold a null or blank type, got "
-                        + Arrays.toString(types));
-            }
-        }
-        this.eventTypes = new HashSet<>(Arrays.asList(types));
+        this.eventTypes = types == null ? null : new HashSet<>(Arrays.asList(types));
         return this;
     }
 
@@ -83,15 +87,17 @@ public final class SubscriptionBuilder {
         return this;
     }
 
-    /** The retry budget; default {@link RetryPolicy#defaults()}. */
+    /** The retry budget, valid as {@link RetryPolicy} says; default {@link RetryPolicy#defaults()}. */
     public SubscriptionBuilder retry(int maxAttempts, Duration errorDelay) {
-        this.retry = new RetryPolicy(maxAttempts, errorDelay);
+        this.maxAttempts = maxAttempts;
+        this.errorDelay = errorDelay;
         return this;
     }
 
-    /** How often to write the checkpoint; default {@link CheckpointPolicy#defaults()}. */
+    /** How often to write the checkpoint, valid as {@link CheckpointPolicy} says; default {@link CheckpointPolicy#defaults()}. */
     public SubscriptionBuilder checkpointEvery(int events, Duration interval) {
-        this.checkpoint = new CheckpointPolicy(events, interval);
+        this.checkpointEvents = events;
+        this.checkpointInterval = interval;
         return this;
     }
 
@@ -113,10 +119,22 @@ public final class SubscriptionBuilder {
         return this;
     }
 
-    /** The validated configuration. */
+    /**
+     * The validated configuration.
+     *
+     * @throws SubscriptionConfigException naming the first invalid option
+     */
     public SubscriptionConfig config() {
-        return new SubscriptionConfig(name, target, partition, eventTypes, start, batchSize, retry, checkpoint,
-                pollInterval, fence);
+        if (groupSize < 1) {
+            throw new SubscriptionConfigException("consumerGroup size must be >= 1, got " + groupSize);
+        }
+        if (groupMember < 0 || groupMember >= groupSize) {
+            throw new SubscriptionConfigException("consumerGroup member must be in [0, " + groupSize + "), got "
+                    + groupMember);
+        }
+        return new SubscriptionConfig(name, target, Partition.of(groupMember, groupSize), eventTypes, start,
+                batchSize, new RetryPolicy(maxAttempts, errorDelay),
+                new CheckpointPolicy(checkpointEvents, checkpointInterval), pollInterval, fence);
     }
 
     /** Validates and starts the subscription on its own thread. */
@@ -134,11 +152,12 @@ public final class SubscriptionBuilder {
     }
 
     /**
-     * Starts the subscription as a pull-based stream of deliveries: the subscription does not move
-     * past an item until it is answered, and closing the stream stops the subscription without
-     * acknowledging the item in flight.
+     * Starts the subscription as a pull-based stream of deliveries: the subscription hands over one
+     * delivery at a time and does not move past it until it is answered, and closing the stream
+     * stops the subscription without acknowledging the item in flight.
      *
-     * @param buffer the queue size, {@code >= 1}
+     * @param buffer validated ({@code >= 1}) but without effect: since the subscription waits for
+     *     each answer, at most one item is ever waiting to be taken
      */
     public AckStream openAckStream(int buffer) {
         if (buffer < 1) {

@@ -39,6 +39,12 @@ public record SubscriptionConfig(
         if (partition == null) {
             throw new SubscriptionConfigException("partition must not be null (use Partition.WHOLE)");
         }
+        if (eventTypes == null) {
+            throw new SubscriptionConfigException("eventTypes must not be null (empty for all types)");
+        }
+        if (eventTypes.stream().anyMatch(t -> t == null || t.isBlank())) {
+            throw new SubscriptionConfigException("eventTypes must not hold a null or blank type, got " + eventTypes);
+        }
         eventTypes = Set.copyOf(eventTypes);
         if (start == null) {
             throw new SubscriptionConfigException("start position must not be null");

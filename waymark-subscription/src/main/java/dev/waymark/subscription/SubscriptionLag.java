@@ -29,9 +29,18 @@ public record SubscriptionLag(GlobalPosition checkpoint, long eventsBehind, Dura
     /**
      * Measures the lag of {@code subscription} (member {@code partition}) over {@code target}.
      * Counting is proportional to the lag: cheap when caught up.
+     *
+     * @throws SubscriptionConfigException if an argument is null or the name invalid
      */
     public static SubscriptionLag measure(EventStore store, String subscription, Target target, Partition partition) {
+        if (store == null) {
+            throw new SubscriptionConfigException("store must not be null");
+        }
         Checkpoints.requireName(subscription);
+        if (target == null) {
+            throw new SubscriptionConfigException("target must not be null (Target.all() for every stream)");
+        }
+        Checkpoints.requireMember(partition);
         String q = Schema.quote(store.schema());
         CheckpointSql checkpoints = new CheckpointSql(q);
         // count_events_after (schema version 9) walks the index from the checkpoint whatever its plan's age

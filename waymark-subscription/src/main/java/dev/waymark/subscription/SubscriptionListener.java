@@ -12,7 +12,11 @@ public interface SubscriptionListener {
     /** The subscription resolved its start and begins reading after {@code position}. */
     default void started(SubscriptionConfig config, GlobalPosition position) {}
 
-    /** A read came back empty: everything visible was handled. */
+    /**
+     * A read returned fewer events than the batch size (possibly none): every event visible when
+     * it ran has been handled, and the subscription now waits for new ones. Events appended
+     * meanwhile follow.
+     */
     default void caughtUp(SubscriptionConfig config, GlobalPosition position) {}
 
     /** The handler answered {@code ack} for a delivery. */

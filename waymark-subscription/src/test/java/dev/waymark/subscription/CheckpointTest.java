@@ -164,6 +164,32 @@ class CheckpointTest {
     }
 
     @Test
+    void a_null_member_position_or_target_is_refused_by_name() {
+        // before: NullPointerExceptions from the SQL layer, and a null target measured every stream
+        assertThatThrownBy(() -> checkpoints.get("nulls", null))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("member must not be null");
+        assertThatThrownBy(() -> checkpoints.save("nulls", null, at(1, 1)))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("member must not be null");
+        assertThatThrownBy(() -> checkpoints.save("nulls", Partition.WHOLE, null))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("position must not be null");
+        assertThatThrownBy(() -> checkpoints.reset("nulls", null))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("position must not be null");
+        assertThatThrownBy(() -> checkpoints.reset("nulls", null, at(1, 1)))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("member must not be null");
+        assertThatThrownBy(() -> checkpoints.reset("nulls", Partition.WHOLE, null))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("position must not be null");
+        assertThat(checkpoints.list("nulls")).isEmpty();
+        assertThatThrownBy(() -> SubscriptionLag.measure(store, "nulls", null, Partition.WHOLE))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("target must not be null");
+        assertThatThrownBy(() -> SubscriptionLag.measure(store, "nulls", Target.all(), null))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("member must not be null");
+        assertThatThrownBy(() -> new SubscriptionConfig("nulls", Target.all(), Partition.WHOLE, null,
+                StartPosition.checkpointOrBeginning(), 1, RetryPolicy.defaults(), CheckpointPolicy.defaults(),
+                Duration.ofSeconds(1), null))
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("eventTypes must not be null");
+    }
+
+    @Test
     void lag_counts_visible_events_after_the_checkpoint() {
         append(store, "lagging-1", "A", "B", "C");
         SubscriptionLag before = SubscriptionLag.measure(store, "lagger", Target.category("lagging"), Partition.WHOLE);

@@ -128,11 +128,11 @@ class HandlerEdgeCasesTest {
 
     @Test
     void invalid_event_types_and_dead_letter_reasons_are_refused_with_the_problem_named() {
-        assertThatThrownBy(() -> builder(fresh()).eventTypes((String[]) null))
+        assertThatThrownBy(() -> builder(fresh()).eventTypes((String[]) null).start(Recorder.ok()))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("eventTypes must not be null");
-        assertThatThrownBy(() -> builder(fresh()).eventTypes("A", null))
+        assertThatThrownBy(() -> builder(fresh()).eventTypes("A", null).start(Recorder.ok()))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("null or blank type");
-        assertThatThrownBy(() -> builder(fresh()).eventTypes(" "))
+        assertThatThrownBy(() -> builder(fresh()).eventTypes(" ").start(Recorder.ok()))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("null or blank type");
         assertThatThrownBy(() -> DeadLetterReason.other(null, null))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("summary");

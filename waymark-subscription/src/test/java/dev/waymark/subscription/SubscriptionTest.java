@@ -402,13 +402,34 @@ class SubscriptionTest {
     }
 
     @Test
+    void the_setters_only_record_values_and_every_invalid_one_fails_at_start_as_a_config_exception() {
+        // before: consumerGroup threw the store's InvalidInputException, retry and checkpointEvery
+        // threw at the setter, although the builder said invalid values fail at start()
+        SubscriptionBuilder b = builder(fresh()).consumerGroup(3, 2);
+        assertThatThrownBy(b::config).isInstanceOf(SubscriptionConfigException.class)
+                .hasMessage("consumerGroup member must be in [0, 2), got 3");
+        b = builder(fresh()).consumerGroup(0, -1);
+        assertThatThrownBy(b::config).isInstanceOf(SubscriptionConfigException.class)
+                .hasMessage("consumerGroup size must be >= 1, got -1");
+        b = builder(fresh()).retry(0, null);
+        assertThatThrownBy(b::config).isInstanceOf(SubscriptionConfigException.class)
+                .hasMessage("retry maxAttempts must be >= 1, got 0");
+        b = builder(fresh()).checkpointEvery(0, Duration.ZERO);
+        assertThatThrownBy(b::config).isInstanceOf(SubscriptionConfigException.class)
+                .hasMessage("checkpoint everyEvents must be >= 1, got 0");
+        SubscriptionBuilder typed = builder(fresh()).eventTypes("A", "");
+        assertThatThrownBy(() -> typed.openAckStream(1)).isInstanceOf(SubscriptionConfigException.class)
+                .hasMessageContaining("eventTypes must not hold a null or blank type");
+    }
+
+    @Test
     void invalid_options_are_refused_with_the_option_named() {
         assertThatThrownBy(() -> builder(fresh()).batchSize(0).start(Recorder.ok()))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("batchSize");
         assertThatThrownBy(() -> builder(fresh()).consumerGroup(2, 2).start(Recorder.ok()))
-                .hasMessageContaining("member must be in [0, 2)");
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("member must be in [0, 2)");
         assertThatThrownBy(() -> builder(fresh()).consumerGroup(0, 0).start(Recorder.ok()))
-                .hasMessageContaining("size must be >= 1");
+                .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("size must be >= 1");
         assertThatThrownBy(() -> builder(fresh()).retry(0, Duration.ZERO).start(Recorder.ok()))
                 .hasMessageContaining("maxAttempts must be >= 1");
         assertThatThrownBy(() -> builder(fresh()).retry(1, Duration.ofMillis(-1)).start(Recorder.ok()))

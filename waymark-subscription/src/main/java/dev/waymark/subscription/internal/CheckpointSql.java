@@ -8,12 +8,15 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /** The checkpoint statements, run on a connection the caller manages. */
 public final class CheckpointSql {
 
     private final String load;
+    private final String groupSizes;
     private final String initialize;
     private final String save;
     private final String fence;
@@ -24,6 +27,7 @@ public final class CheckpointSql {
     public CheckpointSql(String quotedSchema) {
         String q = quotedSchema;
         load = "SELECT position_tx, position_seq FROM " + q + ".checkpoints WHERE subscription = ? AND member = ?";
+        groupSizes = "SELECT DISTINCT group_size FROM " + q + ".checkpoints WHERE subscription = ? ORDER BY 1";
         initialize = "INSERT INTO " + q + ".checkpoints (subscription, member, group_size, position_tx, position_seq)"
                 + " VALUES (?, ?, ?, ?, ?) ON CONFLICT (subscription, member) DO NOTHING";
         // Never moves backwards: a late or stale writer leaves a newer checkpoint alone.
@@ -52,6 +56,20 @@ public final class CheckpointSql {
             try (ResultSet rs = p.executeQuery()) {
                 return rs.next() ? Optional.of(new GlobalPosition(rs.getLong(1), rs.getLong(2))) : Optional.empty();
             }
+        }
+    }
+
+    /** The group sizes the subscription's checkpoints were written with, ascending (empty without any). */
+    public List<Integer> groupSizes(Connection c, String subscription) throws SQLException {
+        try (PreparedStatement p = c.prepareStatement(groupSizes)) {
+            p.setString(1, subscription);
+            List<Integer> sizes = new ArrayList<>();
+            try (ResultSet rs = p.executeQuery()) {
+                while (rs.next()) {
+                    sizes.add(rs.getInt(1));
+                }
+            }
+            return sizes;
         }
     }
 

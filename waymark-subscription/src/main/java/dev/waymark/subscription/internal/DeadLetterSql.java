@@ -5,6 +5,7 @@ import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetterReason;
+import dev.waymark.subscription.DeadLetters;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -45,7 +46,9 @@ public final class DeadLetterSql {
                 + " AND dead_letter_id < ? ORDER BY dead_letter_id DESC LIMIT ?";
         count = "SELECT count(*) FROM " + q + ".dead_letters WHERE subscription = ?";
         get = "SELECT " + COLUMNS + " FROM " + q + ".dead_letters WHERE dead_letter_id = ?";
-        markReplayed = "UPDATE " + q + ".dead_letters SET replayed_at = now(), replay_outcome = ? WHERE dead_letter_id = ?";
+        // A recorded success stays: a concurrent replay that answered otherwise later does not erase it.
+        markReplayed = "UPDATE " + q + ".dead_letters SET replayed_at = now(), replay_outcome = ?"
+                + " WHERE dead_letter_id = ? AND replay_outcome IS DISTINCT FROM ?";
         purge = "DELETE FROM " + q + ".dead_letters WHERE subscription = ?";
         purgeMember = "DELETE FROM " + q + ".dead_letters WHERE subscription = ? AND member = ?";
     }
@@ -68,7 +71,7 @@ public final class DeadLetterSql {
             p.setString(8, event.type());
             p.setString(9, reason.kind());
             p.setString(10, reason.summary());
-            p.setString(11, reason.json());
+            p.setString(11, ReasonJson.of(reason)); // not reason.json(): Other's is its details alone, maybe null
             p.setInt(12, attempts);
             p.executeUpdate();
         }
@@ -116,12 +119,16 @@ public final class DeadLetterSql {
         }
     }
 
-    /** Records when and how a dead letter was replayed. */
-    public void markReplayed(Connection c, long id, String outcome) throws SQLException {
+    /**
+     * Records when and how a dead letter was replayed, unless a replay already recorded
+     * {@link DeadLetters#REPLAYED_OK}; returns whether it was recorded.
+     */
+    public boolean markReplayed(Connection c, long id, String outcome) throws SQLException {
         try (PreparedStatement p = c.prepareStatement(markReplayed)) {
             p.setString(1, outcome);
             p.setLong(2, id);
-            p.executeUpdate();
+            p.setString(3, DeadLetters.REPLAYED_OK);
+            return p.executeUpdate() > 0;
         }
     }
 

@@ -9,6 +9,7 @@ import dev.waymark.store.internal.Jdbc;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.CheckpointMissingException;
+import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.EventHandler;
@@ -159,6 +160,14 @@ public final class SubscriptionWorker implements Subscription {
             case StartPosition.After after -> after.position();
             case StartPosition.FromCheckpoint from -> retrying("load checkpoint", () -> Jdbc.inTransaction(
                     store.dataSource(), store.schema(), "load checkpoint of " + config.memberLabel(), c -> {
+                        // Member i of one size and member i of another read different streams: a
+                        // checkpoint of another size would skip events (a new member has none, but
+                        // the others of its group do, so the whole subscription is compared).
+                        List<Integer> sizes = checkpoints.groupSizes(c, config.name());
+                        if (!sizes.isEmpty() && !sizes.equals(List.of(config.partition().size()))) {
+                            throw new ConsumerGroupSizeMismatchException(config.name(), config.partition().size(),
+                                    sizes);
+                        }
                         Optional<GlobalPosition> existing = checkpoints.load(c, config.name(), config.partition());
                         if (existing.isPresent()) {
                             return existing.get();
@@ -393,7 +402,7 @@ public final class SubscriptionWorker implements Subscription {
         while (true) {
             try {
                 return attempt.run();
-            } catch (LeaseLostException | CheckpointMissingException e) {
+            } catch (LeaseLostException | CheckpointMissingException | ConsumerGroupSizeMismatchException e) {
                 throw e;
             } catch (StoreException e) {
                 if (!e.isRetryable() || stopping) {

@@ -15,7 +15,16 @@ public interface ShardListener {
     /** This worker found a bucket it ran no longer leased to it (expired or taken over). */
     default void lost(String workerId, int bucket) {}
 
-    /** A bucket's reader had died and was restarted. */
+    /**
+     * A bucket's reader ended on its own, not asked to stop (on the reader's thread, as it ends):
+     * {@code cause} is what stopped it (a database error that is not retryable, a lost lease found
+     * by a fenced checkpoint write, an {@link Error} such as an {@code OutOfMemoryError} from the
+     * handler), or null if it ended without one. The next pass restarts it if the bucket is still
+     * held, and reports {@link #readerRestarted}.
+     */
+    default void readerDied(String workerId, int bucket, Throwable cause) {}
+
+    /** A bucket's reader had died (see {@link #readerDied}) and was restarted by a pass. */
     default void readerRestarted(String workerId, int bucket, Throwable cause) {}
 
     /**
@@ -30,7 +39,10 @@ public interface ShardListener {
 
     /**
      * A pass step failed ({@code heartbeat}, {@code count live workers}, {@code renew}, {@code claim},
-     * {@code relinquish}); current readers keep running.
+     * {@code relinquish}); current readers keep running. The step {@code ensure shards} is the
+     * creation of the bucket rows: when the database is unavailable as the worker starts, it is
+     * reported here and retried by every pass, which claims nothing until it succeeds; a
+     * {@link ShardCountMismatchException} found then is reported here too, and the worker stops.
      */
     default void passFailed(String workerId, String step, Throwable error) {}
 

@@ -8,7 +8,9 @@ import java.time.Duration;
  * The options of a sharded pool; every worker of a subscription must use the same shard count.
  * Liveness in numbers: a worker renews its leases every {@code renewInterval}; a crashed worker's
  * buckets are claimable {@code leaseTtl} after its last renewal and are taken over within about
- * {@code leaseTtl + 2 * renewInterval}.
+ * {@code leaseTtl + 2 * renewInterval}. Defaults ({@link #defaults}): a 30 s lease renewed every
+ * 10 s, 100 events per read, buffer 256, 1 s before redelivering after a handler exception, 5
+ * deliveries before a dead letter.
  *
  * @param target what the pool reads
  * @param shardCount the number of buckets, {@code >= 1}, fixed per subscription
@@ -16,8 +18,8 @@ import java.time.Duration;
  * @param renewInterval the time between reconcile passes, {@code > 0} and {@code < leaseTtl}
  * @param batchSize events per read, 1 to 10000 (each bucket's reader is a plain subscription, whose
  *     limit this is)
- * @param bufferSize unused, kept for compatibility with the seed's options (a bucket has at most
- *     one delivery in flight), {@code >= 1}
+ * @param bufferSize validated ({@code >= 1}) but without effect: a bucket's reader hands the
+ *     handler one event at a time and waits for its answer, so nothing is buffered ahead of it
  * @param handlerRetryDelay the delay before redelivering after a handler exception, {@code >= 0}
  * @param maxAttempts total deliveries of one event before it is dead-lettered, {@code >= 1}
  */
@@ -37,7 +39,7 @@ public record ShardOptions(
     public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofSeconds(10);
     /** Default events per read. */
     public static final int DEFAULT_BATCH_SIZE = 100;
-    /** Default of the unused buffer option. */
+    /** Default of {@code bufferSize}, which has no effect. */
     public static final int DEFAULT_BUFFER_SIZE = 256;
     /** Default handler retry delay. */
     public static final Duration DEFAULT_HANDLER_RETRY_DELAY = Duration.ofSeconds(1);

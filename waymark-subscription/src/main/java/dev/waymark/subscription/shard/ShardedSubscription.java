@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * One worker of a sharded subscription pool (seed 000). Start the same worker N times (threads,
+ * One worker of a sharded subscription pool. Start the same worker N times (threads,
  * JVMs, hosts) with the same subscription name and options: the workers split the target into a
  * fixed number of buckets (consumer-group members) and share them through lease rows in
  * PostgreSQL, with no coordinator. Each owned bucket is read by its own subscription, one event at

@@ -63,8 +63,8 @@ public final class ShardedSubscriptionBuilder {
     }
 
     /**
-     * Unused, kept for compatibility with the seed's options (each bucket has at most one delivery
-     * in flight); validated {@code >= 1}, default 256.
+     * Validated ({@code >= 1}, default 256) but without effect: a bucket's reader hands the handler
+     * one event at a time and waits for its answer, so nothing is buffered ahead of it.
      */
     public ShardedSubscriptionBuilder bufferSize(int size) {
         this.bufferSize = size;
@@ -95,7 +95,15 @@ public final class ShardedSubscriptionBuilder {
                 maxAttempts);
     }
 
-    /** Validates, joins the pool and starts reading the buckets this worker comes to own. */
+    /**
+     * Validates, joins the pool and starts reading the buckets this worker comes to own. A database
+     * that is unavailable at start does not fail it: the worker reports the failure to
+     * {@link ShardListener#passFailed} (step {@code ensure shards}) and its passes retry until the
+     * database is back.
+     *
+     * @throws SubscriptionConfigException on an invalid option
+     * @throws ShardCountMismatchException when the pool is stored with another shard count
+     */
     public ShardedSubscription start(ShardHandler handler) {
         if (store == null) {
             throw new SubscriptionConfigException("store must not be null");

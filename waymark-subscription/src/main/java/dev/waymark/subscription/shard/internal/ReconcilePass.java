@@ -1,5 +1,6 @@
 package dev.waymark.subscription.shard.internal;
 
+import dev.waymark.subscription.shard.ShardCountMismatchException;
 import dev.waymark.subscription.shard.ShardListener;
 import dev.waymark.subscription.shard.ShardOptions;
 import java.util.ArrayList;
@@ -35,6 +36,8 @@ public final class ReconcilePass {
     private final int shardCount;
     private final ShardListener listener;
     private boolean claimedBelowFloor;
+    /** Whether the bucket rows are known to exist with this worker's shard count. */
+    private boolean shardsEnsured = true;
     /** The buckets held after the last pass that renewed. */
     private Set<Integer> previous = Set.of();
 
@@ -57,8 +60,33 @@ public final class ReconcilePass {
         return claimedBelowFloor;
     }
 
-    /** Runs the pass; returns the buckets held afterwards. */
+    /**
+     * Creating the bucket rows failed at start (the database was unavailable): every pass tries it
+     * first, and does nothing else until it succeeds.
+     */
+    public void ensureShardsFirst() {
+        shardsEnsured = false;
+    }
+
+    /**
+     * Runs the pass; returns the buckets held afterwards.
+     *
+     * @throws ShardCountMismatchException when the bucket rows, created at last by this pass after a
+     *     failed start, hold another shard count: the worker must not run
+     */
     public Set<Integer> run() {
+        if (!shardsEnsured) {
+            try {
+                leases.ensureShards();
+                shardsEnsured = true;
+            } catch (ShardCountMismatchException e) {
+                failed("ensure shards", e);
+                throw e;
+            } catch (RuntimeException e) {
+                failed("ensure shards", e);
+                return Set.of(); // nothing is claimed, or read, before the rows are there
+            }
+        }
         try {
             leases.heartbeat(worker);
         } catch (RuntimeException e) {

@@ -1,6 +1,8 @@
 package dev.waymark.subscription.shard.internal;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.StoreException;
+import dev.waymark.subscription.shard.ShardCountMismatchException;
 import dev.waymark.subscription.shard.ShardListener;
 import dev.waymark.subscription.shard.ShardOptions;
 import dev.waymark.subscription.shard.ShardOwnership;
@@ -46,18 +48,33 @@ public final class ShardWorker implements ShardedSubscription {
         this.leases = new LeaseStore(store, name, options.shardCount(), options.leaseTtl(), null);
         Duration grace = options.renewInterval().dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0
                 ? options.renewInterval().dividedBy(2) : Duration.ofSeconds(1);
-        this.readers = new SubscriptionReaders(store, name, options, workerId, handler, grace);
         this.events = new Counting(listener);
+        this.readers = new SubscriptionReaders(store, name, options, workerId, handler, grace, events);
         this.pass = new ReconcilePass(leases, readers, workerId, options.shardCount(), events);
     }
 
     /**
-     * Creates the bucket rows (refusing a different shard count) and starts the pass loop.
+     * Creates the bucket rows (refusing a different shard count) and starts the pass loop. When the
+     * database is unavailable (a retryable store error), the failure is reported to the listener as
+     * the pass step {@code ensure shards} and the loop starts anyway: each pass retries it first.
      *
-     * @throws dev.waymark.subscription.shard.ShardCountMismatchException on a different stored count
+     * @throws ShardCountMismatchException on a different stored count
+     * @throws StoreException on a store error that is not retryable (a schema not migrated, say)
      */
     public ShardWorker start() {
-        leases.ensureShards();
+        try {
+            leases.ensureShards();
+        } catch (ShardCountMismatchException e) {
+            throw e;
+        } catch (StoreException e) {
+            if (!e.isRetryable()) {
+                throw e;
+            }
+            log.warn("sharded worker {} of '{}': creating the bucket rows failed, every pass retries it: {}",
+                    workerId, name, e.toString());
+            pass.ensureShardsFirst();
+            ReconcilePass.safely(() -> events.passFailed(workerId, "ensure shards", e));
+        }
         loop = Thread.ofPlatform().name("waymark-shard-" + name + "-" + workerId).start(this::loop);
         return this;
     }
@@ -77,6 +94,10 @@ public final class ShardWorker implements ShardedSubscription {
             try {
                 owned = pass.run();
                 early = pass.wantsEarlyPass();
+            } catch (ShardCountMismatchException e) {
+                // found once the database came back after a failed start: this worker must not run
+                log.error("sharded worker {} of '{}' stops: {}", workerId, name, e.getMessage());
+                return;
             } catch (RuntimeException | Error e) {
                 // an Error too: this loop renews the leases and restarts dead readers; if it ended,
                 // the readers would lose their leases one by one and nothing would take over here
@@ -224,6 +245,11 @@ public final class ShardWorker implements ShardedSubscription {
         public void lost(String workerId, int bucket) {
             losses.incrementAndGet();
             next.lost(workerId, bucket);
+        }
+
+        @Override
+        public void readerDied(String workerId, int bucket, Throwable cause) {
+            next.readerDied(workerId, bucket, cause);
         }
 
         @Override

@@ -1,6 +1,7 @@
 package dev.waymark.subscription.shard.internal;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.GlobalPosition;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Delivery;
@@ -11,6 +12,7 @@ import dev.waymark.subscription.SubscriptionConfig;
 import dev.waymark.subscription.SubscriptionListener;
 import dev.waymark.subscription.shard.ShardDelivery;
 import dev.waymark.subscription.shard.ShardHandler;
+import dev.waymark.subscription.shard.ShardListener;
 import dev.waymark.subscription.shard.ShardOptions;
 import dev.waymark.store.RecordedEvent;
 import java.time.Duration;
@@ -22,6 +24,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,7 +34,11 @@ public final class SubscriptionReaders implements BucketReaders {
 
     private static final Logger log = LoggerFactory.getLogger(SubscriptionReaders.class);
 
-    private record Reader(Subscription subscription, long epoch) {}
+    /**
+     * A running reader; {@code stopRequested} is set before it is asked to stop, so that its end
+     * tells a stop from a death.
+     */
+    private record Reader(Subscription subscription, long epoch, AtomicBoolean stopRequested) {}
 
     private final EventStore store;
     private final String name;
@@ -39,6 +46,7 @@ public final class SubscriptionReaders implements BucketReaders {
     private final String worker;
     private final ShardHandler handler;
     private final Duration stopGrace;
+    private final ShardListener listener;
     private final Map<Integer, Reader> readers = new ConcurrentHashMap<>();
     /** Readers stopped whose threads have not ended (a handler ignoring its interrupt). */
     private final Map<Integer, Reader> draining = new ConcurrentHashMap<>();
@@ -48,15 +56,22 @@ public final class SubscriptionReaders implements BucketReaders {
     final AtomicLong deadLetters = new AtomicLong();
     final AtomicLong handlerNanos = new AtomicLong();
 
-    /** Readers for {@code worker} of the pool {@code name}. */
+    /** Readers for {@code worker} of the pool {@code name}, reporting nothing. */
     public SubscriptionReaders(EventStore store, String name, ShardOptions options, String worker,
             ShardHandler handler, Duration stopGrace) {
+        this(store, name, options, worker, handler, stopGrace, ShardListener.NONE);
+    }
+
+    /** Readers for {@code worker} of the pool {@code name}; a reader's death is reported to {@code listener}. */
+    public SubscriptionReaders(EventStore store, String name, ShardOptions options, String worker,
+            ShardHandler handler, Duration stopGrace, ShardListener listener) {
         this.store = store;
         this.name = name;
         this.options = options;
         this.worker = worker;
         this.handler = handler;
         this.stopGrace = stopGrace;
+        this.listener = listener;
     }
 
     @Override
@@ -84,15 +99,16 @@ public final class SubscriptionReaders implements BucketReaders {
 
     @Override
     public void start(int bucket, long epoch) {
+        AtomicBoolean stopRequested = new AtomicBoolean();
         Subscription subscription = Subscription.builder(store, name, options.target())
                 .consumerGroup(bucket, options.shardCount())
                 .fence(new LeaseFence(name, bucket, worker, epoch))
                 .batchSize(options.batchSize())
                 .retry(options.maxAttempts(), options.handlerRetryDelay())
                 .startFrom(StartPosition.checkpointOrBeginning())
-                .listener(new Counting())
+                .listener(new Counting(bucket, stopRequested))
                 .start(d -> handle(d, epoch));
-        readers.put(bucket, new Reader(subscription, epoch));
+        readers.put(bucket, new Reader(subscription, epoch, stopRequested));
     }
 
     @Override
@@ -129,6 +145,7 @@ public final class SubscriptionReaders implements BucketReaders {
         for (int b : buckets) {
             Reader r = readers.remove(b);
             if (r != null) {
+                r.stopRequested().set(true);
                 // draining from the moment it leaves the running readers until it has ended, so that a
                 // concurrent stopAll (a worker's stop racing its pass) never sees it in neither
                 draining.put(b, r);
@@ -193,7 +210,25 @@ public final class SubscriptionReaders implements BucketReaders {
         }
     }
 
+    /** Counts a reader's retries and dead letters, and reports its death. */
     private final class Counting implements SubscriptionListener {
+        private final int bucket;
+        private final AtomicBoolean stopRequested;
+
+        Counting(int bucket, AtomicBoolean stopRequested) {
+            this.bucket = bucket;
+            this.stopRequested = stopRequested;
+        }
+
+        @Override
+        public void stopped(SubscriptionConfig config, GlobalPosition position, Throwable error) {
+            if (!stopRequested.get()) {
+                log.warn("sharded worker {} of '{}': the reader of bucket {} died: {}", worker, name, bucket,
+                        error == null ? "it ended without an error" : error.toString());
+                ReconcilePass.safely(() -> listener.readerDied(worker, bucket, error));
+            }
+        }
+
         @Override
         public void handled(SubscriptionConfig config, Delivery delivery, Ack ack) {
             if (ack instanceof Ack.Retry) {

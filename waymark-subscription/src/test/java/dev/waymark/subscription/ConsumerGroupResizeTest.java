@@ -1,0 +1,125 @@
+package dev.waymark.subscription;
+
+import static dev.waymark.subscription.SubscriptionFixture.append;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.waymark.store.EventStore;
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.Partition;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.testkit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** A consumer group restarted with another size refuses its old checkpoints instead of skipping events. */
+class ConsumerGroupResizeTest {
+
+    @RegisterExtension
+    static final PostgresExtension POSTGRES = new PostgresExtension();
+
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static EventStore store;
+
+    @BeforeAll
+    static void setUp() {
+        store = SubscriptionFixture.migratedStore(POSTGRES);
+    }
+
+    @AfterAll
+    static void tearDown() {
+        store.close();
+    }
+
+    private static SubscriptionBuilder member(String category, int member, int size) {
+        return Subscription.builder(store, "sub-" + category, Target.category(category))
+                .consumerGroup(member, size)
+                .pollInterval(Duration.ofMillis(200));
+    }
+
+    private static void appendToEachStream(String category, int streams, String type) {
+        for (int s = 0; s < streams; s++) {
+            append(store, category + "-" + s, type);
+        }
+    }
+
+    @Test
+    void a_group_restarted_with_another_size_refuses_to_start_and_delivers_nothing_until_resized() throws Exception {
+        String c = "grow";
+        appendToEachStream(c, 30, "First");
+        Recorder first = Recorder.ok();
+        try (Subscription m0 = member(c, 0, 2).start(first); Subscription m1 = member(c, 1, 2).start(first)) {
+            await().atMost(WAIT).until(() -> first.size() == 30);
+        }
+        assertThat(Checkpoints.of(store).list("sub-" + c)).extracting(CheckpointRow::groupSize).containsExactly(2, 2);
+        appendToEachStream(c, 30, "Second");
+
+        // before: each member of 3 resumed at the checkpoint of the same member of 2, and new member 0
+        // never received the events of streams old member 1 had not read yet
+        Recorder grown = Recorder.ok();
+        List<Subscription> three = IntStream.range(0, 3).mapToObj(m -> member(c, m, 3).start(grown)).toList();
+        for (Subscription s : three) {
+            assertThat(s.awaitTermination(WAIT)).as("%s stopped", s.config().memberLabel()).isTrue();
+            assertThat(s.failure()).get().isInstanceOfSatisfying(ConsumerGroupSizeMismatchException.class, e -> {
+                assertThat(e.subscription()).isEqualTo("sub-grow");
+                assertThat(e.configuredSize()).isEqualTo(3);
+                assertThat(e.storedSizes()).containsExactly(2);
+                assertThat(e).hasMessageContaining("subscription 'sub-grow' was started as a consumer group of 3 but"
+                        + " its checkpoints were written by a group of 2").hasMessageContaining("To resize");
+            });
+        }
+        assertThat(grown.size()).isZero();
+        assertThat(Checkpoints.of(store).list("sub-" + c)).extracting(CheckpointRow::groupSize).containsExactly(2, 2);
+
+        // the documented resize: every member from the smallest checkpoint, written with the new size
+        GlobalPosition smallest = Checkpoints.of(store).list("sub-" + c).stream().map(CheckpointRow::position)
+                .min(Comparator.naturalOrder()).orElseThrow();
+        try (Connection admin = POSTGRES.dataSource().getConnection();
+                PreparedStatement delete = admin.prepareStatement(
+                        "DELETE FROM waymark.checkpoints WHERE subscription = 'sub-grow'")) {
+            delete.executeUpdate();
+        }
+        for (int m = 0; m < 3; m++) {
+            Checkpoints.of(store).reset("sub-" + c, Partition.of(m, 3), smallest);
+        }
+        Recorder resized = Recorder.ok();
+        List<Subscription> restarted = new ArrayList<>();
+        try {
+            IntStream.range(0, 3).forEach(m -> restarted.add(member(c, m, 3).start(resized)));
+            Set<UUID> second = new HashSet<>(store.readCategoryForward(c, GlobalPosition.START, 100).stream()
+                    .filter(e -> e.type().equals("Second")).map(RecordedEvent::eventId).toList());
+            await().atMost(WAIT).until(() -> resized.deliveries.stream().map(d -> d.event().eventId()).toList()
+                    .containsAll(second));
+            assertThat(restarted).allSatisfy(s -> assertThat(s.isRunning()).isTrue());
+        } finally {
+            restarted.forEach(Subscription::close);
+        }
+    }
+
+    @Test
+    void a_plain_subscription_turned_into_a_group_refuses_its_single_checkpoint() throws Exception {
+        String c = "split";
+        appendToEachStream(c, 4, "A");
+        Recorder whole = Recorder.ok();
+        try (Subscription s = Subscription.builder(store, "sub-" + c, Target.category(c)).start(whole)) {
+            await().atMost(WAIT).until(() -> whole.size() == 4);
+        }
+        Recorder member = Recorder.ok();
+        Subscription s = member(c, 1, 2).start(member); // member 1 has no checkpoint of its own
+        assertThat(s.awaitTermination(WAIT)).as("member 1/2 stopped").isTrue();
+        assertThat(s.failure()).get().isInstanceOf(ConsumerGroupSizeMismatchException.class);
+        assertThat(member.size()).isZero();
+    }
+}
