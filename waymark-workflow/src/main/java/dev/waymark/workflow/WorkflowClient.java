@@ -217,7 +217,12 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return settle(awakeable, "cancelled", null, null);
     }
 
-    /** Revives a failed workflow with a fresh attempt budget; its journal is kept, so it resumes where it failed. */
+    /**
+     * Revives a failed workflow: it is {@link WorkflowStatus#RUNNING} again with a fresh attempt
+     * budget, and its journal is kept, so it resumes where it failed. The awakeables of its current
+     * generation that its failure abandoned are pending again (a value sent to one while the
+     * workflow was failed was refused as {@link AwakeableOutcome#SUPERSEDED} and must be sent again).
+     */
     public RetryOutcome retry(String name, String id) {
         WorkflowNames.requireName(name);
         WorkflowNames.requireId(id);

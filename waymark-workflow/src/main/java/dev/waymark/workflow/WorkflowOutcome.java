@@ -22,7 +22,10 @@ public sealed interface WorkflowOutcome<R> {
         }
     }
 
-    /** The workflow failed for good with {@code reason}. */
+    /**
+     * The workflow failed with {@code reason}; nothing runs it again unless an operator revives it
+     * with {@link WorkflowClient#retry}.
+     */
     record Failed<R>(String reason) implements WorkflowOutcome<R> {
         /** Validates. */
         public Failed {
