@@ -120,7 +120,13 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return new WorkflowHandle<>(this, name, id, resultType);
     }
 
-    /** A handle to an existing (or future) instance; no database access. */
+    /**
+     * A handle to instance {@code name}/{@code id}; no database access, so the instance need not
+     * exist yet. Its reads and awaits throw {@link WorkflowException} while it does not exist: they
+     * do not wait for it to be started.
+     *
+     * @throws InvalidWorkflowInputException for an invalid name or id
+     */
     public <R> WorkflowHandle<R> handle(String name, String id, Class<R> resultType) {
         return new WorkflowHandle<>(this, WorkflowNames.requireName(name), WorkflowNames.requireId(id), resultType);
     }

@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import static dev.waymark.workflow.WorkflowTesting.count;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
@@ -224,6 +225,21 @@ class LifecycleTest {
         assertThat(engine.completeAwakeable(awakeables.get("sp-1"), "go")).isEqualTo(AwakeableOutcome.SETTLED);
         // before: the replayed sleep left its wake-time entry unvisited, so the patch saw history ahead
         assertThat(h.await(WAIT)).isEqualTo("new");
+    }
+
+    @Test
+    void a_handle_to_an_instance_that_does_not_exist_throws_instead_of_waiting_for_it() {
+        WorkflowClient client = WorkflowClient.create(store);
+        for (WorkflowHandle<String> h : List.of(engine.handle("waiter", "never-started", String.class),
+                client.handle("waiter", "never-started", String.class))) {
+            assertThatThrownBy(h::status).isInstanceOf(WorkflowException.class)
+                    .hasMessage("workflow waiter/never-started does not exist (never started, or collected)");
+            // a timeout it would otherwise run into is not what it throws
+            assertThatThrownBy(() -> h.awaitOutcome(Duration.ofSeconds(2))).isInstanceOf(WorkflowException.class)
+                    .hasMessageContaining("does not exist");
+            assertThatThrownBy(() -> h.await(Duration.ofSeconds(2))).isInstanceOf(WorkflowException.class)
+                    .hasMessageContaining("does not exist");
+        }
     }
 
     @Test
