@@ -17,6 +17,10 @@ import java.util.UUID;
  * Starts, signals, cancels and inspects workflows without running any: for processes that only
  * drive workflows that workers run (a web front end, the CLI). {@link WorkflowEngine} is a client
  * that also runs them. Thread-safe.
+ *
+ * <p>Every method that reads or writes the database throws {@link dev.waymark.store.StoreException}
+ * (subtypes by SQLSTATE; {@link dev.waymark.store.StoreException#isRetryable()} says whether
+ * repeating the call may succeed) when the database fails; see {@link WorkflowException}.
  */
 public sealed class WorkflowClient permits WorkflowEngine {
 
@@ -97,6 +101,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *     or an input that cannot be serialized or is too large; nothing is written
      * @throws UnknownWorkflowException on an engine whose registry lacks {@code name}
      * @throws WorkflowStartConflictException if the id exists with a different input
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public <R> WorkflowHandle<R> start(String name, String id, Object input, Class<R> resultType) {
         WorkflowNames.requireName(name);
@@ -144,6 +149,9 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * again (repairing a cascade a crash cut short; resume workers do so on their own, every
      * {@link dev.waymark.workflow.resume.ResumeOptions#cascadeRepairInterval()}). The first
      * terminal marker wins: cancel racing completion ends with exactly one of them.
+     *
+     * @throws InvalidWorkflowInputException for an invalid name or id; nothing is written
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public CancelOutcome cancel(String name, String id) {
         WorkflowNames.requireName(name);
@@ -190,6 +198,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * Returns what happened instead of throwing for an unknown, settled or superseded id.
      *
      * @throws InvalidWorkflowInputException if the value cannot be serialized or is too large
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public AwakeableOutcome completeAwakeable(UUID awakeable, Object value) {
         Objects.requireNonNull(awakeable, "awakeable");
@@ -203,6 +212,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *
      * @throws InvalidWorkflowInputException if the reason is blank, or larger than the payload limit
      *     as a JSON string (the run journals it as one); nothing is written
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public AwakeableOutcome failAwakeable(UUID awakeable, String reason) {
         Objects.requireNonNull(awakeable, "awakeable");
@@ -217,7 +227,13 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return settle(awakeable, "failed", null, reason);
     }
 
-    /** Cancels an awakeable: its await throws {@link AwakeableCancelledException}. */
+    /**
+     * Cancels an awakeable: its await throws {@link AwakeableCancelledException}; the first
+     * settlement wins and wakes its workflow. Returns what happened instead of throwing for an
+     * unknown, settled or superseded id.
+     *
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
+     */
     public AwakeableOutcome cancelAwakeable(UUID awakeable) {
         Objects.requireNonNull(awakeable, "awakeable");
         return settle(awakeable, "cancelled", null, null);
@@ -228,6 +244,9 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * budget, and its journal is kept, so it resumes where it failed. The awakeables of its current
      * generation that its failure abandoned are pending again (a value sent to one while the
      * workflow was failed was refused as {@link AwakeableOutcome#SUPERSEDED} and must be sent again).
+     *
+     * @throws InvalidWorkflowInputException for an invalid name or id; nothing is written
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public RetryOutcome retry(String name, String id) {
         WorkflowNames.requireName(name);
@@ -244,6 +263,13 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *
      * @param status only this status, or null for all
      * @param name only this workflow name, or null for all
+     * @param afterName the name of the last instance of the previous page, or null for the first page
+     * @param afterId the id of the last instance of the previous page; null exactly when
+     *     {@code afterName} is
+     * @param limit the most instances to return, in [1, 10000]
+     * @throws InvalidWorkflowInputException if {@code limit} is outside [1, 10000], or only one of
+     *     {@code afterName} and {@code afterId} is given
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public List<WorkflowInfo> list(WorkflowStatus status, String name, String afterName, String afterId, int limit) {
         requireLimit(limit);
@@ -253,7 +279,12 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return instances.queries().list(status, name, afterName == null ? null : new Instances.Key(afterName, afterId), limit);
     }
 
-    /** An instance with its current generation's journal, awakeables and children. */
+    /**
+     * An instance with its current generation's journal, awakeables and children; empty if it does
+     * not exist.
+     *
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
+     */
     public Optional<WorkflowDetails> describe(String name, String id) {
         return instances.find(name, id).map(row -> new WorkflowDetails(row.info(), row.input(), row.result(),
                 instances.journal(name, id, row.info().generation()), instances.awakeables().of(name, id),
@@ -269,6 +300,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *
      * @throws InvalidWorkflowInputException if {@code retention} is negative or {@code limit} is
      *     outside [1, 10000]
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public List<FinishedWorkflow> collectable(Duration retention, int limit) {
         return collection.candidates(requireRetention(retention), requireLimit(limit));
@@ -287,6 +319,8 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *
      * @throws InvalidWorkflowInputException if {@code retention} is negative or {@code limit} is
      *     outside [1, 10000]
+     * @throws dev.waymark.store.StoreException if the candidates cannot be read (see
+     *     {@link WorkflowException}); a failure to delete one candidate is logged instead
      */
     public CollectResult collect(Duration retention, int limit) {
         Duration kept = requireRetention(retention);
@@ -326,7 +360,11 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return value;
     }
 
-    /** One awakeable by id: its owner workflow and its state. */
+    /**
+     * One awakeable by id: its owner workflow and its state; empty if no awakeable has this id.
+     *
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
+     */
     public Optional<AwakeableInfo> awakeable(UUID awakeable) {
         return instances.awakeables().info(Objects.requireNonNull(awakeable, "awakeable"));
     }

@@ -115,6 +115,9 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      *
      * @throws UnknownWorkflowException if this engine's registry lacks {@code name}; the instance is
      *     not claimed and no attempt is counted
+     * @throws InvalidWorkflowInputException for an invalid name or id
+     * @throws dev.waymark.store.StoreException if claiming it fails (see {@link WorkflowException});
+     *     a store failure during the attempt itself is handled as by a resume worker, not thrown
      */
     public boolean runNow(String name, String id) {
         Instances.Key key = new Instances.Key(WorkflowNames.requireName(name), WorkflowNames.requireId(id));
