@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.internal.Utf16;
 import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
@@ -210,14 +211,28 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * first settlement wins and wakes its workflow. Returns what happened instead of throwing for an
      * unknown, settled or superseded id.
      *
-     * @throws InvalidWorkflowInputException if the reason is blank, or larger than the payload limit
-     *     as a JSON string (the run journals it as one); nothing is written
+     * @throws InvalidWorkflowInputException if the reason is blank, holds a NUL character or a lone
+     *     UTF-16 surrogate, or is larger than the payload limit as a JSON string (the run journals it
+     *     as one); nothing is written
      * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public AwakeableOutcome failAwakeable(UUID awakeable, String reason) {
         Objects.requireNonNull(awakeable, "awakeable");
         if (reason == null || reason.isBlank()) {
             throw new InvalidWorkflowInputException("failing awakeable " + awakeable + " needs a reason");
+        }
+        // stored in a text column and journaled in a jsonb document, which refuse a NUL and have no
+        // form for a lone surrogate (a completion's value is refused the same way by its JSON check);
+        // checked before the size, whose JSON encoder throws a bare error on a lone surrogate
+        if (reason.indexOf('\u0000') >= 0) {
+            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable
+                    + " holds a NUL character (\\u0000), which the database cannot store");
+        }
+        int lone = Utf16.loneSurrogate(reason);
+        if (lone >= 0) {
+            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable
+                    + " holds a lone UTF-16 surrogate (\\u" + Integer.toHexString(reason.charAt(lone))
+                    + "), which has no UTF-8 form");
         }
         int bytes = JsonStringEncoder.getInstance().quoteAsUTF8(reason).length + 2; // and its quotes
         if (bytes > maxPayloadBytes) {

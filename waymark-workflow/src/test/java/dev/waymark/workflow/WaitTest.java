@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import static dev.waymark.workflow.WorkflowTesting.count;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
@@ -130,6 +131,29 @@ class WaitTest {
         await().atMost(WAIT).until(() -> c.status() == WorkflowStatus.SUSPENDED);
         assertThat(engine.cancelAwakeable(published.get("a-3"))).isEqualTo(AwakeableOutcome.SETTLED);
         assertThat(c.await(WAIT)).isEqualTo("withdrawn");
+    }
+
+    @Test
+    void a_failure_reason_holding_a_nul_or_a_lone_surrogate_is_refused_and_nothing_is_written() throws Exception {
+        WorkflowHandle<String> h = engine.start("approval", "a-bad-reason", "x", String.class);
+        await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.SUSPENDED);
+        UUID id = published.get("a-bad-reason");
+        // before: the NUL surfaced as a StoreException, a lone surrogate as a bare
+        // IllegalArgumentException from Jackson's encoder in the size check
+        assertThatThrownBy(() -> client.failAwakeable(id, "bad\u0000reason"))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessage("failure reason of awakeable " + id + " holds a NUL character (\\u0000),"
+                        + " which the database cannot store");
+        assertThatThrownBy(() -> client.failAwakeable(id, "bad\uD800reason"))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessage("failure reason of awakeable " + id + " holds a lone UTF-16 surrogate (\\ud800),"
+                        + " which has no UTF-8 form");
+        assertThatThrownBy(() -> client.failAwakeable(id, "bad reason\uDC00"))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessageContaining("holds a lone UTF-16 surrogate (\\udc00)");
+        assertThat(client.awakeable(id).orElseThrow().status()).isEqualTo("pending");
+        assertThat(engine.failAwakeable(id, "too dear \uD83D\uDE00")).isEqualTo(AwakeableOutcome.SETTLED);
+        assertThat(h.await(WAIT)).isEqualTo("rejected: too dear \uD83D\uDE00");
     }
 
     @Test
