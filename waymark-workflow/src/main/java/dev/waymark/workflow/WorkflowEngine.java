@@ -8,6 +8,7 @@ import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Leases;
 import dev.waymark.workflow.internal.LocalRuns;
+import dev.waymark.workflow.internal.ResumeWorkers;
 import dev.waymark.workflow.internal.Runtime;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
@@ -102,8 +103,8 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      * {@link ResumeWorker#start()}. Closing the engine closes it too.
      */
     public ResumeWorker resumeWorker(ResumeOptions options) {
-        ResumeWorker worker = new ResumeWorker(runtime, registry, store, options, (k, a) -> advanced(k, a, false),
-                (name, id) -> cancel(name, id) == CancelOutcome.CANCELLED);
+        ResumeWorker worker = ResumeWorkers.create(new ResumeWorkers.Parts(runtime, registry, store,
+                (k, a) -> advanced(k, a, false), (name, id) -> cancel(name, id) == CancelOutcome.CANCELLED), options);
         workers.add(worker);
         return worker;
     }

@@ -323,6 +323,17 @@ class ResumeWorkerTest {
     }
 
     @Test
+    void a_resume_worker_is_made_by_its_engine_and_has_no_public_constructor() {
+        // before: a public constructor took the engine's internal runtime, instance key and advance types
+        assertThat(ResumeWorker.class.getConstructors()).isEmpty();
+        engine.start("quick", "made-by-engine", "x", String.class);
+        try (ResumeWorker worker = engine.resumeWorker(options())) {
+            assertThat(worker.options()).isEqualTo(options());
+            assertThat(worker.resumeOnce().completed()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void invalid_options_are_refused_with_the_field_named() {
         assertThatThrownBy(() -> ResumeOptions.defaults().withConcurrency(0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("concurrency must be in [1, 1024], got 0");
