@@ -3,6 +3,7 @@ package dev.waymark.workflow;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.internal.Utf16;
+import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
@@ -10,7 +11,6 @@ import dev.waymark.workflow.internal.JsonValues;
 import dev.waymark.workflow.internal.Runtime;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -19,7 +19,9 @@ import java.util.UUID;
  * drive workflows that workers run (a web front end, the CLI). {@link WorkflowEngine} is a client
  * that also runs them. Thread-safe.
  *
- * <p>Every method that reads or writes the database throws {@link dev.waymark.store.StoreException}
+ * <p>A null argument that is not documented as optional is refused with
+ * {@link InvalidWorkflowInputException} naming it, like any other bad argument. Every method that
+ * reads or writes the database throws {@link dev.waymark.store.StoreException}
  * (subtypes by SQLSTATE; {@link dev.waymark.store.StoreException#isRetryable()} says whether
  * repeating the call may succeed) when the database fails; see {@link WorkflowException}.
  */
@@ -49,7 +51,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
     private final int maxPayloadBytes;
 
     WorkflowClient(EventStore store, Runtime runtime, int maxPayloadBytes) {
-        this.store = Objects.requireNonNull(store, "store");
+        this.store = Args.notNull(store, "store");
         this.runtime = runtime;
         this.instances = runtime.instances();
         this.collection = new Collection(store.dataSource(), store.schema());
@@ -75,10 +77,10 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *     {@value #MIN_MAX_PAYLOAD_BYTES}
      */
     public static WorkflowClient create(EventStore store, WorkflowCodec codec, int maxPayloadBytes) {
-        Objects.requireNonNull(store, "store");
+        Args.notNull(store, "store");
         requireMaxPayloadBytes(maxPayloadBytes);
         Instances instances = new Instances(store.dataSource(), store.schema());
-        return new WorkflowClient(store, new Runtime(instances, Objects.requireNonNull(codec, "codec"), null,
+        return new WorkflowClient(store, new Runtime(instances, Args.notNull(codec, "codec"), null,
                 new WorkflowListener() {}, maxPayloadBytes, store::signalAppended, (p, c, s) -> { },
                 null, Duration.ZERO), maxPayloadBytes);
     }
@@ -108,7 +110,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
         WorkflowNames.requireName(name);
         WorkflowNames.requireId(id);
         WorkflowNames.requireJournalFits(name, id);
-        Objects.requireNonNull(resultType, "resultType");
+        Args.notNull(resultType, "resultType");
         checkRunnable(name);
         String json = runtime.encode(input, "input of workflow " + name + "/" + id);
         checkInput(name, id, json);
@@ -202,7 +204,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public AwakeableOutcome completeAwakeable(UUID awakeable, Object value) {
-        Objects.requireNonNull(awakeable, "awakeable");
+        Args.notNull(awakeable, "awakeable");
         return settle(awakeable, "completed", runtime.encode(value, "value of awakeable " + awakeable), null);
     }
 
@@ -217,7 +219,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public AwakeableOutcome failAwakeable(UUID awakeable, String reason) {
-        Objects.requireNonNull(awakeable, "awakeable");
+        Args.notNull(awakeable, "awakeable");
         if (reason == null || reason.isBlank()) {
             throw new InvalidWorkflowInputException("failing awakeable " + awakeable + " needs a reason");
         }
@@ -250,7 +252,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public AwakeableOutcome cancelAwakeable(UUID awakeable) {
-        Objects.requireNonNull(awakeable, "awakeable");
+        Args.notNull(awakeable, "awakeable");
         return settle(awakeable, "cancelled", null, null);
     }
 
@@ -356,7 +358,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     /** {@code retention}, if it is not negative. */
     static Duration requireRetention(Duration retention) {
-        Objects.requireNonNull(retention, "retention");
+        Args.notNull(retention, "retention");
         if (retention.isNegative()) {
             throw new InvalidWorkflowInputException("retention must not be negative, got " + retention);
         }
@@ -381,7 +383,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public Optional<AwakeableInfo> awakeable(UUID awakeable) {
-        return instances.awakeables().info(Objects.requireNonNull(awakeable, "awakeable"));
+        return instances.awakeables().info(Args.notNull(awakeable, "awakeable"));
     }
 
     /** The event store the journals live in. */

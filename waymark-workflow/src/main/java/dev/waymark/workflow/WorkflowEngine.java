@@ -3,6 +3,7 @@ package dev.waymark.workflow;
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Advancer;
+import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.Deadline;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
@@ -83,7 +84,11 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         });
     }
 
-    /** A builder over {@code store} running the workflows of {@code registry}. */
+    /**
+     * A builder over {@code store} running the workflows of {@code registry}.
+     *
+     * @throws InvalidWorkflowInputException if {@code store} or {@code registry} is null
+     */
     public static Builder builder(EventStore store, WorkflowRegistry registry) {
         return new Builder(store, registry);
     }
@@ -101,8 +106,11 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     /**
      * A resume worker over this engine's registry, store and codec; start it with
      * {@link ResumeWorker#start()}. Closing the engine closes it too.
+     *
+     * @throws InvalidWorkflowInputException if {@code options} is null
      */
     public ResumeWorker resumeWorker(ResumeOptions options) {
+        Args.notNull(options, "options");
         ResumeWorker worker = ResumeWorkers.create(new ResumeWorkers.Parts(runtime, registry, store,
                 (k, a) -> advanced(k, a, false), (name, id) -> cancel(name, id) == CancelOutcome.CANCELLED), options);
         workers.add(worker);
@@ -301,7 +309,10 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         }
     }
 
-    /** Configures a {@link WorkflowEngine}; every option has a default and is validated. */
+    /**
+     * Configures a {@link WorkflowEngine}; every option has a default and is validated: a bad value,
+     * null included, throws {@link InvalidWorkflowInputException} naming the option.
+     */
     public static final class Builder {
         private final EventStore store;
         private final WorkflowRegistry registry;
@@ -318,19 +329,19 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         private String owner;
 
         private Builder(EventStore store, WorkflowRegistry registry) {
-            this.store = java.util.Objects.requireNonNull(store, "store");
-            this.registry = java.util.Objects.requireNonNull(registry, "registry");
+            this.store = Args.notNull(store, "store");
+            this.registry = Args.notNull(registry, "registry");
         }
 
         /** Serialization of inputs and results (default Jackson). */
         public Builder codec(WorkflowCodec codec) {
-            this.codec = java.util.Objects.requireNonNull(codec, "codec");
+            this.codec = Args.notNull(codec, "codec");
             return this;
         }
 
         /** Telemetry hooks (metrics, tracing). */
         public Builder listener(WorkflowListener listener) {
-            this.listener = java.util.Objects.requireNonNull(listener, "listener");
+            this.listener = Args.notNull(listener, "listener");
             return this;
         }
 

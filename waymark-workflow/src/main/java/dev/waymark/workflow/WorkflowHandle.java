@@ -1,10 +1,10 @@
 package dev.waymark.workflow;
 
 import dev.waymark.store.WakeSignal;
+import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.Runner;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +32,7 @@ public final class WorkflowHandle<R> {
         this.client = client;
         this.name = name;
         this.id = id;
-        this.resultType = Objects.requireNonNull(resultType, "resultType");
+        this.resultType = Args.notNull(resultType, "resultType");
     }
 
     /** The workflow name. */
