@@ -18,6 +18,13 @@ public final class WorkflowRegistry {
     /**
      * One registered workflow. The body comes from {@code factory} on every run, so a factory that
      * throws fails that run (a crash attempt of that instance), not the registry or a resume pass.
+     *
+     * @param name the workflow name ({@link WorkflowNames#requireName})
+     * @param inputType what the input is decoded as; a start whose input it cannot read is refused
+     * @param resultType the type of the body's result
+     * @param factory makes the body, once per run
+     * @param <I> the input type
+     * @param <R> the result type
      */
     public record Definition<I, R>(String name, Class<I> inputType, Class<R> resultType, Supplier<Workflow<I, R>> factory) {
         /**
