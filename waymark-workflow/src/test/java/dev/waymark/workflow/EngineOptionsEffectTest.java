@@ -97,6 +97,7 @@ class EngineOptionsEffectTest {
         assertNullRefused(() -> WorkflowEngine.builder(store, registry).listener(null), "listener");
         assertNullRefused(() -> ResumeOptions.defaults().withListener(null), "listener");
         assertNullRefused(() -> WorkflowClient.create(store, null), "codec");
+        assertNullRefused(() -> WorkflowCodec.jackson(null), "mapper");
         assertNullRefused(() -> client.handle("plain", "p", null), "resultType");
         assertNullRefused(() -> client.completeAwakeable(null, "x"), "awakeable");
         assertNullRefused(() -> new WorkflowRegistry().register("plain", String.class, null, (ctx, in) -> in),
