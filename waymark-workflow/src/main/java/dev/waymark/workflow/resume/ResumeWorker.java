@@ -218,7 +218,11 @@ public final class ResumeWorker implements AutoCloseable {
                     safely(() -> options.listener().onEvent(
                             new ResumeEvent.MarkedFailed(key.name(), key.id(), a.attempts(), a.error())));
                 }
-                yield new ResumeSummary(0, 1, 0, 0, 0, 1, 0, a.error() != null ? 1 : 0, 0, 0);
+                // failed counts what this pass marked failed (its last crash), as the seed does; a run that
+                // found the instance already failed (another worker marked it) was only resumed, or
+                // every worker that ran into it would count the one failure again
+                int marked = a.error() != null ? 1 : 0;
+                yield new ResumeSummary(0, 1, 0, 0, 0, marked, 0, marked, 0, 0);
             }
             case CRASHED -> {
                 safely(() -> options.listener().onEvent(new ResumeEvent.Crashed(key.name(), key.id(), a.attempts(),
