@@ -370,6 +370,23 @@ class ResumeWorkerTest {
     }
 
     @Test
+    void the_defaults_are_the_seeds_and_the_documented_ones() {
+        ResumeOptions d = ResumeOptions.defaults();
+        // seed 002: a 1-second poll, 5 attempts, a 60-second lease
+        assertThat(d.pollInterval()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(d.maxAttempts()).isEqualTo(5);
+        assertThat(d.leaseTtl()).isEqualTo(Duration.ofSeconds(60));
+        // the rest as ResumeOptions documents them
+        assertThat(d.batchLimit()).isEqualTo(100);
+        assertThat(d.concurrency()).isEqualTo(4);
+        assertThat(d.backoffBase()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(d.backoffCap()).isEqualTo(Duration.ofSeconds(64));
+        assertThat(d.push()).isTrue();
+        assertThat(d.cascadeRepairInterval()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(d.listener()).isSameAs(ResumeListener.LOGGING);
+    }
+
+    @Test
     void invalid_options_are_refused_with_the_field_named() {
         assertThatThrownBy(() -> ResumeOptions.defaults().withConcurrency(0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("concurrency must be in [1, 1024], got 0");
