@@ -10,7 +10,12 @@ public enum AwakeableOutcome {
     ALREADY_FAILED,
     /** It had already been cancelled. */
     ALREADY_CANCELLED,
-    /** Its generation was closed by continue-as-new, or its workflow ended; nobody waits for it. */
+    /**
+     * Nobody waits for it now: its generation was closed by continue-as-new, or its workflow ended.
+     * Final, except for an awakeable of a failed workflow's current generation: a
+     * {@link WorkflowClient#retry} of that workflow makes it pending again, so a value refused
+     * while the workflow was failed must be sent again after the retry.
+     */
     SUPERSEDED,
     /** No awakeable has this id. */
     UNKNOWN

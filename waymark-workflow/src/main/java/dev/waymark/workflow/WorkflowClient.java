@@ -2,6 +2,8 @@ package dev.waymark.workflow;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.internal.Utf16;
+import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
@@ -9,7 +11,6 @@ import dev.waymark.workflow.internal.JsonValues;
 import dev.waymark.workflow.internal.Runtime;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -17,6 +18,12 @@ import java.util.UUID;
  * Starts, signals, cancels and inspects workflows without running any: for processes that only
  * drive workflows that workers run (a web front end, the CLI). {@link WorkflowEngine} is a client
  * that also runs them. Thread-safe.
+ *
+ * <p>A null argument that is not documented as optional is refused with
+ * {@link InvalidWorkflowInputException} naming it, like any other bad argument. Every method that
+ * reads or writes the database throws {@link dev.waymark.store.StoreException}
+ * (subtypes by SQLSTATE; {@link dev.waymark.store.StoreException#isRetryable()} says whether
+ * repeating the call may succeed) when the database fails; see {@link WorkflowException}.
  */
 public sealed class WorkflowClient permits WorkflowEngine {
 
@@ -44,7 +51,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
     private final int maxPayloadBytes;
 
     WorkflowClient(EventStore store, Runtime runtime, int maxPayloadBytes) {
-        this.store = Objects.requireNonNull(store, "store");
+        this.store = Args.notNull(store, "store");
         this.runtime = runtime;
         this.instances = runtime.instances();
         this.collection = new Collection(store.dataSource(), store.schema());
@@ -70,10 +77,10 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *     {@value #MIN_MAX_PAYLOAD_BYTES}
      */
     public static WorkflowClient create(EventStore store, WorkflowCodec codec, int maxPayloadBytes) {
-        Objects.requireNonNull(store, "store");
+        Args.notNull(store, "store");
         requireMaxPayloadBytes(maxPayloadBytes);
         Instances instances = new Instances(store.dataSource(), store.schema());
-        return new WorkflowClient(store, new Runtime(instances, Objects.requireNonNull(codec, "codec"), null,
+        return new WorkflowClient(store, new Runtime(instances, Args.notNull(codec, "codec"), null,
                 new WorkflowListener() {}, maxPayloadBytes, store::signalAppended, (p, c, s) -> { },
                 null, Duration.ZERO), maxPayloadBytes);
     }
@@ -97,12 +104,13 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *     or an input that cannot be serialized or is too large; nothing is written
      * @throws UnknownWorkflowException on an engine whose registry lacks {@code name}
      * @throws WorkflowStartConflictException if the id exists with a different input
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public <R> WorkflowHandle<R> start(String name, String id, Object input, Class<R> resultType) {
         WorkflowNames.requireName(name);
         WorkflowNames.requireId(id);
         WorkflowNames.requireJournalFits(name, id);
-        Objects.requireNonNull(resultType, "resultType");
+        Args.notNull(resultType, "resultType");
         checkRunnable(name);
         String json = runtime.encode(input, "input of workflow " + name + "/" + id);
         checkInput(name, id, json);
@@ -120,7 +128,13 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return new WorkflowHandle<>(this, name, id, resultType);
     }
 
-    /** A handle to an existing (or future) instance; no database access. */
+    /**
+     * A handle to instance {@code name}/{@code id}; no database access, so the instance need not
+     * exist yet. Its reads and awaits throw {@link WorkflowException} while it does not exist: they
+     * do not wait for it to be started.
+     *
+     * @throws InvalidWorkflowInputException for an invalid name or id
+     */
     public <R> WorkflowHandle<R> handle(String name, String id, Class<R> resultType) {
         return new WorkflowHandle<>(this, WorkflowNames.requireName(name), WorkflowNames.requireId(id), resultType);
     }
@@ -138,6 +152,9 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * again (repairing a cascade a crash cut short; resume workers do so on their own, every
      * {@link dev.waymark.workflow.resume.ResumeOptions#cascadeRepairInterval()}). The first
      * terminal marker wins: cancel racing completion ends with exactly one of them.
+     *
+     * @throws InvalidWorkflowInputException for an invalid name or id; nothing is written
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public CancelOutcome cancel(String name, String id) {
         WorkflowNames.requireName(name);
@@ -184,9 +201,10 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * Returns what happened instead of throwing for an unknown, settled or superseded id.
      *
      * @throws InvalidWorkflowInputException if the value cannot be serialized or is too large
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public AwakeableOutcome completeAwakeable(UUID awakeable, Object value) {
-        Objects.requireNonNull(awakeable, "awakeable");
+        Args.notNull(awakeable, "awakeable");
         return settle(awakeable, "completed", runtime.encode(value, "value of awakeable " + awakeable), null);
     }
 
@@ -195,13 +213,28 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * first settlement wins and wakes its workflow. Returns what happened instead of throwing for an
      * unknown, settled or superseded id.
      *
-     * @throws InvalidWorkflowInputException if the reason is blank, or larger than the payload limit
-     *     as a JSON string (the run journals it as one); nothing is written
+     * @throws InvalidWorkflowInputException if the reason is blank, holds a NUL character or a lone
+     *     UTF-16 surrogate, or is larger than the payload limit as a JSON string (the run journals it
+     *     as one); nothing is written
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public AwakeableOutcome failAwakeable(UUID awakeable, String reason) {
-        Objects.requireNonNull(awakeable, "awakeable");
+        Args.notNull(awakeable, "awakeable");
         if (reason == null || reason.isBlank()) {
             throw new InvalidWorkflowInputException("failing awakeable " + awakeable + " needs a reason");
+        }
+        // stored in a text column and journaled in a jsonb document, which refuse a NUL and have no
+        // form for a lone surrogate (a completion's value is refused the same way by its JSON check);
+        // checked before the size, whose JSON encoder throws a bare error on a lone surrogate
+        if (reason.indexOf('\u0000') >= 0) {
+            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable
+                    + " holds a NUL character (\\u0000), which the database cannot store");
+        }
+        int lone = Utf16.loneSurrogate(reason);
+        if (lone >= 0) {
+            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable
+                    + " holds a lone UTF-16 surrogate (\\u" + Integer.toHexString(reason.charAt(lone))
+                    + "), which has no UTF-8 form");
         }
         int bytes = JsonStringEncoder.getInstance().quoteAsUTF8(reason).length + 2; // and its quotes
         if (bytes > maxPayloadBytes) {
@@ -211,13 +244,27 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return settle(awakeable, "failed", null, reason);
     }
 
-    /** Cancels an awakeable: its await throws {@link AwakeableCancelledException}. */
+    /**
+     * Cancels an awakeable: its await throws {@link AwakeableCancelledException}; the first
+     * settlement wins and wakes its workflow. Returns what happened instead of throwing for an
+     * unknown, settled or superseded id.
+     *
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
+     */
     public AwakeableOutcome cancelAwakeable(UUID awakeable) {
-        Objects.requireNonNull(awakeable, "awakeable");
+        Args.notNull(awakeable, "awakeable");
         return settle(awakeable, "cancelled", null, null);
     }
 
-    /** Revives a failed workflow with a fresh attempt budget; its journal is kept, so it resumes where it failed. */
+    /**
+     * Revives a failed workflow: it is {@link WorkflowStatus#RUNNING} again with a fresh attempt
+     * budget, and its journal is kept, so it resumes where it failed. The awakeables of its current
+     * generation that its failure abandoned are pending again (a value sent to one while the
+     * workflow was failed was refused as {@link AwakeableOutcome#SUPERSEDED} and must be sent again).
+     *
+     * @throws InvalidWorkflowInputException for an invalid name or id; nothing is written
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
+     */
     public RetryOutcome retry(String name, String id) {
         WorkflowNames.requireName(name);
         WorkflowNames.requireId(id);
@@ -233,6 +280,13 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *
      * @param status only this status, or null for all
      * @param name only this workflow name, or null for all
+     * @param afterName the name of the last instance of the previous page, or null for the first page
+     * @param afterId the id of the last instance of the previous page; null exactly when
+     *     {@code afterName} is
+     * @param limit the most instances to return, in [1, 10000]
+     * @throws InvalidWorkflowInputException if {@code limit} is outside [1, 10000], or only one of
+     *     {@code afterName} and {@code afterId} is given
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public List<WorkflowInfo> list(WorkflowStatus status, String name, String afterName, String afterId, int limit) {
         requireLimit(limit);
@@ -242,7 +296,12 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return instances.queries().list(status, name, afterName == null ? null : new Instances.Key(afterName, afterId), limit);
     }
 
-    /** An instance with its current generation's journal, awakeables and children. */
+    /**
+     * An instance with its current generation's journal, awakeables and children; empty if it does
+     * not exist.
+     *
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
+     */
     public Optional<WorkflowDetails> describe(String name, String id) {
         return instances.find(name, id).map(row -> new WorkflowDetails(row.info(), row.input(), row.result(),
                 instances.journal(name, id, row.info().generation()), instances.awakeables().of(name, id),
@@ -258,6 +317,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *
      * @throws InvalidWorkflowInputException if {@code retention} is negative or {@code limit} is
      *     outside [1, 10000]
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public List<FinishedWorkflow> collectable(Duration retention, int limit) {
         return collection.candidates(requireRetention(retention), requireLimit(limit));
@@ -276,6 +336,8 @@ public sealed class WorkflowClient permits WorkflowEngine {
      *
      * @throws InvalidWorkflowInputException if {@code retention} is negative or {@code limit} is
      *     outside [1, 10000]
+     * @throws dev.waymark.store.StoreException if the candidates cannot be read (see
+     *     {@link WorkflowException}); a failure to delete one candidate is logged instead
      */
     public CollectResult collect(Duration retention, int limit) {
         Duration kept = requireRetention(retention);
@@ -296,7 +358,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     /** {@code retention}, if it is not negative. */
     static Duration requireRetention(Duration retention) {
-        Objects.requireNonNull(retention, "retention");
+        Args.notNull(retention, "retention");
         if (retention.isNegative()) {
             throw new InvalidWorkflowInputException("retention must not be negative, got " + retention);
         }
@@ -315,9 +377,13 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return value;
     }
 
-    /** One awakeable by id: its owner workflow and its state. */
+    /**
+     * One awakeable by id: its owner workflow and its state; empty if no awakeable has this id.
+     *
+     * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
+     */
     public Optional<AwakeableInfo> awakeable(UUID awakeable) {
-        return instances.awakeables().info(Objects.requireNonNull(awakeable, "awakeable"));
+        return instances.awakeables().info(Args.notNull(awakeable, "awakeable"));
     }
 
     /** The event store the journals live in. */

@@ -1,7 +1,7 @@
 package dev.waymark.workflow;
 
+import dev.waymark.workflow.internal.Args;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -60,8 +60,8 @@ public final class WorkflowCollector implements AutoCloseable {
      */
     public static WorkflowCollector start(WorkflowClient client, Duration retention, Duration interval,
             int batchSize, CollectorListener listener) {
-        Objects.requireNonNull(client, "client");
-        Objects.requireNonNull(listener, "listener");
+        Args.notNull(client, "client");
+        Args.notNull(listener, "listener");
         WorkflowClient.requireRetention(retention);
         WorkflowEngine.Builder.positive(interval, "interval");
         WorkflowClient.requireInRange(batchSize, "batchSize");

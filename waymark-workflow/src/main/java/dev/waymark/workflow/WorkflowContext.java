@@ -6,7 +6,12 @@ import java.time.Duration;
  * What a workflow body uses to do durable work. Every method is keyed by a name that must be stable
  * across code versions: replay matches journal entries by name, not by position. Names may not be
  * empty, longer than {@value WorkflowNames#MAX_STEP_NAME} characters, or start with a reserved
- * prefix ({@link WorkflowNames#RESERVED_STEP_PREFIXES}).
+ * prefix ({@link WorkflowNames#RESERVED_STEP_PREFIXES}), or hold a NUL or a lone UTF-16 surrogate
+ * ({@link WorkflowNames#requireStepName}).
+ *
+ * <p>Every method refuses a bad argument (an invalid name, a null type, a negative duration) with
+ * {@link InvalidWorkflowInputException} naming it. Thrown inside a body, it ends the run as a crash
+ * (counted toward the engine's {@code maxAttempts}), as any exception the body lets escape.
  *
  * <p>The context belongs to one run on one thread; do not share it.
  */
@@ -28,7 +33,8 @@ public interface WorkflowContext {
      *
      * @throws E what the action threw; nothing is journaled
      * @throws StepDecodeException if the journaled value cannot be read as {@code type}
-     * @throws IllegalArgumentException if the name is invalid or was used in this run with another type
+     * @throws InvalidWorkflowInputException if the name is invalid or was used in this run with
+     *     another type, or {@code type} or {@code action} is null
      */
     <T, E extends Exception> T step(String name, Class<T> type, StepAction<T, E> action) throws E;
 
@@ -41,10 +47,17 @@ public interface WorkflowContext {
      * Sleeps durably. The first run fixes the wake time (database clock + {@code duration}); replays
      * and restarts never postpone it. The workflow suspends until the wake time, then any resume
      * worker continues it.
+     *
+     * @throws InvalidWorkflowInputException if the name is invalid, or {@code duration} is null or
+     *     negative
      */
     void sleep(String name, Duration duration);
 
-    /** Creates (or, on replay, returns) an awakeable identified by {@code name} in this generation. */
+    /**
+     * Creates (or, on replay, returns) an awakeable identified by {@code name} in this generation.
+     *
+     * @throws InvalidWorkflowInputException if the name is invalid or {@code type} is null
+     */
     <T> Awakeable<T> awakeable(String name, Class<T> type);
 
     /**
@@ -55,7 +68,9 @@ public interface WorkflowContext {
      * {@link WorkflowStartConflictException}); an instance this workflow did not create wakes it
      * at its end only through a check every 2 s.
      *
-     * @throws InvalidWorkflowInputException if the child's name or id is invalid, or, when it would
+     * @throws InvalidWorkflowInputException if {@code stepName} or the child's name or id is invalid,
+     *     the child is this workflow itself ({@code childName}/{@code childId} equal to this
+     *     instance's), {@code type} is null, or, when it would
      *     spawn, if {@code stepName} ends with {@value WorkflowNames#CHILD_RESULT_SUFFIX} (reserved:
      *     the child's result is journaled under its step name with that suffix) or the child's
      *     journal stream name would exceed the event store's limit
@@ -75,6 +90,8 @@ public interface WorkflowContext {
      * (no journal entry of this generation is still waiting to be replayed) and {@code false} when it
      * is replaying history recorded by older code. The decision is journaled, so it never changes for
      * an instance.
+     *
+     * @throws InvalidWorkflowInputException if the id is not a valid step name
      */
     boolean patch(String id);
 }

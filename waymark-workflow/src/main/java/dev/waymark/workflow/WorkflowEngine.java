@@ -3,11 +3,13 @@ package dev.waymark.workflow;
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Advancer;
+import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.Deadline;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Leases;
 import dev.waymark.workflow.internal.LocalRuns;
+import dev.waymark.workflow.internal.ResumeWorkers;
 import dev.waymark.workflow.internal.Runtime;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
@@ -82,7 +84,11 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         });
     }
 
-    /** A builder over {@code store} running the workflows of {@code registry}. */
+    /**
+     * A builder over {@code store} running the workflows of {@code registry}.
+     *
+     * @throws InvalidWorkflowInputException if {@code store} or {@code registry} is null
+     */
     public static Builder builder(EventStore store, WorkflowRegistry registry) {
         return new Builder(store, registry);
     }
@@ -100,10 +106,13 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     /**
      * A resume worker over this engine's registry, store and codec; start it with
      * {@link ResumeWorker#start()}. Closing the engine closes it too.
+     *
+     * @throws InvalidWorkflowInputException if {@code options} is null
      */
     public ResumeWorker resumeWorker(ResumeOptions options) {
-        ResumeWorker worker = new ResumeWorker(runtime, registry, store, options, (k, a) -> advanced(k, a, false),
-                (name, id) -> cancel(name, id) == CancelOutcome.CANCELLED);
+        Args.notNull(options, "options");
+        ResumeWorker worker = ResumeWorkers.create(new ResumeWorkers.Parts(runtime, registry, store,
+                (k, a) -> advanced(k, a, false), (name, id) -> cancel(name, id) == CancelOutcome.CANCELLED), options);
         workers.add(worker);
         return worker;
     }
@@ -115,6 +124,9 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      *
      * @throws UnknownWorkflowException if this engine's registry lacks {@code name}; the instance is
      *     not claimed and no attempt is counted
+     * @throws InvalidWorkflowInputException for an invalid name or id
+     * @throws dev.waymark.store.StoreException if claiming it fails (see {@link WorkflowException});
+     *     a store failure during the attempt itself is handled as by a resume worker, not thrown
      */
     public boolean runNow(String name, String id) {
         Instances.Key key = new Instances.Key(WorkflowNames.requireName(name), WorkflowNames.requireId(id));
@@ -297,7 +309,10 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         }
     }
 
-    /** Configures a {@link WorkflowEngine}; every option has a default and is validated. */
+    /**
+     * Configures a {@link WorkflowEngine}; every option has a default and is validated: a bad value,
+     * null included, throws {@link InvalidWorkflowInputException} naming the option.
+     */
     public static final class Builder {
         private final EventStore store;
         private final WorkflowRegistry registry;
@@ -314,19 +329,19 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         private String owner;
 
         private Builder(EventStore store, WorkflowRegistry registry) {
-            this.store = java.util.Objects.requireNonNull(store, "store");
-            this.registry = java.util.Objects.requireNonNull(registry, "registry");
+            this.store = Args.notNull(store, "store");
+            this.registry = Args.notNull(registry, "registry");
         }
 
         /** Serialization of inputs and results (default Jackson). */
         public Builder codec(WorkflowCodec codec) {
-            this.codec = java.util.Objects.requireNonNull(codec, "codec");
+            this.codec = Args.notNull(codec, "codec");
             return this;
         }
 
         /** Telemetry hooks (metrics, tracing). */
         public Builder listener(WorkflowListener listener) {
-            this.listener = java.util.Objects.requireNonNull(listener, "listener");
+            this.listener = Args.notNull(listener, "listener");
             return this;
         }
 

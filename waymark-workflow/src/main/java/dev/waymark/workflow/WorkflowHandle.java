@@ -1,10 +1,10 @@
 package dev.waymark.workflow;
 
 import dev.waymark.store.WakeSignal;
+import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.Runner;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -12,7 +12,10 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A reference to one workflow instance: await its result, observe its status, cancel it. Cheap and
- * stateless; any process can make one with {@link WorkflowClient#handle}.
+ * stateless; any process can make one with {@link WorkflowClient#handle}. Making a handle does not
+ * check that the instance exists; reading or awaiting it does, and throws {@link WorkflowException}
+ * at once if it does not (it was never started, or was collected): nothing waits for an instance to
+ * appear.
  *
  * @param <R> the result type
  */
@@ -29,7 +32,7 @@ public final class WorkflowHandle<R> {
         this.client = client;
         this.name = name;
         this.id = id;
-        this.resultType = Objects.requireNonNull(resultType, "resultType");
+        this.resultType = Args.notNull(resultType, "resultType");
     }
 
     /** The workflow name. */
@@ -46,12 +49,18 @@ public final class WorkflowHandle<R> {
      * The instance as stored now.
      *
      * @throws WorkflowException if it does not exist
+     * @throws dev.waymark.store.StoreException if the database cannot be read
      */
     public WorkflowInfo info() {
         return row().info();
     }
 
-    /** The current status. */
+    /**
+     * The current status.
+     *
+     * @throws WorkflowException if it does not exist
+     * @throws dev.waymark.store.StoreException if the database cannot be read
+     */
     public WorkflowStatus status() {
         return info().status();
     }
@@ -63,6 +72,9 @@ public final class WorkflowHandle<R> {
      * stored state is re-checked at least every 250 ms.
      *
      * @throws TimeoutException if it is still running or suspended after {@code timeout}
+     * @throws WorkflowException if it does not exist (checked at once, and at every re-check: an
+     *     instance collected meanwhile ends the wait too)
+     * @throws dev.waymark.store.StoreException if the database cannot be read
      */
     public WorkflowOutcome<R> awaitOutcome(Duration timeout) throws TimeoutException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -137,6 +149,8 @@ public final class WorkflowHandle<R> {
      * @throws WorkflowFailedException if the workflow failed (the message holds the reason)
      * @throws WorkflowCancelledException if it was cancelled
      * @throws TimeoutException if it did not end within {@code timeout}
+     * @throws WorkflowException if it does not exist, as {@link #awaitOutcome}
+     * @throws dev.waymark.store.StoreException if the database cannot be read
      */
     public R await(Duration timeout) throws TimeoutException, InterruptedException {
         return switch (awaitOutcome(timeout)) {
@@ -156,7 +170,7 @@ public final class WorkflowHandle<R> {
 
     private Instances.Row row() {
         return client.instances.find(name, id).orElseThrow(() -> new WorkflowException(
-                "workflow " + name + "/" + id + " does not exist"));
+                "workflow " + name + "/" + id + " does not exist (never started, or collected)"));
     }
 
     private WorkflowOutcome<R> outcome(Instances.Row row) {

@@ -94,12 +94,18 @@ public final class WorkflowNames {
         }
     }
 
-    /** Returns {@code name} if it is a valid user step name. */
+    /**
+     * Returns {@code name} if it is a valid user step name (also sleep, awakeable and patch names):
+     * 1 to {@value #MAX_STEP_NAME} characters, no reserved prefix ({@link #RESERVED_STEP_PREFIXES}),
+     * no NUL, no lone UTF-16 surrogate.
+     *
+     * @throws InvalidWorkflowInputException naming what is wrong with it
+     */
     public static String requireStepName(String name) {
         requireAnyStepName(name);
         for (String prefix : RESERVED_STEP_PREFIXES) {
             if (name.startsWith(prefix)) {
-                throw new IllegalArgumentException(
+                throw new InvalidWorkflowInputException(
                         "step name '" + name + "' uses the reserved prefix '" + prefix + "'");
             }
         }
@@ -110,8 +116,8 @@ public final class WorkflowNames {
      * Returns {@code name} if it is a valid child step name: a valid user step name that does not end
      * with {@value #CHILD_RESULT_SUFFIX}.
      *
-     * @throws InvalidWorkflowInputException if it ends with {@value #CHILD_RESULT_SUFFIX}
-     * @throws IllegalArgumentException if it is not a valid user step name
+     * @throws InvalidWorkflowInputException if it ends with {@value #CHILD_RESULT_SUFFIX}, or is not a
+     *     valid user step name ({@link #requireStepName})
      */
     public static String requireChildStepName(String name) {
         requireStepName(name);
@@ -126,18 +132,18 @@ public final class WorkflowNames {
 
     static String requireAnyStepName(String name) {
         if (name == null || name.isEmpty()) {
-            throw new IllegalArgumentException("step name must not be empty");
+            throw new InvalidWorkflowInputException("step name must not be empty");
         }
         if (name.length() > MAX_STEP_NAME) {
-            throw new IllegalArgumentException(
+            throw new InvalidWorkflowInputException(
                     "step name is " + name.length() + " characters, the limit is " + MAX_STEP_NAME);
         }
         // journaled inside a jsonb document, which cannot hold a NUL and stores a lone surrogate as '?':
         // replay, which finds entries by step name, would then miss the entry and run the step again
         if (name.indexOf('\u0000') >= 0) {
-            throw new IllegalArgumentException("step name '" + name.replace('\u0000', '?') + "' contains a NUL character");
+            throw new InvalidWorkflowInputException("step name '" + name.replace('\u0000', '?') + "' contains a NUL character");
         }
-        requireNoLoneSurrogate("step name", name, IllegalArgumentException::new);
+        requireNoLoneSurrogate("step name", name, InvalidWorkflowInputException::new);
         return name;
     }
 

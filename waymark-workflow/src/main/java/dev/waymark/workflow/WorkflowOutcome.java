@@ -11,10 +11,20 @@ import java.util.Objects;
  */
 public sealed interface WorkflowOutcome<R> {
 
-    /** The body returned {@code result}; it is stored and the workflow is terminal. */
+    /**
+     * The body returned {@code result}; it is stored and the workflow is terminal.
+     *
+     * @param result what the body returned (decoded from its journaled form)
+     * @param <R> the workflow's result type
+     */
     record Completed<R>(R result) implements WorkflowOutcome<R> {}
 
-    /** The run is parked; {@code waitingOn} names the wake source ("sleep cool-off until ...", "awakeable ..."). */
+    /**
+     * The run is parked until its wake source resolves.
+     *
+     * @param waitingOn names the wake source ("sleep cool-off until ...", "awakeable ...")
+     * @param <R> the workflow's result type
+     */
     record Suspended<R>(String waitingOn) implements WorkflowOutcome<R> {
         /** Validates. */
         public Suspended {
@@ -22,7 +32,14 @@ public sealed interface WorkflowOutcome<R> {
         }
     }
 
-    /** The workflow failed for good with {@code reason}. */
+    /**
+     * The workflow failed with {@code reason}; nothing runs it again unless an operator revives it
+     * with {@link WorkflowClient#retry}.
+     *
+     * @param reason why it failed (the last crash's error after the crash budget was spent, or
+     *     the reason it was marked failed)
+     * @param <R> the workflow's result type
+     */
     record Failed<R>(String reason) implements WorkflowOutcome<R> {
         /** Validates. */
         public Failed {
@@ -30,10 +47,19 @@ public sealed interface WorkflowOutcome<R> {
         }
     }
 
-    /** The workflow was cancelled. */
+    /**
+     * The workflow was cancelled.
+     *
+     * @param <R> the workflow's result type
+     */
     record Cancelled<R>() implements WorkflowOutcome<R> {}
 
-    /** The generation closed; {@code generation} is the new one, which runs next with the seed as its input. */
+    /**
+     * The generation closed, and the next one runs with the seed as its input.
+     *
+     * @param generation the new generation
+     * @param <R> the workflow's result type
+     */
     record ContinuedAsNew<R>(int generation) implements WorkflowOutcome<R> {}
 
     /** Whether this outcome ends the workflow. */

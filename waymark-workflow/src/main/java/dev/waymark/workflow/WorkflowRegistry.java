@@ -1,9 +1,9 @@
 package dev.waymark.workflow;
 
+import dev.waymark.workflow.internal.Args;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -18,27 +18,48 @@ public final class WorkflowRegistry {
     /**
      * One registered workflow. The body comes from {@code factory} on every run, so a factory that
      * throws fails that run (a crash attempt of that instance), not the registry or a resume pass.
+     *
+     * @param name the workflow name ({@link WorkflowNames#requireName})
+     * @param inputType what the input is decoded as; a start whose input it cannot read is refused
+     * @param resultType the type of the body's result
+     * @param factory makes the body, once per run
+     * @param <I> the input type
+     * @param <R> the result type
      */
     public record Definition<I, R>(String name, Class<I> inputType, Class<R> resultType, Supplier<Workflow<I, R>> factory) {
-        /** Validates. */
+        /**
+         * Validates.
+         *
+         * @throws InvalidWorkflowInputException if the name is invalid or a component is null
+         */
         public Definition {
             WorkflowNames.requireName(name);
-            Objects.requireNonNull(inputType, "inputType");
-            Objects.requireNonNull(resultType, "resultType");
-            Objects.requireNonNull(factory, "factory");
+            Args.notNull(inputType, "inputType");
+            Args.notNull(resultType, "resultType");
+            Args.notNull(factory, "factory");
         }
     }
 
     private final Map<String, Definition<?, ?>> definitions = new LinkedHashMap<>();
 
-    /** Registers {@code body} under {@code name}; returns this registry. */
+    /**
+     * Registers {@code body} under {@code name}; returns this registry.
+     *
+     * @throws InvalidWorkflowInputException if the name is invalid or already registered, or an
+     *     argument is null
+     */
     public <I, R> WorkflowRegistry register(String name, Class<I> inputType, Class<R> resultType, Workflow<I, R> body) {
-        Objects.requireNonNull(body, "body");
+        Args.notNull(body, "body");
         return register(new Definition<>(name, inputType, resultType, () -> body));
     }
 
-    /** Registers a definition whose body is built by a factory on each run. */
+    /**
+     * Registers a definition whose body is built by a factory on each run.
+     *
+     * @throws InvalidWorkflowInputException if its name is already registered, or it is null
+     */
     public synchronized WorkflowRegistry register(Definition<?, ?> definition) {
+        Args.notNull(definition, "definition");
         if (definitions.putIfAbsent(definition.name(), definition) != null) {
             throw new InvalidWorkflowInputException("workflow '" + definition.name() + "' is already registered");
         }

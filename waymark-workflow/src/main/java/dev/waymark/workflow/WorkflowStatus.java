@@ -2,7 +2,12 @@ package dev.waymark.workflow;
 
 import java.util.Locale;
 
-/** Where a workflow instance is in its life. Completed, cancelled and failed are terminal and final. */
+/**
+ * Where a workflow instance is in its life. Completed, cancelled and failed are terminal: no run is
+ * under way and none is scheduled. Completed and cancelled are final; failed is final unless an
+ * operator revives the instance with {@link WorkflowClient#retry}, which sets it back to
+ * {@link #RUNNING} (keeping its journal, so it resumes where it failed).
+ */
 public enum WorkflowStatus {
     /** Started or woken, with work to do; the resume worker runs it unless a live lease holds it. */
     RUNNING,
@@ -12,10 +17,17 @@ public enum WorkflowStatus {
     COMPLETED,
     /** Cancelled by an operator, a parent, or a client. */
     CANCELLED,
-    /** Failed for good: its crash budget ran out, or it was marked failed. */
+    /**
+     * Failed: its crash budget ran out, or it was marked failed. Nothing runs it again on its own;
+     * {@link WorkflowClient#retry} revives it to {@link #RUNNING} with a fresh attempt budget.
+     */
     FAILED;
 
-    /** Whether no further step can ever be journaled. */
+    /**
+     * Whether the instance has ended: no run is under way or scheduled, and no step is journaled
+     * while it stays so. True for {@link #COMPLETED} and {@link #CANCELLED}, which never change
+     * again, and for {@link #FAILED}, which changes only by {@link WorkflowClient#retry}.
+     */
     public boolean isTerminal() {
         return this == COMPLETED || this == CANCELLED || this == FAILED;
     }

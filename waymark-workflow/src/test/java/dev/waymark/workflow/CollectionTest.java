@@ -340,7 +340,7 @@ class CollectionTest {
         assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("batchSize");
         assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 1, null))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("listener");
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("listener must not be null");
     }
 
     /** Waits for the pending awakeable {@code label} of the instance, then completes it with {@code value}. */

@@ -88,6 +88,33 @@ class EngineOptionsEffectTest {
     }
 
     @Test
+    void a_null_argument_is_refused_with_its_name_like_any_other_bad_argument() {
+        // before: bare NullPointerExceptions, where a bad value of a sibling option is an
+        // InvalidWorkflowInputException naming it
+        assertNullRefused(() -> WorkflowEngine.builder(null, registry), "store");
+        assertNullRefused(() -> WorkflowEngine.builder(store, null), "registry");
+        assertNullRefused(() -> WorkflowEngine.builder(store, registry).codec(null), "codec");
+        assertNullRefused(() -> WorkflowEngine.builder(store, registry).listener(null), "listener");
+        assertNullRefused(() -> ResumeOptions.defaults().withListener(null), "listener");
+        assertNullRefused(() -> WorkflowClient.create(store, null), "codec");
+        assertNullRefused(() -> WorkflowCodec.jackson(null), "mapper");
+        assertNullRefused(() -> client.handle("plain", "p", null), "resultType");
+        assertNullRefused(() -> client.completeAwakeable(null, "x"), "awakeable");
+        assertNullRefused(() -> new WorkflowRegistry().register("plain", String.class, null, (ctx, in) -> in),
+                "resultType");
+        assertNullRefused(() -> client.start("plain", "null-result-type", "x", null), "resultType");
+        assertThat(client.describe("plain", "null-result-type")).as("nothing written").isEmpty();
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false).build()) {
+            assertNullRefused(() -> engine.resumeWorker(null), "options");
+        }
+    }
+
+    private static void assertNullRefused(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String what) {
+        assertThatThrownBy(call).as(what).isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessage(what + " must not be null");
+    }
+
+    @Test
     void close_lets_a_running_step_finish_within_the_shutdown_timeout() throws Exception {
         WorkflowEngine engine = WorkflowEngine.builder(store, registry).shutdownTimeout(Duration.ofSeconds(30)).build();
         Thread closer = null;

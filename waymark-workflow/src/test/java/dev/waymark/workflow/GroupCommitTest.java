@@ -105,7 +105,7 @@ class GroupCommitTest {
         for (int w = 0; w < WORKFLOWS; w++) {
             String id = "w" + w;
             int input = w;
-            threads.add(Thread.ofPlatform().start(() -> {
+            threads.add(Thread.ofPlatform().name("start-" + name + "-" + id).start(() -> {
                 try {
                     go.await();
                     engine.start(name, id, input, Integer.class);
@@ -123,6 +123,8 @@ class GroupCommitTest {
         go.countDown();
         for (Thread t : threads) {
             t.join(WAIT.toMillis());
+            // a start still running after the wait would otherwise pass with no failure recorded
+            assertThat(t.isAlive()).as(t.getName() + " still running after " + WAIT).isFalse();
         }
         assertThat(failures).isEmpty();
     }

@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import static dev.waymark.workflow.WorkflowTesting.count;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
@@ -101,6 +102,8 @@ class LifecycleTest {
                     gate.await();
                     return ctx.patch("v2") ? "new" : "old";
                 })
+                // listed by the paging test only: no other test starts one
+                .register("paged", String.class, String.class, (ctx, in) -> in)
                 .register("flaky", String.class, String.class, (ctx, in) -> {
                     ctx.step("before", Integer.class, () -> effects.hit(ctx.workflowId() + ":before"));
                     if (effects.hit(ctx.workflowId() + ":attempt") <= 2) {
@@ -227,16 +230,35 @@ class LifecycleTest {
     }
 
     @Test
-    void instances_are_listed_in_stable_pages_with_filters() {
-        for (int i = 0; i < 5; i++) {
-            engine.start("waiter", "page-" + i, "x", String.class);
+    void a_handle_to_an_instance_that_does_not_exist_throws_instead_of_waiting_for_it() {
+        WorkflowClient client = WorkflowClient.create(store);
+        for (WorkflowHandle<String> h : List.of(engine.handle("waiter", "never-started", String.class),
+                client.handle("waiter", "never-started", String.class))) {
+            assertThatThrownBy(h::status).isInstanceOf(WorkflowException.class)
+                    .hasMessage("workflow waiter/never-started does not exist (never started, or collected)");
+            // a timeout it would otherwise run into is not what it throws
+            assertThatThrownBy(() -> h.awaitOutcome(Duration.ofSeconds(2))).isInstanceOf(WorkflowException.class)
+                    .hasMessageContaining("does not exist");
+            assertThatThrownBy(() -> h.await(Duration.ofSeconds(2))).isInstanceOf(WorkflowException.class)
+                    .hasMessageContaining("does not exist");
         }
-        List<WorkflowInfo> first = engine.list(null, "waiter", null, null, 2);
-        assertThat(first).hasSize(2);
+    }
+
+    @Test
+    void instances_are_listed_in_stable_pages_with_filters() {
+        List<String> ids = List.of("page-0", "page-1", "page-2", "page-3", "page-4");
+        for (String id : ids) {
+            engine.start("paged", id, "x", String.class);
+        }
+        List<WorkflowInfo> first = engine.list(null, "paged", null, null, 2);
+        assertThat(first).extracting(WorkflowInfo::id).containsExactly("page-0", "page-1");
         WorkflowInfo last = first.get(1);
-        List<WorkflowInfo> second = engine.list(null, "waiter", last.name(), last.id(), 100);
-        assertThat(second).extracting(WorkflowInfo::id).doesNotContainAnyElementsOf(
-                first.stream().map(WorkflowInfo::id).toList());
+        List<WorkflowInfo> second = engine.list(null, "paged", last.name(), last.id(), 100);
+        // together the pages hold every instance once, in (name, id) order; an empty second page fails
+        List<String> both = new java.util.ArrayList<>(first.stream().map(WorkflowInfo::id).toList());
+        second.forEach(i -> both.add(i.id()));
+        assertThat(both).containsExactlyElementsOf(ids);
+        assertThat(second).extracting(WorkflowInfo::name).containsOnly("paged");
         assertThat(engine.list(WorkflowStatus.COMPLETED, "nothing", null, null, 10)).isEmpty();
     }
 }

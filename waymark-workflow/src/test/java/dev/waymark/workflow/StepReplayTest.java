@@ -74,6 +74,12 @@ class StepReplayTest {
                         ctx.step("item-\uD83D", String.class, () -> "x"))
                 .register("reserved", String.class, String.class, (ctx, in) ->
                         ctx.step("sleep:sneaky", String.class, () -> "x"))
+                .register("negativeSleep", String.class, String.class, (ctx, in) -> {
+                    ctx.sleep("back", Duration.ofSeconds(-1));
+                    return "unreachable";
+                })
+                .register("selfChild", String.class, String.class, (ctx, in) ->
+                        ctx.child("me", "selfChild", ctx.workflowId(), in, String.class).await())
                 .register("amounts", Amount.class, Double.class, (ctx, a) -> a.amount())
                 // spawns an "amounts" child with the id it is given
                 .register("spawner", String.class, Double.class, (ctx, childId) ->
@@ -247,5 +253,28 @@ class StepReplayTest {
                 .hasMessageContaining("step name 'item-?' contains a lone UTF-16 surrogate");
         assertThat(engine.describe("unserializable", "s-1").orElseThrow().journal())
                 .extracting(JournalEntry::type).containsExactly("WorkflowStarted", "WorkflowFailed");
+    }
+
+    @Test
+    void every_bad_argument_to_the_context_is_an_invalid_workflow_input_exception() throws Exception {
+        // before: IllegalArgumentException for these, InvalidWorkflowInputException for a child step
+        // name ending in ':result' and for the child's name and id
+        String invalid = InvalidWorkflowInputException.class.getName() + ": ";
+        List<String[]> cases = List.of(
+                new String[] {"typeClash", "step 'x' of workflow typeClash is used with type java.lang.Integer"},
+                new String[] {"reserved", "step name 'sleep:sneaky' uses the reserved prefix 'sleep:'"},
+                new String[] {"halfEmoji", "step name 'item-?' contains a lone UTF-16 surrogate"},
+                new String[] {"negativeSleep", "sleep 'back' needs a duration >= 0, got PT-1S"},
+                new String[] {"selfChild", "workflow selfChild/ic-selfChild cannot be its own child"});
+        for (String[] c : cases) {
+            WorkflowHandle<String> h = engine.start(c[0], "ic-" + c[0], "x", String.class);
+            assertThatThrownBy(() -> h.await(WAIT)).as(c[0]).isInstanceOf(WorkflowFailedException.class)
+                    .hasMessageContaining(invalid + c[1]);
+        }
+        assertThatThrownBy(() -> WorkflowNames.requireStepName("")).isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessage("step name must not be empty");
+        assertThatThrownBy(() -> WorkflowNames.requireChildStepName("awk:x"))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessage("step name 'awk:x' uses the reserved prefix 'awk:'");
     }
 }

@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import static dev.waymark.workflow.WorkflowTesting.count;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
@@ -76,7 +77,8 @@ class WaitTest {
 
     @Test
     void a_sleep_suspends_until_its_time_and_rearming_never_postpones_it() throws Exception {
-        WorkflowHandle<String> h = engine.start("napper", "n-1", 1500L, String.class);
+        // an hour: nothing below can race the wake time, however slow the machine
+        WorkflowHandle<String> h = engine.start("napper", "n-1", Duration.ofHours(1).toMillis(), String.class);
         await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.SUSPENDED);
         Instant armed = wakeAfter("napper", "n-1");
         assertThat(h.info().waitingOn()).startsWith("sleep 'nap' until");
@@ -87,10 +89,16 @@ class WaitTest {
         assertThat(engine.runNow("napper", "n-1")).isTrue();
         assertThat(wakeAfter("napper", "n-1")).isEqualTo(armed);
         assertThat(h.status()).isEqualTo(WorkflowStatus.SUSPENDED);
+        assertThat(engine.runNow("napper", "n-1")).isFalse();
+        // the hour passes: the wake time, in the row and in the journal, moves two hours back
+        Instant due = armed.minus(Duration.ofHours(2));
+        WorkflowTesting.execute(POSTGRES, "UPDATE waymark.workflows SET wake_after = '" + due + "' WHERE id = 'n-1'");
+        WorkflowTesting.execute(POSTGRES, "UPDATE waymark.events SET data = jsonb_set(data, '{result}', to_jsonb('"
+                + due + "'::text)) WHERE event_type = 'StepRecorded' AND data ->> 'step' = 'sleepat:nap'"
+                + " AND stream_id = (SELECT stream_id FROM waymark.streams WHERE stream_name = '$wf-napper-n-1')");
         try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume()).start()) {
             assertThat(h.await(WAIT)).isEqualTo("rested");
         }
-        assertThat(h.info().completedAt()).isAfterOrEqualTo(armed);
         assertThat(effects.count("n-1:before")).isEqualTo(1);
         assertThat(effects.count("n-1:after")).isEqualTo(1);
     }
@@ -130,6 +138,29 @@ class WaitTest {
         await().atMost(WAIT).until(() -> c.status() == WorkflowStatus.SUSPENDED);
         assertThat(engine.cancelAwakeable(published.get("a-3"))).isEqualTo(AwakeableOutcome.SETTLED);
         assertThat(c.await(WAIT)).isEqualTo("withdrawn");
+    }
+
+    @Test
+    void a_failure_reason_holding_a_nul_or_a_lone_surrogate_is_refused_and_nothing_is_written() throws Exception {
+        WorkflowHandle<String> h = engine.start("approval", "a-bad-reason", "x", String.class);
+        await().atMost(WAIT).until(() -> h.status() == WorkflowStatus.SUSPENDED);
+        UUID id = published.get("a-bad-reason");
+        // before: the NUL surfaced as a StoreException, a lone surrogate as a bare
+        // IllegalArgumentException from Jackson's encoder in the size check
+        assertThatThrownBy(() -> client.failAwakeable(id, "bad\u0000reason"))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessage("failure reason of awakeable " + id + " holds a NUL character (\\u0000),"
+                        + " which the database cannot store");
+        assertThatThrownBy(() -> client.failAwakeable(id, "bad\uD800reason"))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessage("failure reason of awakeable " + id + " holds a lone UTF-16 surrogate (\\ud800),"
+                        + " which has no UTF-8 form");
+        assertThatThrownBy(() -> client.failAwakeable(id, "bad reason\uDC00"))
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessageContaining("holds a lone UTF-16 surrogate (\\udc00)");
+        assertThat(client.awakeable(id).orElseThrow().status()).isEqualTo("pending");
+        assertThat(engine.failAwakeable(id, "too dear \uD83D\uDE00")).isEqualTo(AwakeableOutcome.SETTLED);
+        assertThat(h.await(WAIT)).isEqualTo("rejected: too dear \uD83D\uDE00");
     }
 
     @Test

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.waymark.workflow.InvalidWorkflowInputException;
 import dev.waymark.workflow.StepDecodeException;
 import dev.waymark.workflow.WorkflowCodec;
-import java.util.Objects;
 
 /** The default codec: Jackson. */
 public final class JacksonCodec implements WorkflowCodec {
@@ -14,7 +13,7 @@ public final class JacksonCodec implements WorkflowCodec {
 
     /** Uses {@code mapper}. */
     public JacksonCodec(ObjectMapper mapper) {
-        this.mapper = Objects.requireNonNull(mapper, "mapper");
+        this.mapper = Args.notNull(mapper, "mapper");
     }
 
     @Override

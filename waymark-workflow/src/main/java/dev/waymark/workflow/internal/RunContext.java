@@ -9,6 +9,7 @@ import dev.waymark.workflow.AwakeableFailedException;
 import dev.waymark.workflow.ChildHandle;
 import dev.waymark.workflow.ChildWorkflowCancelledException;
 import dev.waymark.workflow.ChildWorkflowFailedException;
+import dev.waymark.workflow.InvalidWorkflowInputException;
 import dev.waymark.workflow.StepAction;
 import dev.waymark.workflow.StepDecodeException;
 import dev.waymark.workflow.WorkflowContext;
@@ -78,8 +79,8 @@ final class RunContext implements WorkflowContext {
     @Override
     public <T, E extends Exception> T step(String step, Class<T> type, StepAction<T, E> action) throws E {
         WorkflowNames.requireStepName(step);
-        Objects.requireNonNull(type, "type");
-        Objects.requireNonNull(action, "action");
+        Args.notNull(type, "type");
+        Args.notNull(action, "action");
         return recorded(step, type, action);
     }
 
@@ -87,7 +88,7 @@ final class RunContext implements WorkflowContext {
     public void sleep(String sleep, Duration duration) {
         WorkflowNames.requireStepName(sleep);
         if (duration == null || duration.isNegative()) {
-            throw new IllegalArgumentException("sleep '" + sleep + "' needs a duration >= 0, got " + duration);
+            throw new InvalidWorkflowInputException("sleep '" + sleep + "' needs a duration >= 0, got " + duration);
         }
         String key = "sleep:" + sleep;
         checkType(key, Void.class);
@@ -105,7 +106,7 @@ final class RunContext implements WorkflowContext {
     @Override
     public <T> Awakeable<T> awakeable(String label, Class<T> type) {
         WorkflowNames.requireStepName(label);
-        Objects.requireNonNull(type, "type");
+        Args.notNull(type, "type");
         // the id is journaled and its row written in one transaction (only if this run's entry wins)
         UUID fresh = UUID.randomUUID();
         UUID awakeable = UUID.fromString(recorded("awkid:" + label, String.class, fresh::toString,
@@ -134,9 +135,9 @@ final class RunContext implements WorkflowContext {
         WorkflowNames.requireStepName(stepName);
         WorkflowNames.requireName(childName);
         WorkflowNames.requireId(childId);
-        Objects.requireNonNull(type, "type");
+        Args.notNull(type, "type");
         if (childName.equals(name) && childId.equals(id)) {
-            throw new IllegalArgumentException("workflow " + name + "/" + id + " cannot be its own child");
+            throw new InvalidWorkflowInputException("workflow " + name + "/" + id + " cannot be its own child");
         }
         if (rt.registry != null) {
             rt.registry.require(childName);
@@ -378,7 +379,7 @@ final class RunContext implements WorkflowContext {
     private void checkType(String key, Class<?> type) {
         Class<?> previous = types.putIfAbsent(key, type);
         if (previous != null && previous != type) {
-            throw new IllegalArgumentException("step '" + key + "' of workflow " + name + " is used with type "
+            throw new InvalidWorkflowInputException("step '" + key + "' of workflow " + name + " is used with type "
                     + previous.getName() + " and with type " + type.getName() + " in one run");
         }
     }

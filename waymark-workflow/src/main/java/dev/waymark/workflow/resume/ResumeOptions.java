@@ -1,12 +1,13 @@
 package dev.waymark.workflow.resume;
 
 import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.internal.Args;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * Options of a {@link ResumeWorker}. Immutable; {@link #defaults()} then {@code with...} methods,
- * each validating its value and naming it in the error.
+ * each validating its value and naming it in the error: an {@link InvalidWorkflowInputException}
+ * for a value out of range or null.
  *
  * @param pollInterval gap between passes of the fixed loop, and the fallback wait of the push loop (default 1 s)
  * @param maxAttempts crashes before a workflow is marked failed (default 5)
@@ -46,7 +47,7 @@ public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration lea
         if (leaseTtl.toMillis() < 30) {
             throw new InvalidWorkflowInputException("leaseTtl must be >= 30 ms, got " + leaseTtl);
         }
-        Objects.requireNonNull(listener, "listener");
+        Args.notNull(listener, "listener");
     }
 
     /** The defaults. */

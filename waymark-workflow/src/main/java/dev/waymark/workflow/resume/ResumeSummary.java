@@ -9,8 +9,11 @@ package dev.waymark.workflow.resume;
  * @param stillSuspended re-invocations that parked again (or moved to a new generation and parked)
  * @param unknownName runnable instances whose name is not registered here (up to the batch limit): reported,
  *     never claimed or failed, and never taking a place in the batch
- * @param failed workflows marked failed this pass (crash budget spent), or found failed
- * @param cancelled re-invocations that found the workflow cancelled
+ * @param failed workflows this pass marked failed (their crash budget spent; each also counted in
+ *     {@code crashed}); a re-invocation that finds the workflow already failed is counted only in
+ *     {@code resumed}, so that summed over every worker this counts each failure once
+ * @param cancelled re-invocations that found the workflow cancelled (cancelled before or during the
+ *     run, by anyone); also counted in {@code resumed}
  * @param crashed re-invocations whose body threw (an attempt recorded, retried after backoff)
  * @param transientErrors store errors while advancing (no attempt consumed)
  * @param leaseSkipped instances held by a live foreign lease, or whose lease was lost mid-run

@@ -9,6 +9,7 @@ import dev.waymark.workflow.internal.Deadline;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Leases;
+import dev.waymark.workflow.internal.ResumeWorkers;
 import dev.waymark.workflow.internal.Runtime;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,8 +43,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * attempts in flight (an interrupted attempt records no crash) and releases their leases, so that
  * another worker can take the instances at once; {@link #close(Duration)} lets them finish first,
  * for up to a grace.
+ *
+ * <p>Create one with {@link dev.waymark.workflow.WorkflowEngine#resumeWorker(ResumeOptions)}; the
+ * class has no public constructor.
  */
 public final class ResumeWorker implements AutoCloseable {
+
+    static {
+        ResumeWorkers.register(ResumeWorker::new);
+    }
 
     private final Runtime runtime;
     private final Instances instances;
@@ -66,24 +74,23 @@ public final class ResumeWorker implements AutoCloseable {
     private Thread loop;
 
     /**
-     * A worker over an engine's runtime; use {@code WorkflowEngine.resumeWorker(options)}.
-     * {@code advanced} hears how each attempt ended (the engine completes in-process waits with it).
+     * A worker over an engine's parts (through {@link ResumeWorkers#create}). Its {@code advanced}
+     * hears how each attempt ended (the engine completes in-process waits with it).
      */
-    public ResumeWorker(Runtime runtime, WorkflowRegistry registry, EventStore store, ResumeOptions options,
-            java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced,
-            java.util.function.BiPredicate<String, String> cancel) {
-        this.advanced = advanced;
-        this.runtime = runtime;
+    private ResumeWorker(ResumeWorkers.Parts parts, ResumeOptions options) {
+        this.advanced = parts.advanced();
+        this.runtime = parts.runtime();
         this.instances = runtime.instances();
-        this.registry = registry;
-        this.store = store;
+        this.registry = parts.registry();
+        this.store = parts.store();
         this.options = options;
         // a listener that logs crashes and failures itself: the advancer does not log them again
         this.advancer = new Advancer(runtime, options.listener().logsEvents());
         this.policy = new Advancer.Policy(options.maxAttempts(), options.backoffBase(), options.backoffCap());
         this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
         this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());
-        this.cascades = new CascadeRepair(instances, cancel, options.cascadeRepairInterval(), options.batchLimit());
+        this.cascades = new CascadeRepair(instances, parts.cancel(), options.cascadeRepairInterval(),
+                options.batchLimit());
     }
 
     /** The options. */
@@ -211,7 +218,11 @@ public final class ResumeWorker implements AutoCloseable {
                     safely(() -> options.listener().onEvent(
                             new ResumeEvent.MarkedFailed(key.name(), key.id(), a.attempts(), a.error())));
                 }
-                yield new ResumeSummary(0, 1, 0, 0, 0, 1, 0, a.error() != null ? 1 : 0, 0, 0);
+                // failed counts what this pass marked failed (its last crash), as the seed does; a run that
+                // found the instance already failed (another worker marked it) was only resumed, or
+                // every worker that ran into it would count the one failure again
+                int marked = a.error() != null ? 1 : 0;
+                yield new ResumeSummary(0, 1, 0, 0, 0, marked, 0, marked, 0, 0);
             }
             case CRASHED -> {
                 safely(() -> options.listener().onEvent(new ResumeEvent.Crashed(key.name(), key.id(), a.attempts(),

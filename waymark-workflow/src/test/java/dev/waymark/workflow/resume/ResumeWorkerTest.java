@@ -71,6 +71,23 @@ class ResumeWorkerTest {
                     new java.util.concurrent.CountDownLatch(1).await(); // until interrupted by the shutdown
                     return "never";
                 }))
+                // cancelled (by its own step, as a client elsewhere could) while a worker runs it
+                .register("cancelledMidRun", String.class, String.class, (ctx, in) -> {
+                    ctx.step("cancel", () -> {
+                        engine.cancel("cancelledMidRun", ctx.workflowId());
+                        return null;
+                    });
+                    return ctx.step("after", String.class, () -> "never");
+                })
+                // marked failed elsewhere while a worker runs it (crafted: as another worker's last crash would)
+                .register("failedMidRun", String.class, String.class, (ctx, in) -> {
+                    ctx.step("fail", () -> {
+                        sql("UPDATE waymark.workflows SET status = 'failed', failure = 'marked elsewhere',"
+                                + " completed_at = now() WHERE name = 'failedMidRun' AND id = '" + ctx.workflowId() + "'");
+                        return null;
+                    });
+                    return "never";
+                })
                 .register(new WorkflowRegistry.Definition<>("brokenFactory", String.class, String.class, () -> {
                     throw new IllegalStateException("cannot build the workflow");
                 }));
@@ -179,6 +196,25 @@ class ResumeWorkerTest {
             assertThat(lines).as(id).filteredOn(l -> l.contains("boom/" + id) && l.contains("crashed on attempt 1/2"))
                     .hasSize(1);
         }
+    }
+
+    @Test
+    void a_run_that_finds_its_workflow_cancelled_or_failed_is_resumed_but_not_counted_as_failed_by_this_pass() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RecordingResumeListener recorder = new RecordingResumeListener();
+        engine.start("cancelledMidRun", "cm-1", "x", String.class);
+        engine.start("failedMidRun", "fm-1", "x", String.class);
+        try (ResumeWorker worker = engine.resumeWorker(options().withListener(new WorkflowMetrics(registry, recorder)))) {
+            // before: the run that found fm-1 failed counted failed + 1, so every worker that ran into
+            // a failure some other worker had marked (and counted) counted it again
+            assertThat(worker.resumeOnce()).isEqualTo(new ResumeSummary(2, 2, 0, 0, 0, 0, 1, 0, 0, 0));
+        }
+        assertThat(info("cancelledMidRun", "cm-1").status()).isEqualTo(WorkflowStatus.CANCELLED);
+        assertThat(info("failedMidRun", "fm-1").status()).isEqualTo(WorkflowStatus.FAILED);
+        assertThat(info("failedMidRun", "fm-1").failure()).isEqualTo("marked elsewhere");
+        assertThat(registry.get("waymark.workflow.resume.resumed").counter().count()).isEqualTo(2);
+        assertThat(registry.get("waymark.workflow.resume.failed").counter().count()).isZero();
+        assertThat(recorder.events).as("no crash, no failure marked").isEmpty();
     }
 
     @Test
@@ -320,6 +356,34 @@ class ResumeWorkerTest {
             }
             assertThat(info("serialLong", "sl-1").leaseOwner()).isNull();
         }
+    }
+
+    @Test
+    void a_resume_worker_is_made_by_its_engine_and_has_no_public_constructor() {
+        // before: a public constructor took the engine's internal runtime, instance key and advance types
+        assertThat(ResumeWorker.class.getConstructors()).isEmpty();
+        engine.start("quick", "made-by-engine", "x", String.class);
+        try (ResumeWorker worker = engine.resumeWorker(options())) {
+            assertThat(worker.options()).isEqualTo(options());
+            assertThat(worker.resumeOnce().completed()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void the_defaults_are_the_seeds_and_the_documented_ones() {
+        ResumeOptions d = ResumeOptions.defaults();
+        // seed 002: a 1-second poll, 5 attempts, a 60-second lease
+        assertThat(d.pollInterval()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(d.maxAttempts()).isEqualTo(5);
+        assertThat(d.leaseTtl()).isEqualTo(Duration.ofSeconds(60));
+        // the rest as ResumeOptions documents them
+        assertThat(d.batchLimit()).isEqualTo(100);
+        assertThat(d.concurrency()).isEqualTo(4);
+        assertThat(d.backoffBase()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(d.backoffCap()).isEqualTo(Duration.ofSeconds(64));
+        assertThat(d.push()).isTrue();
+        assertThat(d.cascadeRepairInterval()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(d.listener()).isSameAs(ResumeListener.LOGGING);
     }
 
     @Test
