@@ -5,8 +5,10 @@ import static dev.waymark.kafka.TestKafka.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.kafka.internal.RecordConverter;
+import dev.waymark.messaging.Attributes;
 import dev.waymark.messaging.Envelope;
 import java.time.Instant;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -183,5 +185,23 @@ class RecordConverterTest {
     void attempt_is_passed_through() {
         assertThat(RecordConverter.toEnvelope(simple(new RecordHeaders()), 3, KafkaOrdering.KEY).attempt())
                 .isEqualTo(3);
+    }
+
+    @Test
+    void tracing_attributes_name_kafka_and_the_partition_and_offset_as_integers() {
+        Envelope e = convert(simple(new RecordHeaders()));
+        assertThat(e.attributes().values()).containsExactly(
+                Map.entry("messaging.system", new Attributes.Value.Text("kafka")),
+                Map.entry("messaging.kafka.destination.partition", new Attributes.Value.Int64(2)),
+                Map.entry("messaging.kafka.message.offset", new Attributes.Value.Int64(42)));
+    }
+
+    @Test
+    void tracing_attributes_follow_each_record_whatever_its_topic_and_ordering() {
+        Envelope e = RecordConverter.toEnvelope(record("my-dashed-topic", 11, 9_000_000_000L, 0,
+                TimestampType.CREATE_TIME, null, null, new RecordHeaders()), 2, KafkaOrdering.PARTITION);
+        assertThat(e.attributes().values())
+                .containsEntry("messaging.kafka.destination.partition", new Attributes.Value.Int64(11))
+                .containsEntry("messaging.kafka.message.offset", new Attributes.Value.Int64(9_000_000_000L));
     }
 }
