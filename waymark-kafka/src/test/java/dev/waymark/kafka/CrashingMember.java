@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A group member in its own JVM, for {@link KafkaCrashTest}: consumes until it is killed and prints
+ * A group member in its own JVM, started by {@link ChildMember}: consumes until it is killed and prints
  * {@code H <message id>} for every record before acknowledging it (so whatever it committed, it printed).
  */
 public final class CrashingMember {

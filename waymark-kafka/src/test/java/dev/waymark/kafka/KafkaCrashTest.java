@@ -9,13 +9,9 @@ import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
 import dev.waymark.testkit.KafkaExtension;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -33,49 +29,28 @@ class KafkaCrashTest {
         String topic = KAFKA.createTopic("crash", 4);
         kafka.produce(topic, -1, 3_000, 300);
         String group = kafka.group();
-        Set<String> handledByChild = ConcurrentHashMap.newKeySet();
         Set<String> handledBySurvivor = ConcurrentHashMap.newKeySet();
-
-        String java = ProcessHandle.current().info().command().orElse("java");
-        Process child = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                CrashingMember.class.getName(), KAFKA.bootstrapServers(), group, topic)
-                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        Thread reader = Thread.ofPlatform().daemon(true).start(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(),
-                    StandardCharsets.UTF_8))) {
-                for (String line; (line = in.readLine()) != null; ) {
-                    if (line.startsWith("H ")) {
-                        handledByChild.add(line.substring(2));
-                    }
-                }
-            } catch (java.io.IOException e) {
-                // the child is gone
-            }
-        });
         ProcessingApp survivor = null;
-        try {
-            await().atMost(WAIT).until(() -> handledByChild.size() >= 300);
+        try (ChildMember child = ChildMember.start(KAFKA.bootstrapServers(), group, topic)) {
+            await().atMost(WAIT).until(() -> child.handled.size() >= 300);
             survivor = ProcessingApp.builder().processor("survivor",
                     KafkaSource.of(kafka.config(group, topic).build()), Concurrency.serial(), m -> {
                         handledBySurvivor.add(m.id());
                         return AckDecision.ok();
                     }).build().start();
             await().atMost(WAIT).until(() -> !handledBySurvivor.isEmpty()); // the group rebalanced onto both
-            child.destroyForcibly(); // SIGKILL: no commit, no LeaveGroup
-            assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
-            reader.join(Duration.ofSeconds(5));
+            child.kill(); // SIGKILL: no commit, no LeaveGroup
             kafka.produce(topic, -1, 1_000, 300);
 
             ProcessingApp app = survivor;
             await().atMost(Duration.ofSeconds(60)).until(() -> kafka.fullyCommitted(group, topic, 4));
             Set<String> all = ConcurrentHashMap.newKeySet();
-            all.addAll(handledByChild);
+            all.addAll(child.handled);
             all.addAll(handledBySurvivor);
             assertThat(all).hasSize(4_000);
             assertThat(app.snapshot().get("survivor").lifecycle()).isEqualTo(ProcessorState.Lifecycle.RUNNING);
-            assertThat(handledByChild).isNotEmpty().hasSizeLessThan(4_000);
+            assertThat(child.handled).isNotEmpty().hasSizeLessThan(4_000);
         } finally {
-            child.destroyForcibly();
             if (survivor != null) {
                 survivor.stop();
             }

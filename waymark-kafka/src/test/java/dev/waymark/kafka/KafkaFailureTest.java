@@ -1,6 +1,7 @@
 package dev.waymark.kafka;
 
 import static dev.waymark.kafka.TestKafka.WAIT;
+import static dev.waymark.kafka.TestKafka.take;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -8,12 +9,15 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.kafka.KafkaSourceEvent.Kind;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
+import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
 import dev.waymark.testkit.KafkaBroker;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -22,8 +26,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -47,26 +54,32 @@ class KafkaFailureTest {
         String group = kafka.group();
         RecordingListener events = new RecordingListener();
         Set<String> handled = ConcurrentHashMap.newKeySet();
+        CountDownLatch brokerDown = new CountDownLatch(1);
         KafkaSource source = KafkaSource.of(kafka.config(group, topic).listener(events)
                 .brokerOperationTimeout(Duration.ofSeconds(2)).brokerRetryAttempts(20).build());
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.orderedByKey(4), m -> {
             handled.add(m.id());
-            LockSupport.parkNanos(2_000_000); // 2 ms of work: the broker goes away mid-stream
+            if (handled.size() > 100) {
+                brokerDown.await(60, TimeUnit.SECONDS); // mid-stream: these are acknowledged while the broker is down
+            }
+            LockSupport.parkNanos(2_000_000); // 2 ms of work
             return AckDecision.ok();
         }).build().start();
         try {
-            await().atMost(WAIT).until(() -> handled.size() >= 100);
+            await().atMost(WAIT).until(() -> handled.size() > 100);
             KafkaBroker.get().stopBroker();
             try {
-                await().atMost(WAIT).until(() -> events.count(Kind.COMMIT_FAILED) > 0 || handled.size() == 600);
+                brokerDown.countDown();
+                // The outage must be seen: a commit fails (and is retried) before the broker comes back.
+                await().atMost(WAIT).until(() -> events.count(Kind.COMMIT_FAILED) > 0);
             } finally {
                 KafkaBroker.get().startBroker();
             }
             kafka.produce(topic, -1, 300, 60);
-            await().atMost(Duration.ofSeconds(90)).until(() -> handled.size() == 900
-                    && kafka.fullyCommitted(group, topic, 3));
+            await().atMost(Duration.ofSeconds(90)).until(() -> source.failure().isPresent()
+                    || handled.size() == 900 && kafka.fullyCommitted(group, topic, 3));
+            assertThat(source.failure()).as("the outage is survived").isEmpty();
             assertThat(lifecycle(app)).as("never a silent normal completion").isEqualTo(ProcessorState.Lifecycle.RUNNING);
-            assertThat(source.failure()).isEmpty();
             assertThat(source.isFinished()).isFalse();
         } finally {
             app.stop();
@@ -128,6 +141,49 @@ class KafkaFailureTest {
             app.stop();
         }
         assertThat(kafka.committed(group, topic)).containsEntry(0, 5L);
+    }
+
+    @Test
+    void a_fatal_commit_error_fails_the_source_after_one_attempt_with_a_typed_error() throws Exception {
+        String topic = KAFKA.createTopic("fenced", 1);
+        kafka.produce(topic, 0, 2, 1);
+        String group = kafka.group();
+        // Static members, heartbeats minutes apart: the fencing below is first seen by the commit, not a heartbeat.
+        Map<String, String> member = Map.of(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "the-member",
+                ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "300000", ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "120000");
+        RecordingListener events = new RecordingListener();
+        KafkaSourceConfig.Builder config = kafka.config(group, topic).listener(events).brokerRetryAttempts(5);
+        member.forEach(config::consumerProperty);
+        KafkaSource source = KafkaSource.of(config.build());
+        try {
+            Ingested first = take(source);
+            Map<String, Object> usurperConfig = new HashMap<>(member);
+            usurperConfig.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers());
+            usurperConfig.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+            usurperConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+            try (var usurper = new KafkaConsumer<>(usurperConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                // Same group.instance.id: the broker gives it the member's place and fences the source's consumer.
+                usurper.subscribe(List.of(topic));
+                await().atMost(WAIT).until(() -> {
+                    usurper.poll(Duration.ofMillis(100));
+                    return !usurper.assignment().isEmpty();
+                });
+                first.ack().finalize(AckDecision.ok()); // its commit is refused: FENCED_INSTANCE_ID, not retriable
+                await().atMost(WAIT).until(() -> source.failure().isPresent());
+            }
+            KafkaSourceException failure = source.failure().orElseThrow();
+            assertThat(failure).hasCauseInstanceOf(FencedInstanceIdException.class)
+                    .hasMessageContaining("committing 1 partition(s) failed after 1 attempt(s)");
+            assertThat(failure.topic()).isEqualTo(topic);
+            assertThat(failure.partition()).isZero();
+            assertThat(failure.offset()).isOne();
+            assertThat(events.of(Kind.COMMIT_FAILED)).as("one attempt of the 5 allowed").hasSize(1);
+            assertThat(events.of(Kind.FATAL)).hasSize(1);
+            assertThatThrownBy(() -> source.poll(Duration.ofMillis(10))).isSameAs(failure);
+            assertThat(kafka.committed(group, topic)).doesNotContainKey(0);
+        } finally {
+            source.close();
+        }
     }
 
     @Test

@@ -17,9 +17,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -53,8 +56,13 @@ class KafkaHaltTest {
             await().atMost(WAIT).until(() -> events.of(Kind.PAUSED).stream().anyMatch(e -> e.partition() == 0));
             await().atMost(WAIT).until(() -> kafka.committed(group, topic).getOrDefault(0, -1L) == 3L);
             assertThat(source.halted()).containsEntry(topic + "-0", 3L);
-            // Membership is kept while halted: the consumer thread keeps polling (the partition is paused).
-            await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6)).until(() -> members(group) == 1);
+            // Membership is kept while halted: the consumer thread keeps polling (the partition is paused),
+            // so for longer than max.poll.interval the member is neither evicted nor back under a new id.
+            Set<String> member = memberIds(group);
+            assertThat(member).hasSize(1);
+            await().during(Duration.ofSeconds(4)).atMost(WAIT).until(() -> memberIds(group).equals(member));
+            assertThat(events.of(Kind.REVOKED)).isEmpty();
+            assertThat(events.of(Kind.LOST)).isEmpty();
             assertThat(kafka.committed(group, topic)).containsEntry(0, 3L);
             assertThat(seen).containsExactly(0L, 1L, 2L, 3L);
         } finally {
@@ -67,10 +75,10 @@ class KafkaHaltTest {
         }
     }
 
-    private int members(String group) throws Exception {
+    private Set<String> memberIds(String group) throws Exception {
         ConsumerGroupDescription d = KAFKA.admin().describeConsumerGroups(List.of(group)).describedGroups()
                 .get(group).get(30, TimeUnit.SECONDS);
-        return d.members().size();
+        return d.members().stream().map(MemberDescription::consumerId).collect(Collectors.toSet());
     }
 
     @Test

@@ -10,6 +10,7 @@ import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.DeadLetterReason;
 import dev.waymark.messaging.ProcessingApp;
+import dev.waymark.messaging.otel.MessageTracing;
 import dev.waymark.testkit.KafkaExtension;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
@@ -26,7 +27,10 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** A producer span per dead-letter publication, child of the record's trace, carried by the dead letter. */
+/**
+ * A producer span per dead-letter publication, child of the record's trace, carried by the dead letter;
+ * and the Kafka attributes (system, partition, offset) on the consume span of each record.
+ */
 class KafkaTracingTest {
 
     @RegisterExtension
@@ -86,5 +90,28 @@ class KafkaTracingTest {
         assertThat(span.getParentSpanId()).isEqualTo("b7ad6b7169203331");
         assertThat(span.getAttributes().get(AttributeKey.stringKey("waymark.dlt.reason")))
                 .isEqualTo("invalid payload: not JSON");
+    }
+
+    @Test
+    void a_consumed_records_span_says_kafka_with_its_partition_and_offset() throws Exception {
+        InMemorySpanExporter exporter = InMemorySpanExporter.create();
+        OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
+                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .build();
+        String topic = KAFKA.createTopic("consume-span", 2);
+        kafka.produce(topic, 1, 3, 1); // offsets 0-2 of partition 1
+        String group = kafka.group();
+        ProcessingApp app = ProcessingApp.builder().processor("payments",
+                KafkaSource.of(kafka.config(group, topic).build()), Concurrency.serial(),
+                MessageTracing.wrap(otel, "payments", m -> AckDecision.ok())).build().start();
+        kafka.awaitCommittedThenStop(app, group, topic, 2);
+        SpanData span = exporter.getFinishedSpanItems().stream()
+                .filter(s -> (topic + "-1-2").equals(s.getAttributes().get(AttributeKey.stringKey("messaging.message.id"))))
+                .findFirst().orElseThrow();
+        assertThat(span.getKind()).isEqualTo(SpanKind.CONSUMER);
+        assertThat(span.getAttributes().get(AttributeKey.stringKey("messaging.system"))).isEqualTo("kafka");
+        assertThat(span.getAttributes().get(AttributeKey.longKey("messaging.kafka.destination.partition")))
+                .isEqualTo(1L);
+        assertThat(span.getAttributes().get(AttributeKey.longKey("messaging.kafka.message.offset"))).isEqualTo(2L);
     }
 }

@@ -3,10 +3,14 @@ package dev.waymark.kafka;
 import static dev.waymark.kafka.TestKafka.bytes;
 import static dev.waymark.kafka.TestKafka.text;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.waymark.kafka.internal.RecordConverter;
+import dev.waymark.messaging.Attributes;
 import dev.waymark.messaging.Envelope;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -44,6 +48,26 @@ class RecordConverterTest {
                 new RecordHeaders()));
         assertThat(e.messageId()).isEqualTo("my-dashed-topic-5-99");
         assertThat(KafkaCoordinates.of(e)).isEqualTo(new KafkaCoordinates("my-dashed-topic", 5, 99));
+    }
+
+    @Test
+    void coordinates_parse_from_the_message_id_a_handler_sees() {
+        assertThat(KafkaCoordinates.of("my-dashed-topic-5-99")).isEqualTo(new KafkaCoordinates("my-dashed-topic", 5, 99));
+        assertThat(KafkaCoordinates.of("t-0-9000000000")).isEqualTo(new KafkaCoordinates("t", 0, 9_000_000_000L));
+        KafkaCoordinates c = new KafkaCoordinates("orders", 3, 7);
+        assertThat(KafkaCoordinates.of(c.messageId())).isEqualTo(c);
+    }
+
+    @Test
+    void an_id_that_is_not_topic_partition_offset_is_refused_naming_it() {
+        for (String bad : List.of("orders", "orders-1", "-1-2", "orders--2", "orders-1-", "orders-x-1", "orders-1-y",
+                "orders-+1-2", "orders-1-+2", "orders-99999999999-1", "orders-1-99999999999999999999",
+                "01a22f8c-50b4-74ad-8c43-d916803cb0f7")) {
+            assertThatThrownBy(() -> KafkaCoordinates.of(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("not a Kafka message id (topic-partition-offset): " + bad);
+        }
+        assertThatThrownBy(() -> KafkaCoordinates.of((String) null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("not a Kafka message id (topic-partition-offset): null");
     }
 
     @Test
@@ -183,5 +207,23 @@ class RecordConverterTest {
     void attempt_is_passed_through() {
         assertThat(RecordConverter.toEnvelope(simple(new RecordHeaders()), 3, KafkaOrdering.KEY).attempt())
                 .isEqualTo(3);
+    }
+
+    @Test
+    void tracing_attributes_name_kafka_and_the_partition_and_offset_as_integers() {
+        Envelope e = convert(simple(new RecordHeaders()));
+        assertThat(e.attributes().values()).containsExactly(
+                Map.entry("messaging.system", new Attributes.Value.Text("kafka")),
+                Map.entry("messaging.kafka.destination.partition", new Attributes.Value.Int64(2)),
+                Map.entry("messaging.kafka.message.offset", new Attributes.Value.Int64(42)));
+    }
+
+    @Test
+    void tracing_attributes_follow_each_record_whatever_its_topic_and_ordering() {
+        Envelope e = RecordConverter.toEnvelope(record("my-dashed-topic", 11, 9_000_000_000L, 0,
+                TimestampType.CREATE_TIME, null, null, new RecordHeaders()), 2, KafkaOrdering.PARTITION);
+        assertThat(e.attributes().values())
+                .containsEntry("messaging.kafka.destination.partition", new Attributes.Value.Int64(11))
+                .containsEntry("messaging.kafka.message.offset", new Attributes.Value.Int64(9_000_000_000L));
     }
 }

@@ -19,6 +19,8 @@ import java.util.Objects;
  * @param traceparent the W3C traceparent, or null
  * @param tracestate the W3C tracestate, or null
  * @param cursor the position in the source (offset, global position), or null
+ * @param attributes what the source tells tracing about the message (empty when it tells nothing);
+ *     {@code MessageTracing} sets them on the message's span over its own
  */
 public record Envelope(
         String messageId,
@@ -31,7 +33,8 @@ public record Envelope(
         int attempt,
         String traceparent,
         String tracestate,
-        String cursor) {
+        String cursor,
+        Attributes attributes) {
 
     /** Validates and copies. */
     public Envelope {
@@ -43,6 +46,9 @@ public record Envelope(
         Objects.requireNonNull(ingestedAt, "ingestedAt");
         if (attempt < -1) {
             throw new IllegalArgumentException("attempt must be >= 0, or -1 for unknown; got " + attempt);
+        }
+        if (attributes == null) {
+            throw new IllegalArgumentException("attributes must not be null (Attributes.empty() for none)");
         }
     }
 
@@ -64,6 +70,7 @@ public record Envelope(
         private String traceparent;
         private String tracestate;
         private String cursor;
+        private Attributes attributes = Attributes.empty();
 
         private Builder(String messageId, byte[] payload) {
             this.messageId = messageId;
@@ -119,10 +126,16 @@ public record Envelope(
             return this;
         }
 
+        /** The attributes for tracing; empty unless set. */
+        public Builder attributes(Attributes attributes) {
+            this.attributes = attributes;
+            return this;
+        }
+
         /** The envelope. */
         public Envelope build() {
             return new Envelope(messageId, key, orderingKey, headers, payload, eventTime, ingestedAt, attempt,
-                    traceparent, tracestate, cursor);
+                    traceparent, tracestate, cursor, attributes);
         }
     }
 

@@ -57,6 +57,7 @@ class HandlerErrorTest {
             assertThat(s.decisions()).filteredOn(d -> d.decision() instanceof AckDecision.Retry).singleElement()
                     .satisfies(d -> assertThat(d.messageId()).isEqualTo(s.name() + "-2"));
         }
+        assertThat(app.snapshot()).containsOnlyKeys("serial", "unordered", "keyed");
         app.snapshot().values().forEach(state -> {
             assertThat(state.lifecycle()).isEqualTo(ProcessorState.Lifecycle.RUNNING);
             assertThat(state.failed()).isOne();
@@ -76,6 +77,7 @@ class HandlerErrorTest {
                         throwingOnce("keyed-1", new OutOfMemoryError("test")))
                 .build().start();
         assertThat(app.awaitTermination(WAIT)).as("both end; the keyed chain was released").isTrue();
+        assertThat(app.snapshot()).containsOnlyKeys("serial", "keyed");
         app.snapshot().values().forEach(state -> {
             assertThat(state.lifecycle()).isEqualTo(ProcessorState.Lifecycle.FAILED);
             assertThat(state.failure()).contains("OutOfMemoryError");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.messaging.otel.MessageTracing;
+import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
@@ -46,5 +47,33 @@ class MessageTracingTest {
         assertThat(untraced.getParentSpanContext().isValid()).isFalse();
         assertThat(untraced.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
         assertThat(untraced.getStatus().getDescription()).isEqualTo("invalid payload: no amount");
+    }
+
+    @Test
+    void the_sources_typed_attributes_are_on_the_span_and_win_over_the_runtimes() throws Exception {
+        InMemorySpanExporter exporter = InMemorySpanExporter.create();
+        OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
+                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .build();
+        InMemorySource source = new InMemorySource("s");
+        source.send(Envelope.builder("m-1", "{}".getBytes(StandardCharsets.UTF_8))
+                .attributes(Attributes.builder()
+                        .put("messaging.system", "acme-broker")
+                        .put("acme.partition", 7L)
+                        .put("acme.ratio", 0.5)
+                        .put("acme.replayed", true)
+                        .build())
+                .build());
+        ProcessingApp app = ProcessingApp.builder().processor("payments", source, Concurrency.serial(),
+                MessageTracing.wrap(otel, "payments", m -> AckDecision.ok())).build().start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> exporter.getFinishedSpanItems().size() == 1);
+        app.stop();
+        io.opentelemetry.api.common.Attributes span = exporter.getFinishedSpanItems().get(0).getAttributes();
+        assertThat(span.get(AttributeKey.stringKey("messaging.system"))).as("the source wins").isEqualTo("acme-broker");
+        assertThat(span.get(AttributeKey.longKey("acme.partition"))).isEqualTo(7L);
+        assertThat(span.get(AttributeKey.doubleKey("acme.ratio"))).isEqualTo(0.5);
+        assertThat(span.get(AttributeKey.booleanKey("acme.replayed"))).isTrue();
+        assertThat(span.get(AttributeKey.stringKey("messaging.message.id"))).as("the runtime's own stay").isEqualTo("m-1");
+        assertThat(span.get(AttributeKey.stringKey("waymark.processor"))).isEqualTo("payments");
     }
 }

@@ -1,6 +1,7 @@
 package dev.waymark.kafka.internal;
 
 import dev.waymark.kafka.KafkaOrdering;
+import dev.waymark.messaging.Attributes;
 import dev.waymark.messaging.Envelope;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -13,8 +14,10 @@ import org.apache.kafka.common.record.TimestampType;
 /**
  * A Kafka record as an {@link Envelope}: id {@code topic-partition-offset}, cursor the offset, key
  * and ordering key, every header verbatim (order and duplicates kept), the record's timestamp, the
- * W3C trace context from the first {@code traceparent} / {@code tracestate} headers (exact case), and
- * the attempt. A null value (a tombstone) becomes an empty payload.
+ * W3C trace context from the first {@code traceparent} / {@code tracestate} headers (exact case), the
+ * attempt, and the tracing attributes {@code messaging.system=kafka},
+ * {@code messaging.kafka.destination.partition} and {@code messaging.kafka.message.offset} (integers).
+ * A null value (a tombstone) becomes an empty payload.
  */
 public final class RecordConverter {
 
@@ -58,6 +61,11 @@ public final class RecordConverter {
                 .attempt(attempt)
                 .trace(traceparent, tracestate)
                 .cursor(offset)
+                .attributes(Attributes.builder()
+                        .put("messaging.system", "kafka")
+                        .put("messaging.kafka.destination.partition", (long) record.partition())
+                        .put("messaging.kafka.message.offset", record.offset())
+                        .build())
                 .build();
     }
 }

@@ -1,10 +1,12 @@
 package dev.waymark.messaging.otel;
 
 import dev.waymark.messaging.AckDecision;
+import dev.waymark.messaging.Attributes;
 import dev.waymark.messaging.Envelope;
 import dev.waymark.messaging.Handler;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
@@ -17,6 +19,11 @@ import io.opentelemetry.context.propagation.TextMapGetter;
  * One OpenTelemetry consumer span per message, its parent taken from the envelope's W3C trace
  * context. Wrap a handler: {@code MessageTracing.wrap(openTelemetry, "payments", handler)}. The span
  * is current while the handler runs, so the handler's own spans become its children.
+ *
+ * <p>The span carries {@code messaging.system=waymark}, {@code messaging.operation.type=process},
+ * {@code messaging.message.id}, {@code waymark.processor} and {@code waymark.attempt}, then the
+ * envelope's {@linkplain Envelope#attributes() attributes}: where the source sets a name these set
+ * too, the source's value wins (the Kafka adapter's {@code messaging.system=kafka}, for one).
  */
 public final class MessageTracing {
 
@@ -42,15 +49,16 @@ public final class MessageTracing {
         return message -> {
             Envelope envelope = message.envelope();
             Context parent = W3CTraceContextPropagator.getInstance().extract(Context.root(), envelope, GETTER);
-            Span span = tracer.spanBuilder(processorId + " process")
+            SpanBuilder builder = tracer.spanBuilder(processorId + " process")
                     .setParent(parent)
                     .setSpanKind(SpanKind.CONSUMER)
                     .setAttribute("messaging.system", "waymark")
                     .setAttribute("messaging.operation.type", "process")
                     .setAttribute("messaging.message.id", envelope.messageId())
                     .setAttribute("waymark.processor", processorId)
-                    .setAttribute("waymark.attempt", (long) envelope.attempt())
-                    .startSpan();
+                    .setAttribute("waymark.attempt", (long) envelope.attempt());
+            envelope.attributes().values().forEach((name, value) -> set(builder, name, value)); // the source wins
+            Span span = builder.startSpan();
             Scope scope = span.makeCurrent();
             try {
                 AckDecision decision = handler.handle(message);
@@ -73,5 +81,15 @@ public final class MessageTracing {
                 span.end();
             }
         };
+    }
+
+    /** Sets one source attribute on the span, typed as the source typed it. */
+    private static void set(SpanBuilder builder, String name, Attributes.Value value) {
+        switch (value) {
+            case Attributes.Value.Text t -> builder.setAttribute(name, t.value());
+            case Attributes.Value.Int64 i -> builder.setAttribute(name, i.value());
+            case Attributes.Value.Float64 f -> builder.setAttribute(name, f.value());
+            case Attributes.Value.Bool b -> builder.setAttribute(name, b.value());
+        }
     }
 }

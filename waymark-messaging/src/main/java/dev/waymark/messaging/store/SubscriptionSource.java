@@ -1,5 +1,6 @@
 package dev.waymark.messaging.store;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.AckHandle;
 import dev.waymark.messaging.Envelope;
@@ -116,12 +117,17 @@ public final class SubscriptionSource implements MessageSource {
         };
     }
 
+    /**
+     * The subscription's reason for {@code reason}. The detail of {@code other} travels as a JSON
+     * string (the subscription takes a JSON document there); a missing one as JSON {@code null}.
+     */
     private static DeadLetterReason reason(dev.waymark.messaging.DeadLetterReason reason) {
         return switch (reason) {
             case dev.waymark.messaging.DeadLetterReason.Poison p -> DeadLetterReason.poison(p.detail());
             case dev.waymark.messaging.DeadLetterReason.Invalid i -> DeadLetterReason.invalid(i.detail());
             case dev.waymark.messaging.DeadLetterReason.MaxAttempts m -> DeadLetterReason.maxAttempts(m.attempts());
-            case dev.waymark.messaging.DeadLetterReason.Other o -> DeadLetterReason.other(o.summary(), null);
+            case dev.waymark.messaging.DeadLetterReason.Other o -> DeadLetterReason.other(o.summary(),
+                    o.detail() == null ? "null" : JsonNodeFactory.instance.textNode(o.detail()).toString());
         };
     }
 

@@ -19,7 +19,9 @@ import dev.waymark.subscription.Target;
 import dev.waymark.testkit.PostgresExtension;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
@@ -117,5 +119,33 @@ class SubscriptionSourceTest {
         assertThat(new String(envelope.payload(), StandardCharsets.UTF_8)).isEqualTo("{\"amount\": 3}");
         assertThat(DeadLetters.of(store).list("sub-mapping", Long.MAX_VALUE, 1).get(0).reasonSummary())
                 .isEqualTo("poison: cannot pay");
+    }
+
+    @Test
+    void an_other_dead_letter_keeps_its_detail_in_the_stored_reason_and_one_without_detail_is_stored_too()
+            throws Exception {
+        store.append("other-1", ExpectedVersion.noStream(), EventData.json("Refund", "{}"));
+        store.append("other-2", ExpectedVersion.noStream(), EventData.json("Refund", "{}"));
+        ProcessingApp app = ProcessingApp.builder().processor("p", source("other"), Concurrency.serial(), m ->
+                AckDecision.deadLetter(m.envelope().key().equals("other-1")
+                        ? DeadLetterReason.other("rejected by the ledger", "account 7 is \"closed\"")
+                        : DeadLetterReason.other("rejected by the ledger", null)))
+                .build().start();
+        try {
+            await().atMost(WAIT).until(() -> DeadLetters.of(store).count("sub-other") == 2
+                    || app.snapshot().get("p").lifecycle() != ProcessorState.Lifecycle.RUNNING);
+            assertThat(app.snapshot().get("p").failure()).as("the subscription kept going").isNull();
+        } finally {
+            app.stop();
+        }
+        Map<String, dev.waymark.subscription.DeadLetter> letters = new HashMap<>();
+        DeadLetters.of(store).list("sub-other", Long.MAX_VALUE, 10).forEach(l -> letters.put(l.streamName(), l));
+        assertThat(letters).containsOnlyKeys("other-1", "other-2");
+        assertThat(letters.values()).allSatisfy(l -> {
+            assertThat(l.reasonKind()).isEqualTo("other");
+            assertThat(l.reasonSummary()).isEqualTo("rejected by the ledger");
+        });
+        assertThat(letters.get("other-1").reasonJson()).as("the detail, as a JSON string")
+                .contains("\"account 7 is \\\"closed\\\"\"");
     }
 }
