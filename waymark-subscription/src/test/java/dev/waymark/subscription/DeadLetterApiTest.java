@@ -3,6 +3,7 @@ package dev.waymark.subscription;
 import static dev.waymark.subscription.SubscriptionFixture.append;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
@@ -196,6 +197,39 @@ class DeadLetterApiTest {
         assertThat(deadLetters.list("vague", Long.MAX_VALUE, 5)).extracting(DeadLetter::reasonJson).containsExactly(
                 "{\"kind\": \"other\", \"detail\": \"not json\", \"summary\": \"text details\"}",
                 "{\"kind\": \"other\", \"summary\": \"no details\"}");
+    }
+
+    @Test
+    void a_reason_holding_nul_characters_is_recorded_with_replacement_characters_and_the_subscription_moves_on() {
+        append(store, "nul-1", "Poison");
+        append(store, "nul-2", "Other");
+        append(store, "nul-3", "After");
+        List<String> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (Subscription s = Subscription.builder(store, "nul", Target.category("nul")).start(d -> {
+            handled.add(d.event().type());
+            return switch (d.event().type()) {
+                case "Poison" -> Ack.deadLetter(DeadLetterReason.poison("byte \0 here"));
+                case "Other" -> Ack.deadLetter(DeadLetterReason.other("odd \0 summary", "{\"raw\": \"a\\u0000b\"}"));
+                default -> Ack.ok();
+            };
+        })) {
+            // a NUL is refused by text and jsonb columns alike: the letter could never be recorded,
+            // so the subscription stopped on the event and redelivered it for ever
+            await().atMost(WAIT).until(() -> handled.contains("After") || !s.isRunning());
+            assertThat(s.failure()).isEmpty();
+            assertThat(handled).containsExactly("Poison", "Other", "After");
+        }
+        assertThat(deadLetters.list("nul", Long.MAX_VALUE, 5)).extracting(DeadLetter::reasonSummary, DeadLetter::reasonJson)
+                .containsExactly(
+                        tuple("odd \uFFFD summary",
+                                "{\"kind\": \"other\", \"detail\": {\"raw\": \"a\uFFFDb\"}, \"summary\": \"odd \uFFFD summary\"}"),
+                        tuple("poison: byte \uFFFD here",
+                                "{\"kind\": \"poison\", \"detail\": \"byte \uFFFD here\", \"summary\": \"poison: byte \uFFFD here\"}"));
+        long poisonId = deadLetters.list("nul", Long.MAX_VALUE, 5).get(1).id();
+        assertThat(deadLetters.replay(List.of(poisonId), d -> {
+            throw new IllegalStateException("replay \0 failed");
+        })).singleElement().satisfies(l -> assertThat(l.replayOutcome())
+                .contains("failed: java.lang.IllegalStateException: replay \uFFFD failed"));
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.waymark.subscription.internal;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.internal.Utf16;
 import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
@@ -70,7 +71,7 @@ public final class DeadLetterSql {
             p.setLong(7, event.position().sequence());
             p.setString(8, event.type());
             p.setString(9, reason.kind());
-            p.setString(10, reason.summary());
+            p.setString(10, ReasonJson.summary(reason));
             p.setString(11, ReasonJson.of(reason)); // not reason.json(): Other's is its details alone, maybe null
             p.setInt(12, attempts);
             p.executeUpdate();
@@ -125,7 +126,7 @@ public final class DeadLetterSql {
      */
     public boolean markReplayed(Connection c, long id, String outcome) throws SQLException {
         try (PreparedStatement p = c.prepareStatement(markReplayed)) {
-            p.setString(1, outcome);
+            p.setString(1, Utf16.storable(outcome)); // a handler's exception text may hold a NUL
             p.setLong(2, id);
             p.setString(3, DeadLetters.REPLAYED_OK);
             return p.executeUpdate() > 0;
