@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
@@ -85,10 +86,12 @@ final class ChaosPostgres implements AutoCloseable {
         long pid = Long.parseLong(Files.readAllLines(dataDirectory.resolve("postmaster.pid")).get(0).trim());
         ProcessHandle postmaster = ProcessHandle.of(pid)
                 .orElseThrow(() -> new IOException("no postmaster process " + pid + " to kill"));
+        // Stopped first, the postmaster forks no backend between the list below and the kill.
+        stop(pid);
         List<ProcessHandle> processes = new ArrayList<>();
         processes.add(postmaster);
         processes.addAll(postmaster.descendants().toList()); // before the kill: orphans are re-parented
-        processes.forEach(ProcessHandle::destroyForcibly); // SIGKILL
+        processes.forEach(ProcessHandle::destroyForcibly); // SIGKILL (a stopped process dies of it too)
         // a server process still attached to the shared memory would make the new postmaster refuse to start
         await("PostgreSQL processes " + processes.stream().map(ProcessHandle::pid).toList() + " gone")
                 .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
@@ -96,6 +99,9 @@ final class ChaosPostgres implements AutoCloseable {
         // releases io.zonky's lock on the directory; its "pg_ctl stop" fails (logged): nothing is left to stop
         server.close();
         server = null;
+        // A zombie postmaster nobody reaps still answers kill(pid, 0): its lock file would make the new
+        // postmaster refuse to start. Every process of the server is dead, so the file is stale.
+        Files.deleteIfExists(dataDirectory.resolve("postmaster.pid"));
         IOException last = null;
         for (int attempt = 0; attempt < 10; attempt++) {
             try {
@@ -112,6 +118,18 @@ final class ChaosPostgres implements AutoCloseable {
             }
         }
         throw last;
+    }
+
+    private static void stop(long pid) throws IOException {
+        Process kill = new ProcessBuilder("kill", "-STOP", Long.toString(pid)).redirectErrorStream(true).start();
+        try {
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new IOException("kill -STOP " + pid + " failed");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted stopping the postmaster " + pid, e);
+        }
     }
 
     /** Exited, or a zombie not yet reaped by its new parent (it holds no shared memory any more). */

@@ -136,8 +136,8 @@ final class StreamsCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            if (limit != null) {
-                WaymarkCli.requireLimit(spec, limit);
+            if (limit != null && limit < 1) { // a count of events to follow, not a page: no upper bound
+                throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be at least 1, got " + limit);
             }
             GlobalPosition start = switch (from) {
                 case "head" -> null;

@@ -463,7 +463,7 @@ class WaymarkCliTest {
         // list checked >= 1 only
         String nowhere = "jdbc:postgresql://127.0.0.1:1/nowhere";
         for (String[] command : new String[][] {{"streams", "list"}, {"streams", "read", "--stream", "s-1"},
-                {"streams", "tail"}, {"dead-letters", "list", "--subscription", "s"}, {"workflows", "list"},
+                {"dead-letters", "list", "--subscription", "s"}, {"workflows", "list"},
                 {"workflows", "collect", "--retention", "7d"}}) {
             for (String limit : new String[] {"0", "10001", "50000"}) {
                 List<String> args = new ArrayList<>(List.of(command));
@@ -474,6 +474,12 @@ class WaymarkCliTest {
                         .startsWith("--limit must be between 1 and 10000, got " + limit);
             }
         }
+        // streams tail's --limit counts the events to follow: at least 1, no upper bound
+        Run tailZero = cli("streams", "tail", "--limit", "0", "--url", nowhere);
+        assertThat(tailZero.code()).isEqualTo(2);
+        assertThat(tailZero.err()).startsWith("--limit must be at least 1, got 0");
+        assertThat(cli("streams", "tail", "--limit", "50000", "--url", nowhere).code())
+                .as("past the check, the unreachable database").isEqualTo(WaymarkCli.UNREACHABLE);
 
         Run usage = cli("dead-letters", "list");
         assertThat(usage.code()).isEqualTo(2);

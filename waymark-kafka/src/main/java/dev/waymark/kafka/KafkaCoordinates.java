@@ -28,7 +28,10 @@ public record KafkaCoordinates(String topic, int partition, long offset) {
 
     /**
      * The coordinates in a message id the adapter gave ({@code Message.id()}): {@code topic-partition-offset},
-     * split at the last two dashes, partition and offset in decimal digits.
+     * split at the last two dashes, partition and offset in decimal digits. The form is all it checks,
+     * not where the id came from: an id of another source that happens to end in two groups of digits
+     * (an event-store UUID like {@code ...-8943-916803123456}, rarely) parses too, so call it only
+     * for messages of a Kafka source.
      *
      * @throws IllegalArgumentException if {@code messageId} is null or not {@code topic-partition-offset}
      */

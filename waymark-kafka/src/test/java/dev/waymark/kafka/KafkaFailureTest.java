@@ -164,7 +164,7 @@ class KafkaFailureTest {
             try (var usurper = new KafkaConsumer<>(usurperConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
                 // Same group.instance.id: the broker gives it the member's place and fences the source's consumer.
                 usurper.subscribe(List.of(topic));
-                await().atMost(WAIT).until(() -> {
+                await().pollInSameThread().atMost(WAIT).until(() -> { // a KafkaConsumer is single-threaded
                     usurper.poll(Duration.ofMillis(100));
                     return !usurper.assignment().isEmpty();
                 });

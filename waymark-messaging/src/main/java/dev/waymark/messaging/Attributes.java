@@ -1,6 +1,5 @@
 package dev.waymark.messaging;
 
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -8,7 +7,9 @@ import java.util.Map;
  * Typed attributes a source attaches to a message for tracing, such as the Kafka adapter's
  * {@code messaging.system=kafka} and the record's partition and offset. {@code MessageTracing} puts
  * them on the message's span after its own, so on a name both set the source's value wins.
- * Immutable; each name appears once, non-blank; the map keeps the order the names were added in.
+ * Immutable; each name appears once, non-blank; the map's iteration order is unspecified. Built
+ * from an immutable map ({@code Map.of}), it holds that map without copying it, so a source can
+ * attach attributes to every message for a few small objects.
  *
  * @param values the attributes by name
  */
@@ -25,15 +26,13 @@ public record Attributes(Map<String, Attributes.Value> values) {
         if (values == null) {
             throw new IllegalArgumentException("attributes must not be null (Attributes.empty() for none)");
         }
-        Map<String, Value> copy = new LinkedHashMap<>();
         values.forEach((name, value) -> {
             requireName(name);
             if (value == null) {
                 throw new IllegalArgumentException("attribute '" + name + "' needs a value, got null");
             }
-            copy.put(name, value);
         });
-        values = Collections.unmodifiableMap(copy);
+        values = Map.copyOf(values); // the same map when it is already an immutable one
     }
 
     /** No attributes. */

@@ -62,6 +62,8 @@ class MessageTracingTest {
                         .put("acme.partition", 7L)
                         .put("acme.ratio", 0.5)
                         .put("acme.replayed", true)
+                        .put("waymark.attempt", "third") // another type than the runtime's long
+                        .put("messaging.message.id", 99L) // another type than the runtime's text
                         .build())
                 .build());
         ProcessingApp app = ProcessingApp.builder().processor("payments", source, Concurrency.serial(),
@@ -73,7 +75,12 @@ class MessageTracingTest {
         assertThat(span.get(AttributeKey.longKey("acme.partition"))).isEqualTo(7L);
         assertThat(span.get(AttributeKey.doubleKey("acme.ratio"))).isEqualTo(0.5);
         assertThat(span.get(AttributeKey.booleanKey("acme.replayed"))).isTrue();
-        assertThat(span.get(AttributeKey.stringKey("messaging.message.id"))).as("the runtime's own stay").isEqualTo("m-1");
         assertThat(span.get(AttributeKey.stringKey("waymark.processor"))).isEqualTo("payments");
+        assertThat(span.get(AttributeKey.stringKey("messaging.destination.name"))).isEqualTo("payments");
+        assertThat(span.asMap()).as("one value per name, the source's, whatever its type")
+                .containsEntry(AttributeKey.stringKey("waymark.attempt"), "third")
+                .doesNotContainKey(AttributeKey.longKey("waymark.attempt"))
+                .containsEntry(AttributeKey.longKey("messaging.message.id"), 99L)
+                .doesNotContainKey(AttributeKey.stringKey("messaging.message.id"));
     }
 }

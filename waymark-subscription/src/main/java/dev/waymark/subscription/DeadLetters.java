@@ -76,7 +76,9 @@ public final class DeadLetters {
      * @return the letters that were delivered, with their recorded outcome
      * @throws SubscriptionConfigException if {@code ids} or {@code handler} is null, or {@code ids}
      *     holds a null; nothing is delivered
-     * @throws SubscriptionException if a letter does not exist; nothing is delivered
+     * @throws SubscriptionException if a letter does not exist (nothing is delivered), or if a
+     *     letter's event can no longer be read when its turn comes (the letters before it were
+     *     delivered and their outcomes recorded; replaying the same ids again skips those that ended ok)
      */
     public List<DeadLetter> replay(List<Long> ids, EventHandler handler) {
         if (ids == null || handler == null) {

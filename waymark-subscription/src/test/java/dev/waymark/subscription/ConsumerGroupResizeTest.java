@@ -2,12 +2,14 @@ package dev.waymark.subscription;
 
 import static dev.waymark.subscription.SubscriptionFixture.append;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.subscription.shard.ShardedSubscription;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -106,6 +108,28 @@ class ConsumerGroupResizeTest {
         } finally {
             restarted.forEach(Subscription::close);
         }
+    }
+
+    @Test
+    void a_sharded_pool_under_the_name_of_a_plain_subscription_refuses_to_start() throws Exception {
+        String c = "pooled";
+        appendToEachStream(c, 4, "A");
+        Recorder whole = Recorder.ok();
+        try (Subscription s = Subscription.builder(store, "sub-" + c, Target.category(c)).start(whole)) {
+            await().atMost(WAIT).until(() -> whole.size() == 4);
+        }
+        // before: the pool started, and every bucket's reader refused the checkpoints pass after pass
+        List<String> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+        assertThatThrownBy(() -> ShardedSubscription.builder(store, "sub-" + c, Target.category(c)).shards(4)
+                .start(d -> {
+                    handled.add(d.event().streamName());
+                    return Ack.ok();
+                }))
+                .isInstanceOfSatisfying(ConsumerGroupSizeMismatchException.class, e -> {
+                    assertThat(e.configuredSize()).isEqualTo(4);
+                    assertThat(e.storedSizes()).containsExactly(1);
+                });
+        assertThat(handled).isEmpty();
     }
 
     @Test

@@ -300,9 +300,12 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * An instance with its current generation's journal, awakeables and children; empty if it does
      * not exist.
      *
+     * @throws InvalidWorkflowInputException if the name or id is null or invalid
      * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public Optional<WorkflowDetails> describe(String name, String id) {
+        WorkflowNames.requireName(name);
+        WorkflowNames.requireId(id);
         return instances.find(name, id).map(row -> new WorkflowDetails(row.info(), row.input(), row.result(),
                 instances.journal(name, id, row.info().generation()), instances.awakeables().of(name, id),
                 instances.queries().children(name, id)));

@@ -75,9 +75,10 @@ public final class WorkflowHandle<R> {
      * @throws WorkflowException if it does not exist (checked at once, and at every re-check: an
      *     instance collected meanwhile ends the wait too)
      * @throws dev.waymark.store.StoreException if the database cannot be read
+     * @throws InvalidWorkflowInputException if {@code timeout} is null
      */
     public WorkflowOutcome<R> awaitOutcome(Duration timeout) throws TimeoutException, InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + Args.notNull(timeout, "timeout").toNanos();
         Instances.Key key = new Instances.Key(name, id);
         CompletableFuture<WorkflowOutcome<?>> local = client.watch(key); // completed in-process by the engine
         WakeSignal wake = local == null ? client.store.wakeSignal() : null;

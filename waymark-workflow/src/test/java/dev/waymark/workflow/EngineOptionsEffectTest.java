@@ -104,6 +104,10 @@ class EngineOptionsEffectTest {
                 "resultType");
         assertNullRefused(() -> client.start("plain", "null-result-type", "x", null), "resultType");
         assertThat(client.describe("plain", "null-result-type")).as("nothing written").isEmpty();
+        assertNullRefused(() -> client.handle("plain", "p", String.class).awaitOutcome(null), "timeout");
+        assertNullRefused(() -> client.handle("plain", "p", String.class).await(null), "timeout");
+        assertThatThrownBy(() -> client.describe(null, "p")).isInstanceOf(InvalidWorkflowInputException.class);
+        assertThatThrownBy(() -> client.describe("plain", null)).isInstanceOf(InvalidWorkflowInputException.class);
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false).build()) {
             assertNullRefused(() -> engine.resumeWorker(null), "options");
         }

@@ -14,16 +14,19 @@ import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapGetter;
+import java.util.Map;
 
 /**
  * One OpenTelemetry consumer span per message, its parent taken from the envelope's W3C trace
  * context. Wrap a handler: {@code MessageTracing.wrap(openTelemetry, "payments", handler)}. The span
  * is current while the handler runs, so the handler's own spans become its children.
  *
- * <p>The span carries {@code messaging.system=waymark}, {@code messaging.operation.type=process},
- * {@code messaging.message.id}, {@code waymark.processor} and {@code waymark.attempt}, then the
- * envelope's {@linkplain Envelope#attributes() attributes}: where the source sets a name these set
- * too, the source's value wins (the Kafka adapter's {@code messaging.system=kafka}, for one).
+ * <p>The span carries {@code messaging.system=waymark}, {@code messaging.destination.name} (the
+ * processor id), {@code messaging.operation.type=process}, {@code messaging.message.id},
+ * {@code waymark.processor} and {@code waymark.attempt}, and the envelope's
+ * {@linkplain Envelope#attributes() attributes}: where the source sets a name these set too, the
+ * source's value is the only one set, whatever its type (the Kafka adapter's
+ * {@code messaging.system=kafka}, for one).
  */
 public final class MessageTracing {
 
@@ -51,13 +54,19 @@ public final class MessageTracing {
             Context parent = W3CTraceContextPropagator.getInstance().extract(Context.root(), envelope, GETTER);
             SpanBuilder builder = tracer.spanBuilder(processorId + " process")
                     .setParent(parent)
-                    .setSpanKind(SpanKind.CONSUMER)
-                    .setAttribute("messaging.system", "waymark")
-                    .setAttribute("messaging.operation.type", "process")
-                    .setAttribute("messaging.message.id", envelope.messageId())
-                    .setAttribute("waymark.processor", processorId)
-                    .setAttribute("waymark.attempt", (long) envelope.attempt());
-            envelope.attributes().values().forEach((name, value) -> set(builder, name, value)); // the source wins
+                    .setSpanKind(SpanKind.CONSUMER);
+            // The source wins: a name it sets is not set here at all (the SDK keeps an attribute per
+            // name and type, so a default of another type would compete with the source's value).
+            Map<String, Attributes.Value> fromSource = envelope.attributes().values();
+            setDefault(builder, fromSource, "messaging.system", "waymark");
+            setDefault(builder, fromSource, "messaging.destination.name", processorId);
+            setDefault(builder, fromSource, "messaging.operation.type", "process");
+            setDefault(builder, fromSource, "messaging.message.id", envelope.messageId());
+            setDefault(builder, fromSource, "waymark.processor", processorId);
+            if (!fromSource.containsKey("waymark.attempt")) {
+                builder.setAttribute("waymark.attempt", (long) envelope.attempt());
+            }
+            fromSource.forEach((name, value) -> set(builder, name, value));
             Span span = builder.startSpan();
             Scope scope = span.makeCurrent();
             try {
@@ -84,6 +93,13 @@ public final class MessageTracing {
     }
 
     /** Sets one source attribute on the span, typed as the source typed it. */
+    private static void setDefault(SpanBuilder builder, Map<String, Attributes.Value> fromSource, String name,
+            String value) {
+        if (!fromSource.containsKey(name)) {
+            builder.setAttribute(name, value);
+        }
+    }
+
     private static void set(SpanBuilder builder, String name, Attributes.Value value) {
         switch (value) {
             case Attributes.Value.Text t -> builder.setAttribute(name, t.value());

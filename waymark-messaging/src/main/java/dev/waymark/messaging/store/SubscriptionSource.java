@@ -119,7 +119,7 @@ public final class SubscriptionSource implements MessageSource {
 
     /**
      * The subscription's reason for {@code reason}. The detail of {@code other} travels as a JSON
-     * string (the subscription takes a JSON document there); a missing one as JSON {@code null}.
+     * string (the subscription takes a JSON document there); a missing one stays missing.
      */
     private static DeadLetterReason reason(dev.waymark.messaging.DeadLetterReason reason) {
         return switch (reason) {
@@ -127,7 +127,7 @@ public final class SubscriptionSource implements MessageSource {
             case dev.waymark.messaging.DeadLetterReason.Invalid i -> DeadLetterReason.invalid(i.detail());
             case dev.waymark.messaging.DeadLetterReason.MaxAttempts m -> DeadLetterReason.maxAttempts(m.attempts());
             case dev.waymark.messaging.DeadLetterReason.Other o -> DeadLetterReason.other(o.summary(),
-                    o.detail() == null ? "null" : JsonNodeFactory.instance.textNode(o.detail()).toString());
+                    o.detail() == null ? null : JsonNodeFactory.instance.textNode(o.detail()).toString());
         };
     }
 

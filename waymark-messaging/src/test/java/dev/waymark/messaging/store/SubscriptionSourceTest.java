@@ -147,5 +147,7 @@ class SubscriptionSourceTest {
         });
         assertThat(letters.get("other-1").reasonJson()).as("the detail, as a JSON string")
                 .contains("\"account 7 is \\\"closed\\\"\"");
+        assertThat(letters.get("other-2").reasonJson()).as("no detail, as for a reason made on the subscription")
+                .isEqualTo("{\"kind\": \"other\", \"summary\": \"rejected by the ledger\"}");
     }
 }

@@ -16,6 +16,7 @@ import java.util.Optional;
 public final class CheckpointSql {
 
     private final String load;
+    private final String lockSubscription;
     private final String groupSizes;
     private final String initialize;
     private final String save;
@@ -27,6 +28,10 @@ public final class CheckpointSql {
     public CheckpointSql(String quotedSchema) {
         String q = quotedSchema;
         load = "SELECT position_tx, position_seq FROM " + q + ".checkpoints WHERE subscription = ? AND member = ?";
+        // The lock (until the transaction ends) serializes members starting at once: of two members of
+        // different sizes starting a fresh subscription, the second sees the first one's checkpoint.
+        lockSubscription = "SELECT pg_advisory_xact_lock(hashtextextended('" + q.replace("'", "''")
+                + "#checkpoints#' || ?, 0))";
         groupSizes = "SELECT DISTINCT group_size FROM " + q + ".checkpoints WHERE subscription = ? ORDER BY 1";
         initialize = "INSERT INTO " + q + ".checkpoints (subscription, member, group_size, position_tx, position_seq)"
                 + " VALUES (?, ?, ?, ?, ?) ON CONFLICT (subscription, member) DO NOTHING";
@@ -59,8 +64,15 @@ public final class CheckpointSql {
         }
     }
 
-    /** The group sizes the subscription's checkpoints were written with, ascending (empty without any). */
+    /**
+     * The group sizes the subscription's checkpoints were written with, ascending (empty without any).
+     * Locks the subscription's checkpoints against another member's start until the transaction ends.
+     */
     public List<Integer> groupSizes(Connection c, String subscription) throws SQLException {
+        try (PreparedStatement p = c.prepareStatement(lockSubscription)) {
+            p.setString(1, subscription);
+            p.execute();
+        }
         try (PreparedStatement p = c.prepareStatement(groupSizes)) {
             p.setString(1, subscription);
             List<Integer> sizes = new ArrayList<>();

@@ -103,6 +103,9 @@ public final class ShardedSubscriptionBuilder {
      *
      * @throws SubscriptionConfigException on an invalid option
      * @throws ShardCountMismatchException when the pool is stored with another shard count
+     * @throws dev.waymark.subscription.ConsumerGroupSizeMismatchException when the subscription's
+     *     checkpoints were written by a group of another size (a plain subscription of the same name,
+     *     a resize done halfway)
      */
     public ShardedSubscription start(ShardHandler handler) {
         if (store == null) {

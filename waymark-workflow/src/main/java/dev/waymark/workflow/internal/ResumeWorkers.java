@@ -33,9 +33,13 @@ public final class ResumeWorkers {
     /**
      * Called once, by {@link ResumeWorker}'s class initializer.
      *
-     * @throws IllegalStateException if a factory is already registered
+     * @throws IllegalStateException if the caller is not {@link ResumeWorker}, or a factory is already
+     *     registered
      */
     public static synchronized void register(Factory f) {
+        if (StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE).getCallerClass() != ResumeWorker.class) {
+            throw new IllegalStateException("only ResumeWorker registers its factory");
+        }
         if (factory != null) {
             throw new IllegalStateException("a resume worker factory is already registered");
         }

@@ -3,6 +3,7 @@ package dev.waymark.subscription.shard.internal;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.store.internal.Jdbc;
+import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
 import dev.waymark.subscription.shard.ShardCountMismatchException;
 import dev.waymark.subscription.shard.ShardOwnership;
 import java.sql.Array;
@@ -98,6 +99,21 @@ public final class LeaseStore {
             }
             if (!counts.equals(List.of(shardCount))) {
                 throw new ShardCountMismatchException(subscription, shardCount, counts);
+            }
+            // Checkpoints of another group size (a plain subscription of the same name, a resize done
+            // halfway) would make every bucket's reader refuse to start, pass after pass.
+            List<Integer> sizes = new ArrayList<>();
+            try (PreparedStatement p = c.prepareStatement("SELECT DISTINCT group_size FROM " + q
+                    + ".checkpoints WHERE subscription = ? ORDER BY 1")) {
+                p.setString(1, subscription);
+                try (ResultSet rs = p.executeQuery()) {
+                    while (rs.next()) {
+                        sizes.add(rs.getInt(1));
+                    }
+                }
+            }
+            if (!sizes.isEmpty() && !sizes.equals(List.of(shardCount))) {
+                throw new ConsumerGroupSizeMismatchException(subscription, shardCount, sizes);
             }
             return null;
         });

@@ -1,5 +1,6 @@
 package dev.waymark.subscription.shard.internal;
 
+import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
 import dev.waymark.subscription.shard.ShardCountMismatchException;
 import dev.waymark.subscription.shard.ShardListener;
 import dev.waymark.subscription.shard.ShardOptions;
@@ -73,13 +74,15 @@ public final class ReconcilePass {
      *
      * @throws ShardCountMismatchException when the bucket rows, created at last by this pass after a
      *     failed start, hold another shard count: the worker must not run
+     * @throws ConsumerGroupSizeMismatchException when, found at the same point, the subscription's
+     *     checkpoints were written by a group of another size
      */
     public Set<Integer> run() {
         if (!shardsEnsured) {
             try {
                 leases.ensureShards();
                 shardsEnsured = true;
-            } catch (ShardCountMismatchException e) {
+            } catch (ShardCountMismatchException | ConsumerGroupSizeMismatchException e) {
                 failed("ensure shards", e);
                 throw e;
             } catch (RuntimeException e) {

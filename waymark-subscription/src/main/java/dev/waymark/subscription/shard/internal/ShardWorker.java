@@ -2,6 +2,7 @@ package dev.waymark.subscription.shard.internal;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.StoreException;
+import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
 import dev.waymark.subscription.shard.ShardCountMismatchException;
 import dev.waymark.subscription.shard.ShardListener;
 import dev.waymark.subscription.shard.ShardOptions;
@@ -59,12 +60,14 @@ public final class ShardWorker implements ShardedSubscription {
      * the pass step {@code ensure shards} and the loop starts anyway: each pass retries it first.
      *
      * @throws ShardCountMismatchException on a different stored count
+     * @throws ConsumerGroupSizeMismatchException when the subscription's checkpoints were written by a
+     *     group of another size than the shard count
      * @throws StoreException on a store error that is not retryable (a schema not migrated, say)
      */
     public ShardWorker start() {
         try {
             leases.ensureShards();
-        } catch (ShardCountMismatchException e) {
+        } catch (ShardCountMismatchException | ConsumerGroupSizeMismatchException e) {
             throw e;
         } catch (StoreException e) {
             if (!e.isRetryable()) {
@@ -94,7 +97,7 @@ public final class ShardWorker implements ShardedSubscription {
             try {
                 owned = pass.run();
                 early = pass.wantsEarlyPass();
-            } catch (ShardCountMismatchException e) {
+            } catch (ShardCountMismatchException | ConsumerGroupSizeMismatchException e) {
                 // found once the database came back after a failed start: this worker must not run
                 log.error("sharded worker {} of '{}' stops: {}", workerId, name, e.getMessage());
                 return;
