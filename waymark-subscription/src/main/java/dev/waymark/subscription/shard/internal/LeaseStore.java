@@ -4,6 +4,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.store.internal.Jdbc;
 import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
+import dev.waymark.subscription.internal.CheckpointSql;
 import dev.waymark.subscription.shard.ShardCountMismatchException;
 import dev.waymark.subscription.shard.ShardOwnership;
 import java.sql.Array;
@@ -102,16 +103,7 @@ public final class LeaseStore {
             }
             // Checkpoints of another group size (a plain subscription of the same name, a resize done
             // halfway) would make every bucket's reader refuse to start, pass after pass.
-            List<Integer> sizes = new ArrayList<>();
-            try (PreparedStatement p = c.prepareStatement("SELECT DISTINCT group_size FROM " + q
-                    + ".checkpoints WHERE subscription = ? ORDER BY 1")) {
-                p.setString(1, subscription);
-                try (ResultSet rs = p.executeQuery()) {
-                    while (rs.next()) {
-                        sizes.add(rs.getInt(1));
-                    }
-                }
-            }
+            List<Integer> sizes = new CheckpointSql(q).groupSizes(c, subscription);
             if (!sizes.isEmpty() && !sizes.equals(List.of(shardCount))) {
                 throw new ConsumerGroupSizeMismatchException(subscription, shardCount, sizes);
             }
