@@ -199,8 +199,9 @@ public final class Advancer {
         String reason = permanent ? "failed on attempt " + n + " without retries (no attempt could end otherwise): "
                 + rendered : "crashed " + n + " times; last error: " + rendered;
         try {
-            if (!markFailed(key, epoch, reason)) {
-                return new Advance(Result.TRANSIENT, null, error, n, false); // lease lost, or terminal meanwhile
+            if (!markFailed(key, epoch, reason)) { // lease lost, or terminal meanwhile
+                return lostTheLease(key, epoch) ? leaseLost(key, owner, epoch, error)
+                        : new Advance(Result.TRANSIENT, null, error, n, false);
             }
         } catch (RuntimeException e) {
             log.warn("waymark workflow: marking {}/{} failed after {} crashes failed; retried on a later pass",
