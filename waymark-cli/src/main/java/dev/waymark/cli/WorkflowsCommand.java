@@ -46,6 +46,16 @@ final class WorkflowsCommand {
         return root.withStore(store -> work.apply(WorkflowClient.create(store)));
     }
 
+    /**
+     * As {@link #withClient}, on a store with notifications on, so that what the client changes is
+     * announced as the API announces it: a cancellation is broadcast to the engines (the one running
+     * the body stops it before its next step), and a settlement or a retry sends the store's NOTIFY,
+     * which wakes pushed resume workers at once instead of at their next poll.
+     */
+    <T> T withAnnouncingClient(Function<WorkflowClient, T> work) {
+        return root.withStore(true, store -> work.apply(WorkflowClient.create(store)));
+    }
+
     /** One instance as printed. */
     record Row(String name, String id, String status, int generation, int attempts, String lastError, String failure,
             String waitingOn, String wakeAfter, String nextAttemptAt, String leaseOwner, long leaseEpoch,
@@ -304,7 +314,7 @@ final class WorkflowsCommand {
         public Integer call() {
             WaymarkCli cli = parent.root;
             String target = name + "/" + id;
-            Map<String, Object> value = parent.withClient(client -> {
+            Map<String, Object> value = parent.withAnnouncingClient(client -> {
                 WorkflowInfo info = client.describe(name, id).map(WorkflowDetails::info)
                         .orElseThrow(() -> unknown(name, id));
                 List<Map<String, String>> live = info.status().isTerminal() ? List.of()
@@ -379,7 +389,7 @@ final class WorkflowsCommand {
         public Integer call() {
             WaymarkCli cli = parent.root;
             String target = name + "/" + id;
-            Map<String, Object> value = parent.withClient(client -> {
+            Map<String, Object> value = parent.withAnnouncingClient(client -> {
                 WorkflowInfo info = client.describe(name, id).map(WorkflowDetails::info)
                         .orElseThrow(() -> unknown(name, id));
                 Map<String, Object> r = new LinkedHashMap<>();
@@ -445,7 +455,7 @@ final class WorkflowsCommand {
         public Integer call() {
             validate();
             WaymarkCli cli = parent.root;
-            Map<String, Object> value = parent.withClient(client -> {
+            Map<String, Object> value = parent.withAnnouncingClient(client -> {
                 AwakeableInfo state = client.awakeable(awakeable).orElseThrow(this::unknownAwakeable);
                 Map<String, Object> r = new LinkedHashMap<>();
                 r.put("awakeable", awakeable.toString());

@@ -99,16 +99,19 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * committed before this returns, and a resume worker (or this engine) runs it. Idempotent:
      * starting an existing id with an equal input returns a handle to it.
      *
-     * @throws InvalidWorkflowInputException for an invalid name or id (an id whose journal stream
-     *     name would exceed the event store's limit too, see {@link WorkflowNames#requireJournalFits}),
-     *     or an input that cannot be serialized or is too large; nothing is written
+     * @throws InvalidWorkflowInputException for an invalid name or id (an id with an invisible or
+     *     control character, see {@link WorkflowNames#requireNewId}, or whose journal stream name
+     *     would exceed the event store's limit, see {@link WorkflowNames#requireJournalFits}), or an
+     *     input that cannot be serialized or is too large; on an engine also an input that the
+     *     registered input type cannot read, and a null input unless that type is {@code Void} (see
+     *     {@link WorkflowRegistry}); nothing is written
      * @throws UnknownWorkflowException on an engine whose registry lacks {@code name}
      * @throws WorkflowStartConflictException if the id exists with a different input
      * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public <R> WorkflowHandle<R> start(String name, String id, Object input, Class<R> resultType) {
         WorkflowNames.requireName(name);
-        WorkflowNames.requireId(id);
+        WorkflowNames.requireNewId(id);
         WorkflowNames.requireJournalFits(name, id);
         Args.notNull(resultType, "resultType");
         checkRunnable(name);

@@ -7,7 +7,14 @@ import java.time.Duration;
  * across code versions: replay matches journal entries by name, not by position. Names may not be
  * empty, longer than {@value WorkflowNames#MAX_STEP_NAME} characters, or start with a reserved
  * prefix ({@link WorkflowNames#RESERVED_STEP_PREFIXES}), or hold a NUL or a lone UTF-16 surrogate
- * ({@link WorkflowNames#requireStepName}).
+ * ({@link WorkflowNames#requireStepName}); a name journaled for the first time may not hold an
+ * invisible or control character either ({@link WorkflowNames#requireNewStepName}).
+ *
+ * <p>A name identifies one step of a run: a step, sleep, awakeable or child step name used a second
+ * time in one run (one generation) is refused with {@link InvalidWorkflowInputException}, on the
+ * first run and on replay alike, never answered with the first use's journal entry. Give each call
+ * its own name (an index or a key: {@code "charge-" + i}). Each of these four kinds has names of its
+ * own (a step and a sleep may share one); {@link #patch} may be asked again with the same id.
  *
  * <p>Every method refuses a bad argument (an invalid name, a null type, a negative duration) with
  * {@link InvalidWorkflowInputException} naming it. Thrown inside a body, it ends the run as a crash
@@ -31,10 +38,14 @@ public interface WorkflowContext {
      * running it. The value returned is always what the journal holds (its codec round trip), even
      * on the first run; when two writers race on the same step the first journaled result wins.
      *
+     * <p>A result that cannot be journaled (the codec cannot serialize it, it is larger than the
+     * payload limit, it holds a NUL) fails the workflow at once, naming the step and the result's
+     * type: every further attempt would run the action again to the same end.
+     *
      * @throws E what the action threw; nothing is journaled
      * @throws StepDecodeException if the journaled value cannot be read as {@code type}
-     * @throws InvalidWorkflowInputException if the name is invalid or was used in this run with
-     *     another type, or {@code type} or {@code action} is null
+     * @throws InvalidWorkflowInputException if the name is invalid or was already used by a step of
+     *     this run, or {@code type} or {@code action} is null
      */
     <T, E extends Exception> T step(String name, Class<T> type, StepAction<T, E> action) throws E;
 
@@ -48,15 +59,17 @@ public interface WorkflowContext {
      * and restarts never postpone it. The workflow suspends until the wake time, then any resume
      * worker continues it.
      *
-     * @throws InvalidWorkflowInputException if the name is invalid, or {@code duration} is null or
-     *     negative
+     * @throws InvalidWorkflowInputException if the name is invalid or was already used by a sleep of
+     *     this run, or {@code duration} is null or negative
      */
     void sleep(String name, Duration duration);
 
     /**
-     * Creates (or, on replay, returns) an awakeable identified by {@code name} in this generation.
+     * Creates (or, on replay, returns) an awakeable identified by {@code name} in this generation;
+     * its handle may be awaited more than once.
      *
-     * @throws InvalidWorkflowInputException if the name is invalid or {@code type} is null
+     * @throws InvalidWorkflowInputException if the name is invalid or was already used by an
+     *     awakeable of this run, or {@code type} is null
      */
     <T> Awakeable<T> awakeable(String name, Class<T> type);
 
@@ -68,7 +81,10 @@ public interface WorkflowContext {
      * {@link WorkflowStartConflictException}); an instance this workflow did not create wakes it
      * at its end only through a check every 2 s.
      *
-     * @throws InvalidWorkflowInputException if {@code stepName} or the child's name or id is invalid,
+     * @throws InvalidWorkflowInputException if {@code stepName} or the child's name or id is invalid
+     *     (when it would spawn, also an id with an invisible or control character), {@code stepName}
+     *     was already used by a child of this run, the input is null and the child's input type is not
+     *     {@code Void} (when it would spawn),
      *     the child is this workflow itself ({@code childName}/{@code childId} equal to this
      *     instance's), {@code type} is null, or, when it would
      *     spawn, if {@code stepName} ends with {@value WorkflowNames#CHILD_RESULT_SUFFIX} (reserved:
@@ -89,7 +105,7 @@ public interface WorkflowContext {
      * A code-change gate. Returns {@code true} when the run reaches this point executing new code
      * (no journal entry of this generation is still waiting to be replayed) and {@code false} when it
      * is replaying history recorded by older code. The decision is journaled, so it never changes for
-     * an instance.
+     * an instance, and asking again in the same run gets the same answer.
      *
      * @throws InvalidWorkflowInputException if the id is not a valid step name
      */

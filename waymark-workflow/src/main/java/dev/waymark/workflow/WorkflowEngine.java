@@ -41,6 +41,14 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
 
     private static final Logger log = LoggerFactory.getLogger(WorkflowEngine.class);
 
+    /**
+     * The default lease of a running instance, whoever runs it: this engine's own runs
+     * ({@link Builder#leaseTtl}) and the instances a resume worker claims
+     * ({@link ResumeOptions#leaseTtl()}). A crashed process's instances are taken over about this
+     * long after its last renewal, whichever of them ran them.
+     */
+    public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(30);
+
     /** Most journal entries one group-commit transaction holds (see {@link Builder#groupCommit}). */
     public static final int MAX_STEP_BATCH = 64;
     /** Group-commit transactions in flight at once: one commits while the next gathers. */
@@ -318,7 +326,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         private final WorkflowRegistry registry;
         private WorkflowCodec codec = WorkflowCodec.jackson();
         private WorkflowListener listener = new WorkflowListener() {};
-        private Duration leaseTtl = Duration.ofSeconds(30);
+        private Duration leaseTtl = DEFAULT_LEASE_TTL;
         private int maxAttempts = 5;
         private Duration backoffBase = Duration.ofSeconds(2);
         private Duration backoffCap = Duration.ofSeconds(64);
@@ -345,7 +353,10 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             return this;
         }
 
-        /** How long a lease of a local run lasts without renewal (default 30 s; renewed every third). */
+        /**
+         * How long a lease of a local run lasts without renewal (default {@link WorkflowEngine#DEFAULT_LEASE_TTL},
+         * 30 s, as a resume worker's; renewed every third).
+         */
         public Builder leaseTtl(Duration ttl) {
             this.leaseTtl = positive(ttl, "leaseTtl");
             return this;

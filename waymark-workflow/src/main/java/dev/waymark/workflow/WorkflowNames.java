@@ -2,10 +2,15 @@ package dev.waymark.workflow;
 
 import dev.waymark.store.StreamNames;
 import dev.waymark.store.internal.Utf16;
+import dev.waymark.workflow.internal.Text;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
-/** Validation rules for workflow names, ids and step names, shared by every entry point. */
+/**
+ * Validation rules for workflow names, ids and step names, shared by every entry point. A message
+ * that refuses a value shows it with every control, format or separator character escaped
+ * (backslash, 'u', four hex digits), so that it prints on one line and as typed.
+ */
 public final class WorkflowNames {
 
     /** Longest workflow name. */
@@ -40,17 +45,18 @@ public final class WorkflowNames {
         for (int i = 0; i < name.length(); i++) {
             char c = name.charAt(i);
             if (!(Character.isLetterOrDigit(c) && c < 128) && c != '_' && c != '.') {
-                throw new InvalidWorkflowInputException("workflow name '" + name
-                        + "' contains '" + c + "': use letters, digits, '_' and '.'");
+                throw new InvalidWorkflowInputException("workflow name '" + Text.escape(name) + "' contains '"
+                        + Text.escape(String.valueOf(c)) + "': use letters, digits, '_' and '.'");
             }
         }
         return name;
     }
 
     /**
-     * Returns {@code id} if it is a valid workflow id: not blank, no '#', no control characters, no lone
+     * Returns {@code id} if it may name an instance: not blank, no '#', no control characters, no lone
      * UTF-16 surrogate (it has no UTF-8 form: the database would store '?', and two ids could meet), at
-     * most {@value #MAX_ID} characters.
+     * most {@value #MAX_ID} characters. This reaches an existing instance (a handle, cancel, retry,
+     * describe); a new one must pass {@link #requireNewId} too.
      */
     public static String requireId(String id) {
         if (id == null || id.isBlank()) {
@@ -63,11 +69,28 @@ public final class WorkflowNames {
         for (int i = 0; i < id.length(); i++) {
             char c = id.charAt(i);
             if (c == '#' || Character.isISOControl(c)) {
-                throw new InvalidWorkflowInputException("workflow id '" + id.replaceAll("\\p{Cntrl}", "?")
+                throw new InvalidWorkflowInputException("workflow id '" + Text.escape(id)
                         + "' contains a reserved character (" + (c == '#' ? "'#'" : "a control character") + ")");
             }
         }
         requireNoLoneSurrogate("workflow id", id, InvalidWorkflowInputException::new);
+        return id;
+    }
+
+    /**
+     * Returns {@code id} if a new instance may take it: a valid id ({@link #requireId}) with no
+     * invisible or control character: no control character (C0 or C1, U+0085 included), no format
+     * character (the bidi controls U+200E, U+200F, U+202A to U+202E and U+2066 to U+2069, the
+     * zero-width characters U+200B to U+200D, U+FEFF, ...) and no line or paragraph separator
+     * (U+2028, U+2029). Each would garble a listing or a log line that prints the id (a line break,
+     * text shown reversed). {@code start} and a child's spawn check this; an instance started
+     * before this rule is still reached by its id ({@link #requireId}).
+     *
+     * @throws InvalidWorkflowInputException naming the character, escaped
+     */
+    public static String requireNewId(String id) {
+        requireId(id);
+        requireVisible("workflow id", id);
         return id;
     }
 
@@ -90,7 +113,7 @@ public final class WorkflowNames {
                     + " bytes of UTF-8, more than the " + (idBytes - (bytes - StreamNames.MAX_BYTES))
                     + " that its journal leaves for it: the stream name '$wf-" + name + "-<id>#<generation>' is up to "
                     + bytes + " bytes, the event store's limit is " + StreamNames.MAX_BYTES
-                    + " (StreamNames.MAX_BYTES); id '" + (id.length() > 40 ? id.substring(0, 40) + "..." : id) + "'");
+                    + " (StreamNames.MAX_BYTES); id '" + Text.escape(Text.shorten(id, 40)) + "'");
         }
     }
 
@@ -106,9 +129,23 @@ public final class WorkflowNames {
         for (String prefix : RESERVED_STEP_PREFIXES) {
             if (name.startsWith(prefix)) {
                 throw new InvalidWorkflowInputException(
-                        "step name '" + name + "' uses the reserved prefix '" + prefix + "'");
+                        "step name '" + Text.escape(name) + "' uses the reserved prefix '" + prefix + "'");
             }
         }
+        return name;
+    }
+
+    /**
+     * Returns {@code name} if a step not yet journaled may take it (also a sleep, awakeable, child
+     * step or patch name): a valid user step name ({@link #requireStepName}) with no invisible or
+     * control character (as {@link #requireNewId} says). The context checks this before it journals
+     * a name for the first time; a name journaled before this rule replays as it is.
+     *
+     * @throws InvalidWorkflowInputException naming the character, escaped
+     */
+    public static String requireNewStepName(String name) {
+        requireStepName(name);
+        requireVisible("step name", name);
         return name;
     }
 
@@ -122,10 +159,10 @@ public final class WorkflowNames {
     public static String requireChildStepName(String name) {
         requireStepName(name);
         if (name.endsWith(CHILD_RESULT_SUFFIX)) {
-            throw new InvalidWorkflowInputException("child step name '" + name + "' ends with '"
+            throw new InvalidWorkflowInputException("child step name '" + Text.escape(name) + "' ends with '"
                     + CHILD_RESULT_SUFFIX + "', which is reserved: the result of child '"
-                    + name.substring(0, name.length() - CHILD_RESULT_SUFFIX.length()) + "' is journaled as 'child:"
-                    + name + "'");
+                    + Text.escape(name.substring(0, name.length() - CHILD_RESULT_SUFFIX.length()))
+                    + "' is journaled as 'child:" + Text.escape(name) + "'");
         }
         return name;
     }
@@ -141,10 +178,19 @@ public final class WorkflowNames {
         // journaled inside a jsonb document, which cannot hold a NUL and stores a lone surrogate as '?':
         // replay, which finds entries by step name, would then miss the entry and run the step again
         if (name.indexOf('\u0000') >= 0) {
-            throw new InvalidWorkflowInputException("step name '" + name.replace('\u0000', '?') + "' contains a NUL character");
+            throw new InvalidWorkflowInputException("step name '" + Text.escape(name) + "' contains a NUL character");
         }
         requireNoLoneSurrogate("step name", name, InvalidWorkflowInputException::new);
         return name;
+    }
+
+    private static void requireVisible(String what, String s) {
+        int at = Text.firstGarbling(s);
+        if (at >= 0) {
+            String c = Text.escape(new String(Character.toChars(s.codePointAt(at))));
+            throw new InvalidWorkflowInputException(what + " '" + Text.escape(s) + "' contains an invisible or control"
+                    + " character (" + c + "), which would garble listings and logs: use visible characters");
+        }
     }
 
     private static void requireNoLoneSurrogate(String what, String s,
@@ -152,7 +198,7 @@ public final class WorkflowNames {
         int at = Utf16.loneSurrogate(s);
         if (at >= 0) {
             char c = s.charAt(at);
-            throw error.apply(what + " '" + s.replace(c, '?') + "' contains a lone UTF-16"
+            throw error.apply(what + " '" + Text.escape(s.replace(c, '?')) + "' contains a lone UTF-16"
                     + " surrogate (\\u" + Integer.toHexString(c) + "), which has no UTF-8 form");
         }
     }

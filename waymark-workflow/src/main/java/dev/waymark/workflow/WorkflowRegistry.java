@@ -20,7 +20,11 @@ public final class WorkflowRegistry {
      * throws fails that run (a crash attempt of that instance), not the registry or a resume pass.
      *
      * @param name the workflow name ({@link WorkflowNames#requireName})
-     * @param inputType what the input is decoded as; a start whose input it cannot read is refused
+     * @param inputType what the input is decoded as; a start (or a child's spawn) whose input it cannot
+     *     read is refused, and so is a null input (one the codec reads as Java null) unless the type
+     *     is {@code Void}: register a workflow that takes no input with {@code Void.class}, or take a
+     *     type whose codec reads JSON null as a value (Jackson: {@code JsonNode}); a body handed a null
+     *     it did not expect would crash on every attempt until the instance failed
      * @param resultType the type of the body's result
      * @param factory makes the body, once per run
      * @param <I> the input type

@@ -45,11 +45,6 @@ class StepReplayTest {
                     int c = ctx.step("ship", Integer.class, () -> effects.hit(ctx.workflowId() + ":ship"));
                     return order.id() + ":" + a + b + c;
                 })
-                .register("repeat", String.class, String.class, (ctx, in) -> {
-                    int first = ctx.step("same", Integer.class, () -> effects.hit(ctx.workflowId() + ":same"));
-                    int second = ctx.step("same", Integer.class, () -> effects.hit(ctx.workflowId() + ":same"));
-                    return first + "," + second;
-                })
                 .register("checked", String.class, String.class, (ctx, in) -> {
                     try {
                         ctx.step("io", String.class, () -> {
@@ -124,12 +119,6 @@ class StepReplayTest {
         // the release after the successful attempt (just after the completion commits) clears the crash record
         org.awaitility.Awaitility.await().atMost(WAIT).until(() -> h.info().leaseOwner() == null);
         assertThat(h.info().attempts()).isZero();
-    }
-
-    @Test
-    void a_repeated_step_name_returns_the_first_result() throws Exception {
-        assertThat(engine.start("repeat", "r-1", "x", String.class).await(WAIT)).isEqualTo("1,1");
-        assertThat(effects.count("r-1:same")).isEqualTo(1);
     }
 
     @Test
@@ -240,10 +229,11 @@ class StepReplayTest {
     void bad_steps_crash_the_run_with_a_clear_error_and_fail_after_the_budget() throws Exception {
         WorkflowHandle<String> clash = engine.start("typeClash", "t-1", "x", String.class);
         assertThatThrownBy(() -> clash.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
-                .hasMessageContaining("step 'x' of workflow typeClash is used with type java.lang.Integer and with type java.lang.String");
+                .hasMessageContaining("step 'x' is used twice in one run of workflow typeClash/t-1");
         WorkflowHandle<String> bad = engine.start("unserializable", "s-1", "x", String.class);
         assertThatThrownBy(() -> bad.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
-                .hasMessageContaining("crashed 3 times").hasMessageContaining("cannot serialize java.lang.Object");
+                .hasMessageContaining("failed on attempt 1 without retries")
+                .hasMessageContaining("cannot serialize java.lang.Object");
         WorkflowHandle<String> reserved = engine.start("reserved", "res-1", "x", String.class);
         assertThatThrownBy(() -> reserved.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
                 .hasMessageContaining("step name 'sleep:sneaky' uses the reserved prefix 'sleep:'");
@@ -261,7 +251,7 @@ class StepReplayTest {
         // name ending in ':result' and for the child's name and id
         String invalid = InvalidWorkflowInputException.class.getName() + ": ";
         List<String[]> cases = List.of(
-                new String[] {"typeClash", "step 'x' of workflow typeClash is used with type java.lang.Integer"},
+                new String[] {"typeClash", "step 'x' is used twice in one run of workflow typeClash/ic-typeClash"},
                 new String[] {"reserved", "step name 'sleep:sneaky' uses the reserved prefix 'sleep:'"},
                 new String[] {"halfEmoji", "step name 'item-?' contains a lone UTF-16 surrogate"},
                 new String[] {"negativeSleep", "sleep 'back' needs a duration >= 0, got PT-1S"},

@@ -86,7 +86,7 @@ public final class Advancer {
         Advance advance = null;
         Throwable escaped = null;
         try {
-            advance = attempt(key, epoch, policy, freshInput);
+            advance = attempt(key, keeper.owner(), epoch, policy, freshInput);
         } catch (RuntimeException | Error e) {
             // a bug or a fatal error: the listener still hears of the run's end below (a tracing span
             // would otherwise stay open, and current on this thread for every later run)
@@ -123,12 +123,14 @@ public final class Advancer {
         return done;
     }
 
-    private Advance attempt(Instances.Key key, long epoch, Policy policy, String freshInput) {
+    private Advance attempt(Instances.Key key, String owner, long epoch, Policy policy, String freshInput) {
         try {
             Runner.Attempt a = runner.run(key.name(), key.id(), epoch, freshInput);
             return new Advance(resultOf(a.outcome()), a.outcome(), null, 0, a.progressed(), false, a.released());
         } catch (WorkflowLeaseLostException e) {
-            return new Advance(Result.LEASE_LOST, null, e, 0, false);
+            return leaseLost(key, owner, epoch, e);
+        } catch (Unwind.Fail f) {
+            return crashed(key, owner, epoch, policy, f.error, true);
         } catch (StoreUnavailableException | TransientStoreException e) {
             if (interrupted(e)) {
                 return new Advance(Result.INTERRUPTED, null, e, 0, false);
@@ -144,11 +146,35 @@ public final class Advancer {
             if (interrupted(e)) {
                 return new Advance(Result.INTERRUPTED, null, e, 0, false);
             }
-            return crashed(key, epoch, policy, e);
+            return crashed(key, owner, epoch, policy, e, false);
         }
     }
 
-    private Advance crashed(Instances.Key key, long epoch, Policy policy, Throwable error) {
+    /**
+     * A lease lost to another worker is expected (this process paused, or a step outlived the TTL
+     * without renewals): one WARN line with the state, no stack trace; the new owner goes on.
+     */
+    private Advance leaseLost(Instances.Key key, String owner, long epoch, Throwable error) {
+        String holder;
+        try {
+            holder = rt.instances.find(key.name(), key.id()).map(r -> r.info().leaseOwner() == null
+                    ? "nobody holds it now (epoch " + r.info().leaseEpoch() + ")"
+                    : r.info().leaseOwner() + " holds it at epoch " + r.info().leaseEpoch())
+                    .orElse("the instance no longer exists");
+        } catch (RuntimeException e) {
+            holder = "its holder could not be read: " + e.getMessage();
+        }
+        log.warn("waymark workflow: {}/{} lost its lease: this run (owner {} at epoch {}) stopped without"
+                + " journaling further; {}", key.name(), Text.escape(key.id()), owner, epoch, holder);
+        return new Advance(Result.LEASE_LOST, null, error, 0, false);
+    }
+
+    /**
+     * Records a crash under the lease and fails the workflow when its budget is spent, or at once when
+     * the crash is {@code permanent} (no attempt could end otherwise).
+     */
+    private Advance crashed(Instances.Key key, String owner, long epoch, Policy policy, Throwable error,
+            boolean permanent) {
         String rendered = render(error);
         OptionalInt attempts;
         try {
@@ -158,18 +184,24 @@ public final class Advancer {
             log.warn("waymark workflow: recording the crash of {}/{} failed", key.name(), key.id(), e);
             return new Advance(Result.TRANSIENT, null, error, 0, false);
         }
-        if (attempts.isEmpty()) {
-            return new Advance(Result.TRANSIENT, null, error, 0, false); // terminal meanwhile, or the lease was lost
+        if (attempts.isEmpty()) { // terminal meanwhile, or the lease was lost
+            if (lostTheLease(key, epoch)) {
+                return leaseLost(key, owner, epoch, error);
+            }
+            return new Advance(Result.TRANSIENT, null, error, 0, false);
         }
         int n = attempts.getAsInt();
         report("waymark workflow: {}/{} crashed on attempt {}/{}: {}", key.name(), key.id(), n, policy.maxAttempts(),
                 rendered);
-        if (n < policy.maxAttempts()) {
+        if (n < policy.maxAttempts() && !permanent) {
             return new Advance(Result.CRASHED, null, error, n, false);
         }
+        String reason = permanent ? "failed on attempt " + n + " without retries (no attempt could end otherwise): "
+                + rendered : "crashed " + n + " times; last error: " + rendered;
         try {
-            if (!markFailed(key, epoch, "crashed " + n + " times; last error: " + rendered)) {
-                return new Advance(Result.TRANSIENT, null, error, n, false); // lease lost, or terminal meanwhile
+            if (!markFailed(key, epoch, reason)) { // lease lost, or terminal meanwhile
+                return lostTheLease(key, epoch) ? leaseLost(key, owner, epoch, error)
+                        : new Advance(Result.TRANSIENT, null, error, n, false);
             }
         } catch (RuntimeException e) {
             log.warn("waymark workflow: marking {}/{} failed after {} crashes failed; retried on a later pass",
@@ -177,6 +209,16 @@ public final class Advancer {
             return new Advance(Result.TRANSIENT, null, error, n, false);
         }
         return new Advance(Result.FAILED, null, error, n, false);
+    }
+
+    /** Whether the instance is live and leased under another epoch than {@code epoch}. */
+    private boolean lostTheLease(Instances.Key key, long epoch) {
+        try {
+            return rt.instances.find(key.name(), key.id())
+                    .filter(r -> !r.info().status().isTerminal() && r.info().leaseEpoch() != epoch).isPresent();
+        } catch (RuntimeException e) {
+            return false;
+        }
     }
 
     /** Journals WorkflowFailed (waking a parent in the same transaction) unless the instance is already terminal. */

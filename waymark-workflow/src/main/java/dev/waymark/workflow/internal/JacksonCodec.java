@@ -2,6 +2,7 @@ package dev.waymark.workflow.internal;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.waymark.store.internal.Utf16;
 import dev.waymark.workflow.InvalidWorkflowInputException;
 import dev.waymark.workflow.StepDecodeException;
 import dev.waymark.workflow.WorkflowCodec;
@@ -22,7 +23,8 @@ public final class JacksonCodec implements WorkflowCodec {
             return mapper.writeValueAsString(value);
         } catch (JsonProcessingException | IllegalArgumentException e) {
             throw new InvalidWorkflowInputException("cannot serialize "
-                    + (value == null ? "null" : value.getClass().getName()) + " to JSON: " + e.getMessage(), e);
+                    + (value == null ? "null" : value.getClass().getName()) + " to JSON: " + Utf16.storable(e.getMessage()),
+                    e);
         }
     }
 
@@ -31,12 +33,11 @@ public final class JacksonCodec implements WorkflowCodec {
         try {
             return mapper.readValue(json, type);
         } catch (JsonProcessingException | IllegalArgumentException e) {
-            throw new StepDecodeException("cannot read " + abbreviate(json) + " as " + type.getName() + ": "
-                    + e.getMessage(), e);
+            // Jackson's own message quotes the value too, cut at 500 characters: wherever a cut falls
+            // inside a surrogate pair, its half is replaced, so the message can be stored and printed
+            String shown = json.length() <= 120 ? json : Text.shorten(json, 117);
+            throw new StepDecodeException("cannot read " + shown + " as " + type.getName() + ": "
+                    + Utf16.storable(e.getMessage()), e);
         }
-    }
-
-    private static String abbreviate(String json) {
-        return json.length() <= 120 ? json : json.substring(0, 117) + "...";
     }
 }

@@ -21,7 +21,6 @@ import dev.waymark.workflow.WorkflowStatus;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Objects;
@@ -45,7 +44,8 @@ final class RunContext implements WorkflowContext {
     private final Long epoch;
     private final Map<String, String> journal;
     private final Set<String> visited = new HashSet<>();
-    private final Map<String, Class<?>> types = new HashMap<>();
+    /** The journal keys of the named operations this run used: each may be used once (DESIGN.md decision 4). */
+    private final Set<String> named = new HashSet<>();
     private boolean progressed;
 
     RunContext(Runtime rt, String name, String id, int generation, Long epoch, Map<String, String> journal) {
@@ -81,6 +81,8 @@ final class RunContext implements WorkflowContext {
         WorkflowNames.requireStepName(step);
         Args.notNull(type, "type");
         Args.notNull(action, "action");
+        claim(step, "step", step);
+        checkFresh(step, step);
         return recorded(step, type, action);
     }
 
@@ -91,13 +93,14 @@ final class RunContext implements WorkflowContext {
             throw new InvalidWorkflowInputException("sleep '" + sleep + "' needs a duration >= 0, got " + duration);
         }
         String key = "sleep:" + sleep;
-        checkType(key, Void.class);
+        claim(key, "sleep", sleep);
         visited.add(key);
         if (journal.containsKey(key)) {
             visited.add("sleepat:" + sleep); // its wake time is journaled too: not history still ahead
             replayed(key);
             return;
         }
+        checkFresh("sleepat:" + sleep, sleep);
         Instant fireAt = Instant.parse(recorded("sleepat:" + sleep, String.class,
                 () -> rt.instances.dbNowPlus(duration).toString()));
         awaitSource(key, "sleep '" + sleep + "' until " + fireAt, fireAt, null, null, () -> "null");
@@ -107,6 +110,8 @@ final class RunContext implements WorkflowContext {
     public <T> Awakeable<T> awakeable(String label, Class<T> type) {
         WorkflowNames.requireStepName(label);
         Args.notNull(type, "type");
+        claim("awkid:" + label, "awakeable", label);
+        checkFresh("awkid:" + label, label);
         // the id is journaled and its row written in one transaction (only if this run's entry wins)
         UUID fresh = UUID.randomUUID();
         UUID awakeable = UUID.fromString(recorded("awkid:" + label, String.class, fresh::toString,
@@ -142,11 +147,12 @@ final class RunContext implements WorkflowContext {
         if (rt.registry != null) {
             rt.registry.require(childName);
         }
-        String inputJson = rt.encode(input, "input of child " + childName + "/" + childId);
-        rt.checkInput(childName, childId, inputJson);
+        String inputJson = rt.encode(input, "input of child " + childName + "/" + Text.escape(childId));
+        claim("child:" + stepName, "child step", stepName);
         String spawned = recorded("child:" + stepName, String.class, () -> {
             // only for a fresh spawn: an instance that journaled one under such a name replays it
             WorkflowNames.requireChildStepName(stepName);
+            WorkflowNames.requireNewStepName(stepName);
             spawn(childName, childId, inputJson);
             return childName + "/" + childId;
         });
@@ -188,13 +194,17 @@ final class RunContext implements WorkflowContext {
     public boolean patch(String patchId) {
         WorkflowNames.requireStepName(patchId);
         String key = "patch:" + patchId;
+        // not claimed: a gate may be asked again (in several places of the code); it answers the same
+        checkFresh(key, patchId);
         boolean atFrontier = journal.keySet().stream().allMatch(k -> k.equals(key) || visited.contains(k));
         return recorded(key, Boolean.class, () -> atFrontier);
     }
 
     private void spawn(String childName, String childId, String inputJson) {
-        // here, not with the other checks: a replay of a spawn journaled before this rule must go on
+        // here, not with the other checks: a replay of a spawn journaled before these rules must go on
+        WorkflowNames.requireNewId(childId);
         WorkflowNames.requireJournalFits(childName, childId);
+        rt.checkInput(childName, childId, inputJson);
         Instances.Started started = rt.instances.start(childName, childId, inputJson,
                 Ids.entryId(childName, childId, 0, "__started__"), new Instances.Key(name, id), rt.owner, rt.leaseTtl);
         if (started.parentEnded()) {
@@ -233,7 +243,6 @@ final class RunContext implements WorkflowContext {
     /** {@link #recorded(String, Class, StepAction)}, journaling its entry through {@code writer}. */
     private <T, E extends Exception> T recorded(String key, Class<T> type, StepAction<T, E> action,
             Function<Instances.Entry, Instances.Appended> writer) throws E {
-        checkType(key, type);
         visited.add(key);
         String stored = journal.get(key);
         if (stored != null) {
@@ -243,7 +252,7 @@ final class RunContext implements WorkflowContext {
         stopIfCancelled();
         long started = System.nanoTime();
         T value = action.run();
-        String json = rt.encode(value, "result of step '" + key + "' of " + name + "/" + id);
+        String json = journalable(key, type, value);
         stored = journalStep(key, json, writer);
         Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
         rt.safely(() -> rt.listener.stepExecuted(name, key, elapsed));
@@ -272,7 +281,6 @@ final class RunContext implements WorkflowContext {
     /** The journaled envelope of an await step, journaling it if its source resolved, else suspending. */
     private String resolved(String key, Class<?> type, Supplier<String> source, String waitingOn, UUID awakeable,
             Instances.Key child, Supplier<Instant> wakeAfter) {
-        checkType(key, type);
         visited.add(key);
         String stored = journal.get(key);
         if (stored != null) {
@@ -376,11 +384,47 @@ final class RunContext implements WorkflowContext {
         }
     }
 
-    private void checkType(String key, Class<?> type) {
-        Class<?> previous = types.putIfAbsent(key, type);
-        if (previous != null && previous != type) {
-            throw new InvalidWorkflowInputException("step '" + key + "' of workflow " + name + " is used with type "
-                    + previous.getName() + " and with type " + type.getName() + " in one run");
+    /**
+     * Takes {@code key} for this run. A name identifies one step of a run (DESIGN.md decision 4): a
+     * second use would be handed the first one's journal entry, so a loop over items would run its
+     * action once and silently reuse the result; it is an error instead, on the first run and on
+     * every replay alike (a replay of a run that used the name once goes on as before).
+     */
+    private void claim(String key, String kind, String userName) {
+        if (!named.add(key)) {
+            throw new InvalidWorkflowInputException(kind + " '" + Text.escape(userName) + "' is used twice in one run"
+                    + " of workflow " + name + "/" + Text.escape(id) + " (generation " + generation + "): a name"
+                    + " identifies one " + kind + " of a run, and a second use would get the first one's journal"
+                    + " entry instead of doing its own; include an index or a key in the name (for example '"
+                    + Text.escape(userName) + "-' + i)");
+        }
+    }
+
+    /**
+     * Checks the name of an operation about to journal {@code key} for the first time against the
+     * rules for new names ({@link WorkflowNames#requireNewStepName}); a name already journaled (by a
+     * build with looser rules) replays as it is.
+     */
+    private void checkFresh(String key, String userName) {
+        if (!journal.containsKey(key)) {
+            WorkflowNames.requireNewStepName(userName);
+        }
+    }
+
+    /**
+     * The JSON of a fresh step's result. A result that cannot be journaled (no serializer, too large,
+     * a NUL) would fail the same way on every attempt, each running the action (its side effect)
+     * again: the run unwinds and the workflow fails at once instead.
+     */
+    private String journalable(String key, Class<?> type, Object value) {
+        try {
+            return rt.encode(value, "result of step '" + Text.escape(key) + "' of " + name + "/" + Text.escape(id));
+        } catch (InvalidWorkflowInputException e) {
+            throw new Unwind.Fail(new InvalidWorkflowInputException("step '" + Text.escape(key) + "' of workflow "
+                    + name + "/" + Text.escape(id) + " returned a " + (value == null ? "null" : value.getClass().getName())
+                    + " (declared " + type.getName() + ") that cannot be journaled: " + e.getMessage() + "; the"
+                    + " workflow fails at once, since every attempt would run the action again to the same end: make"
+                    + " the result journalable, then retry the workflow", e));
         }
     }
 

@@ -81,9 +81,10 @@ public final class Runtime {
     }
 
     /**
-     * Refuses an input that the registered input type of workflow {@code name} cannot read, before
-     * anything is written (without a registry, or for a name it lacks, there is nothing to check):
-     * such an instance would only crash on every attempt until it failed.
+     * Refuses an input that the registered input type of workflow {@code name} cannot read, and a
+     * null one (read as Java null) unless that type is {@code Void}, before anything is written
+     * (without a registry, or for a name it lacks, there is nothing to check): such an instance would
+     * only crash on every attempt until it failed.
      *
      * @throws InvalidWorkflowInputException naming the workflow, the type and the reason
      */
@@ -92,11 +93,18 @@ public final class Runtime {
             return;
         }
         registry.find(name).ifPresent(definition -> {
+            Class<?> type = definition.inputType();
+            Object input;
             try {
-                codec.decode(json, definition.inputType());
+                input = codec.decode(json, type);
             } catch (RuntimeException e) {
-                throw new InvalidWorkflowInputException("input of workflow " + name + "/" + id
-                        + " cannot be read as " + definition.inputType().getName() + ": " + e.getMessage(), e);
+                throw new InvalidWorkflowInputException("input of workflow " + name + "/" + Text.escape(id)
+                        + " cannot be read as " + type.getName() + ": " + e.getMessage(), e);
+            }
+            if (input == null && type != Void.class) {
+                throw new InvalidWorkflowInputException("input of workflow " + name + "/" + Text.escape(id)
+                        + " is null, and workflow " + name + " takes a " + type.getName() + ": pass one, or"
+                        + " register the workflow with Void.class as its input type to start it without one");
             }
         });
     }

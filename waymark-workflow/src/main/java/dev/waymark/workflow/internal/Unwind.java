@@ -4,7 +4,7 @@ import dev.waymark.workflow.WorkflowStatus;
 
 /**
  * Control flow that leaves a workflow body without being an error of it: suspension, a terminal
- * state reached elsewhere, continue-as-new. An {@link Error} so that a body catching
+ * state reached elsewhere, continue-as-new, a failure no retry can cure. An {@link Error} so that a body catching
  * {@code Exception} cannot swallow it; no stack trace, it is not a failure.
  */
 abstract sealed class Unwind extends Error {
@@ -32,6 +32,22 @@ abstract sealed class Unwind extends Error {
         Terminal(WorkflowStatus status) {
             super("workflow is " + status.sqlValue());
             this.status = status;
+        }
+    }
+
+    /**
+     * The run cannot succeed on any attempt (a step's result that can never be journaled): the
+     * workflow is failed now, without the retries a crash gets. An unwind, so that a body catching
+     * {@code Exception} cannot go on past the step (its action would run again on every replay).
+     */
+    static final class Fail extends Unwind {
+        private static final long serialVersionUID = 1L;
+        /** What the failure reports. */
+        final transient RuntimeException error;
+
+        Fail(RuntimeException error) {
+            super(error.getMessage());
+            this.error = error;
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.waymark.workflow.resume;
 
 import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.internal.Args;
 import java.time.Duration;
 
@@ -9,14 +10,22 @@ import java.time.Duration;
  * each validating its value and naming it in the error: an {@link InvalidWorkflowInputException}
  * for a value out of range or null.
  *
- * @param pollInterval gap between passes of the fixed loop, and the fallback wait of the push loop (default 1 s)
+ * @param pollInterval the longest wait between the end of a pass and the next pass (default 1 s). Without
+ *     {@code push} the loop waits exactly this. With {@code push} it also ends the wait when the store's
+ *     {@link dev.waymark.store.WakeSignal} fires: after every append through the store handle (a start,
+ *     a settlement, a retry, a workflow's end, any event of the application's), on NOTIFY of another
+ *     handle's append (one per {@code notifyWindow}), and on the store's fallback tick
+ *     ({@code EventStoreBuilder.fallbackPoll}, 1 s by default); so an idle pushed worker passes every
+ *     {@code min(pollInterval, fallbackPoll)}, and a busy store starts a pass after each of its appends
  * @param maxAttempts crashes before a workflow is marked failed (default 5)
- * @param leaseTtl lease of a claimed instance; renewed every third of it while the attempt runs (default 60 s)
+ * @param leaseTtl lease of a claimed instance; renewed every third of it while the attempt runs (default
+ *     {@link dev.waymark.workflow.WorkflowEngine#DEFAULT_LEASE_TTL}, 30 s, the engine's too: a crashed
+ *     worker's instances are taken over about this long after its last renewal)
  * @param batchLimit most instances looked at per pass, oldest first (default 100)
  * @param concurrency instances advanced in parallel on virtual threads (default 4; size the connection pool for it)
  * @param backoffBase first crash backoff; doubles per crash (default 2 s)
  * @param backoffCap longest crash backoff (default 64 s)
- * @param push whether the loop also wakes on the store's wake signal (default true)
+ * @param push whether the loop also wakes on the store's wake signal (default true; see {@code pollInterval})
  * @param cascadeRepairInterval how often the worker looks for cancellation cascades a crash cut short
  *     and finishes them (the first pass included; default 60 s)
  * @param listener log events and per-pass summaries (default SLF4J)
@@ -52,7 +61,7 @@ public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration lea
 
     /** The defaults. */
     public static ResumeOptions defaults() {
-        return new ResumeOptions(Duration.ofSeconds(1), 5, Duration.ofSeconds(60), 100, 4, Duration.ofSeconds(2),
+        return new ResumeOptions(Duration.ofSeconds(1), 5, WorkflowEngine.DEFAULT_LEASE_TTL, 100, 4, Duration.ofSeconds(2),
                 Duration.ofSeconds(64), true, Duration.ofSeconds(60), ResumeListener.LOGGING);
     }
 

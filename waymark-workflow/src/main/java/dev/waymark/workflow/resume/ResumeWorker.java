@@ -240,8 +240,11 @@ public final class ResumeWorker implements AutoCloseable {
 
     /**
      * Starts the loop on a thread of its own: a pass, then a wait of the poll interval; with
-     * {@link ResumeOptions#push()} the wait ends early when the store signals an append (a wake, a
-     * completion, a start), so a woken workflow resumes within milliseconds.
+     * {@link ResumeOptions#push()} the wait ends early whenever the store's wake signal fires: after
+     * any append through the store handle (a wake, a completion, a start, an application event), on
+     * NOTIFY of another handle's append, and on the store's fallback tick, so a woken workflow
+     * resumes within milliseconds and an idle worker passes at least once per fallback tick (see
+     * {@link ResumeOptions#pollInterval()}). A pass that filled its batch is followed by the next at once.
      */
     public synchronized ResumeWorker start() {
         if (loop != null) {
