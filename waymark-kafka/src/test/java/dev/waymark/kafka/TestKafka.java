@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -45,13 +46,28 @@ final class TestKafka {
         return kafka.topic("group-" + groups.incrementAndGet());
     }
 
-    /** A configuration with test-friendly timings. */
+    /**
+     * A configuration with test-friendly timings; the source creates its missing dead-letter topics
+     * (tests of a missing one set {@link MissingDeadLetterTopic#FAIL}, the default, again).
+     */
     KafkaSourceConfig.Builder config(String group, String... topics) {
         return KafkaSourceConfig.builder(kafka.bootstrapServers(), group).topics(topics)
+                .missingDeadLetterTopic(MissingDeadLetterTopic.CREATE)
                 .pollTimeout(Duration.ofMillis(100)).commitInterval(Duration.ofMillis(50))
                 .drainTimeout(Duration.ofSeconds(10)).brokerOperationTimeout(Duration.ofSeconds(5))
                 .consumerProperty(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000")
                 .consumerProperty(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+    }
+
+    /**
+     * Creates {@code topic}'s default dead-letter topic {@code <topic>.DLT}, accepting records of
+     * at most 64 bytes: every dead letter sent there is refused by the broker at once.
+     */
+    String createRefusingDeadLetterTopic(String topic) throws Exception {
+        String dlt = topic + ".DLT";
+        kafka.admin().createTopics(List.of(new NewTopic(dlt, 1, (short) 1)
+                .configs(Map.of("max.message.bytes", "64")))).all().get(30, TimeUnit.SECONDS);
+        return dlt;
     }
 
     static String text(byte[] bytes) {
