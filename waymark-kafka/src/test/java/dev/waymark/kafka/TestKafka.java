@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
@@ -26,6 +27,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -118,10 +120,21 @@ final class TestKafka {
         return out;
     }
 
-    /** How many partitions each member of {@code group} owns, by client id. */
+    /**
+     * How many partitions each member of {@code group} owns, by client id; empty while no member
+     * has joined yet (a source checks its dead-letter topics before its consumer joins).
+     */
     Map<String, Integer> owned(String group) throws Exception {
-        ConsumerGroupDescription d = kafka.admin().describeConsumerGroups(List.of(group)).describedGroups()
-                .get(group).get(30, TimeUnit.SECONDS);
+        ConsumerGroupDescription d;
+        try {
+            d = kafka.admin().describeConsumerGroups(List.of(group)).describedGroups().get(group)
+                    .get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof GroupIdNotFoundException) {
+                return Map.of();
+            }
+            throw e;
+        }
         Map<String, Integer> out = new HashMap<>();
         d.members().forEach(m -> out.put(m.clientId(), m.assignment().topicPartitions().size()));
         return out;
