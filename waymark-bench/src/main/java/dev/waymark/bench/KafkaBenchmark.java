@@ -98,8 +98,10 @@ public final class KafkaBenchmark {
         KafkaBroker broker = KafkaBroker.get();
         String servers = broker.bootstrapServers();
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, servers))) {
+            // The adapter checks its dead-letter topics (default <topic>.DLT) at start.
             admin.createTopics(List.of(new NewTopic("bench", PARTITIONS, (short) 1),
-                    new NewTopic("bench-slow", PARTITIONS, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                    new NewTopic("bench-slow", PARTITIONS, (short) 1), new NewTopic("bench.DLT", 1, (short) 1),
+                    new NewTopic("bench-slow.DLT", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
         }
         long produceStart = System.nanoTime();
         produce(servers, "bench", events);

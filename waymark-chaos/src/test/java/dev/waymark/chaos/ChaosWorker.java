@@ -164,7 +164,7 @@ public final class ChaosWorker {
                         p.setString(1, at.topic());
                         p.setInt(2, at.partition());
                         p.setLong(3, at.offset());
-                        p.setString(4, msg.envelope().key());
+                        p.setString(4, msg.key().asUtf8()); // LoadDriver sends text keys "k-<n>"
                         p.setLong(5, pid);
                         p.executeUpdate();
                     }

@@ -4,12 +4,15 @@ import java.util.function.UnaryOperator;
 
 /**
  * What {@link dev.waymark.messaging.AckDecision#deadLetter} does with a record. Publishing policies
- * send the record (original key, value and headers, plus {@link DeadLetterHeaders}) to a topic and
- * wait for the broker's acknowledgement before the offset may be committed past it; if publishing
- * fails, nothing is committed and the acknowledgement throws, so the processor retries it and
- * finally fails. The dead-letter topic must exist (the adapter does not create topics) and must not
- * be one the source reads: the builder refuses one among its {@code topics}, and a dead letter to a
- * topic its {@code topicPattern} matches throws {@link KafkaSourceException}, publishing nothing.
+ * send the record (original key and value byte for byte, nulls kept, and headers, plus
+ * {@link DeadLetterHeaders}) to a topic and wait for the broker's acknowledgement before the offset
+ * may be committed past it; if publishing fails, nothing is committed and the acknowledgement
+ * throws a {@link DeadLetterTopicException}, so the processor retries it and finally fails. The
+ * dead-letter topics are checked when the source starts (with a {@code topicPattern}, when each
+ * topic is first assigned): a missing one fails the source, or is created, as
+ * {@link KafkaSourceConfig.Builder#missingDeadLetterTopic} says. A dead-letter topic must not be one
+ * the source reads: the builder refuses one among its {@code topics}, and one its
+ * {@code topicPattern} matches fails the source when its topic is assigned.
  */
 public sealed interface DeadLetterPolicy {
 

@@ -34,8 +34,15 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Halt.</b> {@code halt} pauses the partition and nothing past the halted record is
  *       committed; the consumer keeps polling (membership is kept, no eviction). Resume with
  *       {@link #resumeHalted(String, int)}, or restart: a new session begins at the halted record.</li>
- *   <li><b>Dead letters</b> follow the {@link DeadLetterPolicy}: published and acknowledged by the
- *       broker before the offset moves past them; a failed publish commits nothing and throws.</li>
+ *   <li><b>Dead letters</b> follow the {@link DeadLetterPolicy}: published, key and value byte for
+ *       byte, and acknowledged by the broker before the offset moves past them; a failed publish
+ *       commits nothing, emits {@link KafkaSourceEvent.Kind#DEAD_LETTER_FAILED} and throws a
+ *       {@link DeadLetterTopicException}. The dead-letter topics are checked when the consumer
+ *       starts, before it joins the group (under a pattern, when each topic is first assigned): a
+ *       missing one ends the source with a {@link DeadLetterTopicException} before any record is
+ *       handed out, or is created ({@link KafkaSourceConfig.Builder#missingDeadLetterTopic}).</li>
+ *   <li><b>Keys and values</b> arrive exactly as produced: the key as a
+ *       {@link dev.waymark.messaging.MessageKey} (null for none), a null value as a tombstone.</li>
  *   <li><b>Failures.</b> A fatal client failure, or a retriable one that outlives
  *       {@link KafkaSourceConfig.BrokerRetry}, ends the source: {@link #poll} throws a
  *       {@link KafkaSourceException} (with topic, partition and offset when known), so the processor

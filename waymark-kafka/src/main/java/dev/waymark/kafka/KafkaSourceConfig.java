@@ -29,6 +29,8 @@ import java.util.regex.Pattern;
  * @param commits commit cadence and shutdown drain
  * @param brokerRetry bounds on retrying broker operations
  * @param deadLetters what a dead-letter decision does
+ * @param missingDeadLetterTopic what the source does at start about a dead-letter topic that does
+ *     not exist: fail (the default) or create it
  * @param ordering what the envelope's ordering key is
  * @param consumerProperties extra {@code KafkaConsumer} properties (security, client id, ...)
  * @param leaveGroupOnClose whether the consumer leaves its group when the source closes, also as a
@@ -47,6 +49,7 @@ public record KafkaSourceConfig(
         Commits commits,
         BrokerRetry brokerRetry,
         DeadLetterPolicy deadLetters,
+        MissingDeadLetterTopic missingDeadLetterTopic,
         KafkaOrdering ordering,
         Map<String, String> consumerProperties,
         boolean leaveGroupOnClose,
@@ -78,6 +81,8 @@ public record KafkaSourceConfig(
     public static final boolean DEFAULT_LEAVE_GROUP_ON_CLOSE = true;
     /** Default dead-letter policy: {@code <topic>.DLT}. */
     public static final String DEFAULT_DEAD_LETTER_SUFFIX = ".DLT";
+    /** Default {@link #missingDeadLetterTopic()}: a missing dead-letter topic fails the source at start. */
+    public static final MissingDeadLetterTopic DEFAULT_MISSING_DEAD_LETTER_TOPIC = MissingDeadLetterTopic.FAIL;
 
     /**
      * Poll and buffer sizing.
@@ -150,6 +155,9 @@ public record KafkaSourceConfig(
         if (polling == null || commits == null || brokerRetry == null || deadLetters == null || ordering == null) {
             throw new MessagingConfigException("polling, commits, brokerRetry, deadLetters and ordering must not be null");
         }
+        if (missingDeadLetterTopic == null) {
+            throw new MessagingConfigException("missingDeadLetterTopic must not be null (FAIL or CREATE)");
+        }
         ConfigRules.refuseOwnDeadLetters(topics, deadLetters);
         consumerProperties = ConfigRules.properties("consumerProperty", consumerProperties,
                 ConfigRules.OWNED_CONSUMER_PROPERTIES);
@@ -180,7 +188,8 @@ public record KafkaSourceConfig(
                 + " bufferSize=" + polling.bufferSize() + " commitInterval=" + commits.interval().toMillis()
                 + "ms drainTimeout=" + commits.drainTimeout().toMillis() + "ms brokerRetry=" + brokerRetry.attempts()
                 + "x" + brokerRetry.backoff().toMillis() + "ms/" + brokerRetry.timeout().toMillis() + "ms deadLetters="
-                + (deadLetters instanceof DeadLetterPolicy.LogAndCommit ? "log-and-commit" : "topic")
+                + (deadLetters instanceof DeadLetterPolicy.LogAndCommit ? "log-and-commit"
+                        : "topic missingDeadLetterTopic=" + missingDeadLetterTopic)
                 + " ordering=" + ordering + " leaveGroupOnClose=" + leaveGroupOnClose
                 + " consumerProperties=" + consumerProperties.keySet()
                 + " producerProperties=" + producerProperties.keySet();
@@ -202,6 +211,7 @@ public record KafkaSourceConfig(
         private Duration brokerBackoff = DEFAULT_BROKER_BACKOFF;
         private Duration brokerTimeout = DEFAULT_BROKER_TIMEOUT;
         private DeadLetterPolicy deadLetters = DeadLetterPolicy.topicSuffix(DEFAULT_DEAD_LETTER_SUFFIX);
+        private MissingDeadLetterTopic missingDeadLetterTopic = DEFAULT_MISSING_DEAD_LETTER_TOPIC;
         private KafkaOrdering ordering = KafkaOrdering.KEY;
         private final Map<String, String> consumerProperties = new LinkedHashMap<>();
         private boolean leaveGroupOnClose = DEFAULT_LEAVE_GROUP_ON_CLOSE;
@@ -299,6 +309,18 @@ public record KafkaSourceConfig(
             return this;
         }
 
+        /**
+         * What the source does when a dead-letter topic of its {@link #deadLetters policy} does not
+         * exist; default {@link MissingDeadLetterTopic#FAIL}: it fails at start, before its consumer
+         * joins the group, with a {@link DeadLetterTopicException} naming the topic.
+         * {@link MissingDeadLetterTopic#CREATE} creates it instead. Ignored under
+         * {@link DeadLetterPolicy#logAndCommit()}.
+         */
+        public Builder missingDeadLetterTopic(MissingDeadLetterTopic action) {
+            this.missingDeadLetterTopic = action;
+            return this;
+        }
+
         /** What the ordering key is; default {@link KafkaOrdering#KEY}. */
         public Builder ordering(KafkaOrdering ordering) {
             this.ordering = ordering;
@@ -360,7 +382,8 @@ public record KafkaSourceConfig(
             int buffer = bufferSize != null ? bufferSize : Math.max(DEFAULT_BUFFER_SIZE, 4 * maxPollRecords);
             return new KafkaSourceConfig(effectiveName, bootstrapServers, groupId, topics, topicPattern,
                     new Polling(pollTimeout, maxPollRecords, buffer), new Commits(commitInterval, drainTimeout),
-                    new BrokerRetry(brokerAttempts, brokerBackoff, brokerTimeout), deadLetters, ordering,
+                    new BrokerRetry(brokerAttempts, brokerBackoff, brokerTimeout), deadLetters, missingDeadLetterTopic,
+                    ordering,
                     consumerProperties, leaveGroupOnClose, producerProperties, listeners);
         }
     }

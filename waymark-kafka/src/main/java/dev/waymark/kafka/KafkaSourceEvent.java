@@ -7,7 +7,8 @@ package dev.waymark.kafka;
  * @param source the source's name
  * @param topic the topic, or null for events about no partition
  * @param partition the partition, or -1
- * @param value the offset committed, sought, halted at, dead-lettered or found after a retention gap;
+ * @param value the offset committed, sought, halted at, dead-lettered (or not: a failed dead letter)
+ *     or found after a retention gap;
  *     the lag for {@link Kind#LAG}; the partition's assignment generation for {@link Kind#ASSIGNED};
  *     else -1
  * @param detail a short text (a reason, an error), or null
@@ -36,6 +37,12 @@ public record KafkaSourceEvent(Kind kind, String source, String topic, int parti
         HALTED,
         /** A record was published to a dead-letter topic (or logged and committed without one). */
         DEAD_LETTERED,
+        /**
+         * Publishing a record to its dead-letter topic failed ({@code value} is its offset,
+         * {@code detail} the dead-letter topic and the error); nothing was committed past it, and the
+         * acknowledgement threw a {@link DeadLetterTopicException}. Once per failed attempt.
+         */
+        DEAD_LETTER_FAILED,
         /** A retried offset no longer existed (retention, compaction); consumption went on from {@code value}. */
         RETENTION_GAP,
         /** Records in the partition after the committed offset ({@code value}), reported every commit interval. */

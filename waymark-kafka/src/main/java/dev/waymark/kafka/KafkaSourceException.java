@@ -8,9 +8,10 @@ import java.io.Serial;
  * authorization, no offset and no reset policy, a fenced static member, a corrupt record) or a
  * retriable one that outlived the bounded retry budget. It ends the source: {@code poll} throws it,
  * so the processor fails instead of completing normally. It carries the topic, partition and offset
- * it concerns when there is one.
+ * it concerns when there is one. A failure about a dead-letter topic is a
+ * {@link DeadLetterTopicException}.
  */
-public final class KafkaSourceException extends MessagingException {
+public sealed class KafkaSourceException extends MessagingException permits DeadLetterTopicException {
     @Serial
     private static final long serialVersionUID = 1L;
 
@@ -28,8 +29,8 @@ public final class KafkaSourceException extends MessagingException {
      * @param cause the client's exception
      */
     public KafkaSourceException(String message, String topic, int partition, long offset, Throwable cause) {
-        super(message + (topic == null ? "" : " (topic " + topic + ", partition " + partition
-                + (offset < 0 ? "" : ", offset " + offset) + ")"), cause);
+        super(message + (topic == null ? "" : " (topic " + topic + (partition < 0 ? "" : ", partition " + partition
+                + (offset < 0 ? "" : ", offset " + offset)) + ")"), cause);
         this.topic = topic;
         this.partition = partition;
         this.offset = offset;

@@ -21,6 +21,7 @@ public final class CrashingMember {
         KafkaSource source = KafkaSource.of(KafkaSourceConfig.builder(args[0], args[1]).topics(args[2])
                 .pollTimeout(Duration.ofMillis(100)).commitInterval(Duration.ofMillis(50))
                 .consumerProperty("session.timeout.ms", "6000").consumerProperty("heartbeat.interval.ms", "500")
+                .missingDeadLetterTopic(MissingDeadLetterTopic.CREATE) // every member races to create it
                 .build());
         ProcessingApp.builder().processor("child", source, Concurrency.serial(), m -> {
             LockSupport.parkNanos(1_000_000); // 1 ms of work: still busy when the parent kills it

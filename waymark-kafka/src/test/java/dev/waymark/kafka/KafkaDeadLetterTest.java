@@ -6,7 +6,6 @@ import static dev.waymark.kafka.TestKafka.offset;
 import static dev.waymark.kafka.TestKafka.take;
 import static dev.waymark.kafka.TestKafka.text;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.kafka.KafkaSourceEvent.Kind;
@@ -84,10 +83,12 @@ class KafkaDeadLetterTest {
     @Test
     void a_failed_dead_letter_publish_commits_nothing_and_fails_the_processor_with_the_message_id()
             throws Exception {
-        String topic = KAFKA.createTopic("dl-missing", 1); // no dl-missing.DLT topic
+        String topic = KAFKA.createTopic("dl-refused", 1);
+        kafka.createRefusingDeadLetterTopic(topic);
         kafka.produce(topic, 0, 3, 1);
         String group = kafka.group();
-        KafkaSource source = KafkaSource.of(kafka.config(group, topic)
+        RecordingListener events = new RecordingListener();
+        KafkaSource source = KafkaSource.of(kafka.config(group, topic).listener(events)
                 .brokerOperationTimeout(Duration.ofMillis(300)).build());
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(),
                 m -> KafkaCoordinates.of(m.envelope()).offset() == 1
@@ -97,7 +98,15 @@ class KafkaDeadLetterTest {
             await().atMost(WAIT).until(() -> app.snapshot().get("p").lifecycle() == ProcessorState.Lifecycle.FAILED);
             ProcessorState state = app.snapshot().get("p");
             assertThat(state.failedMessageId()).isEqualTo(topic + "-0-1");
-            assertThat(state.failure()).contains("dead letter", "nothing committed");
+            assertThat(state.failure()).contains("dead letter", "nothing committed", "RecordTooLarge",
+                    "max.message.bytes of '" + topic + ".DLT'");
+            DeadLetterTopicException failure = (DeadLetterTopicException) app.failure("p").orElseThrow().getCause();
+            assertThat(failure.problem()).isEqualTo(DeadLetterTopicException.Problem.PUBLISH_FAILED);
+            assertThat(failure.deadLetterTopic()).isEqualTo(topic + ".DLT");
+            assertThat(failure.offset()).isOne();
+            assertThat(events.of(Kind.DEAD_LETTER_FAILED)).as("each of the runtime's 4 attempts").hasSize(4)
+                    .allSatisfy(e -> assertThat(e.value()).isOne());
+            assertThat(events.of(Kind.DEAD_LETTERED)).isEmpty();
         } finally {
             app.stop();
             source.close();
@@ -115,7 +124,8 @@ class KafkaDeadLetterTest {
 
     @Test
     void a_dead_letter_failing_while_the_app_drains_after_stop_still_fails_the_processor() throws Exception {
-        String topic = KAFKA.createTopic("dl-drain", 1); // no dl-drain.DLT topic
+        String topic = KAFKA.createTopic("dl-drain", 1);
+        kafka.createRefusingDeadLetterTopic(topic);
         kafka.produce(topic, 0, 3, 1);
         String group = kafka.group();
         CountDownLatch handling = new CountDownLatch(1);
@@ -147,7 +157,8 @@ class KafkaDeadLetterTest {
     }
 
     @Test
-    void a_pattern_source_refuses_to_dead_letter_to_a_topic_its_own_pattern_matches() throws Exception {
+    void a_pattern_source_refuses_a_dead_letter_topic_its_own_pattern_matches_before_handling_anything()
+            throws Exception {
         String topic = KAFKA.createTopic("p-a", 1);
         String dlt = KAFKA.createTopic("p-a.DLT", 1); // the default target, and matched by the pattern
         kafka.produce(topic, 0, 1, 1);
@@ -163,9 +174,11 @@ class KafkaDeadLetterTest {
         try {
             await().atMost(WAIT).until(() -> app.snapshot().get("p").lifecycle() == ProcessorState.Lifecycle.FAILED);
             ProcessorState state = app.snapshot().get("p");
-            assertThat(state.failedMessageId()).isEqualTo(topic + "-0-0");
-            assertThat(state.failure()).contains("'" + dlt + "'", "topic pattern", "nothing published");
-            assertThat(handled).as("its dead letter never came back to it").containsOnly(topic + "-0-0");
+            assertThat(state.failure()).contains("'" + dlt + "'", "topic pattern");
+            DeadLetterTopicException failure = (DeadLetterTopicException) app.failure("p").orElseThrow().getCause();
+            assertThat(failure.problem()).isEqualTo(DeadLetterTopicException.Problem.READ_BY_SOURCE);
+            assertThat(failure.deadLetterTopic()).isEqualTo(dlt);
+            assertThat(handled).as("refused when the topic was assigned, before any record").isEmpty();
         } finally {
             app.stop();
             source.close();
@@ -194,17 +207,20 @@ class KafkaDeadLetterTest {
     void an_interrupted_dead_letter_acknowledgement_releases_the_handle_and_a_later_one_completes()
             throws Exception {
         String topic = KAFKA.createTopic("dl-cancel", 1);
+        String dlt = KAFKA.createTopic("dl-cancel.DLT", 1);
         kafka.produce(topic, 0, 1, 1);
         String group = kafka.group();
-        try (KafkaSource source = KafkaSource.of(kafka.config(group, topic).build())) {
-            Ingested m = take(source);
+        try (KafkaSource source = KafkaSource.of(kafka.config(group, topic)
+                .missingDeadLetterTopic(MissingDeadLetterTopic.FAIL).build())) {
+            Ingested m = take(source); // the start check found the dead-letter topic
+            KAFKA.admin().deleteTopics(List.of(dlt)).all().get(30, TimeUnit.SECONDS); // gone since
             AckDecision decision = AckDecision.deadLetter(DeadLetterReason.poison("x"));
             AtomicReference<Thread> finalizer = new AtomicReference<>();
             CompletableFuture<Throwable> outcome = new CompletableFuture<>();
             Thread t = Thread.ofPlatform().start(() -> {
                 finalizer.set(Thread.currentThread());
                 try {
-                    m.ack().finalize(decision); // blocks: the dead-letter topic does not exist yet
+                    m.ack().finalize(decision); // blocks: the dead-letter topic does not exist now
                     outcome.complete(null);
                 } catch (Throwable e) {
                     outcome.complete(e);
@@ -216,7 +232,10 @@ class KafkaDeadLetterTest {
             assertThat(outcome.get(5, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
             assertThat(kafka.committed(group, topic)).doesNotContainKey(0);
 
-            KAFKA.createTopic("dl-cancel.DLT", 1);
+            await().atMost(WAIT).ignoreExceptions().until(() -> {
+                KAFKA.createTopic("dl-cancel.DLT", 1); // refused until the deletion has completed
+                return true;
+            });
             long started = System.nanoTime();
             m.ack().finalize(decision);
             assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
@@ -229,13 +248,15 @@ class KafkaDeadLetterTest {
     void a_fenced_dead_letter_publishes_nothing() throws Exception {
         String topic = KAFKA.createTopic("dl-fenced", 1);
         kafka.produce(topic, 0, 2, 1);
-        try (KafkaSource source = KafkaSource.of(kafka.config(kafka.group(), topic).build())) {
+        RecordingListener events = new RecordingListener();
+        try (KafkaSource source = KafkaSource.of(kafka.config(kafka.group(), topic).listener(events).build())) {
             Ingested zero = take(source);
             Ingested one = take(source);
             zero.ack().finalize(AckDecision.retry(Duration.ZERO)); // supersedes 1
-            one.ack().finalize(AckDecision.deadLetter(DeadLetterReason.poison("late"))); // no topic: would fail
-            assertThatThrownBy(() -> KAFKA.admin().describeTopics(List.of(topic + ".DLT")).allTopicNames()
-                    .get(5, TimeUnit.SECONDS)).hasMessageContaining("UnknownTopicOrPartition");
+            one.ack().finalize(AckDecision.deadLetter(DeadLetterReason.poison("late")));
+            assertThat(kafka.endOffsets(topic + ".DLT", 1)).containsEntry(0, 0L);
+            assertThat(events.of(Kind.DEAD_LETTERED)).isEmpty();
+            assertThat(events.of(Kind.DEAD_LETTER_FAILED)).isEmpty();
         }
     }
 

@@ -30,7 +30,12 @@ class KafkaSourceConfigTest {
         assertThat(c.ordering()).isEqualTo(KafkaOrdering.KEY);
         assertThat(c.leaveGroupOnClose()).isTrue();
         assertThat(((DeadLetterPolicy.Named) c.deadLetters()).topicFor("orders")).isEqualTo("orders.DLT");
-        assertThat(c.describe()).contains("group=g", "topics=[orders]", "deadLetters=topic", "leaveGroupOnClose=true");
+        assertThat(c.missingDeadLetterTopic()).isEqualTo(MissingDeadLetterTopic.FAIL)
+                .isEqualTo(KafkaSourceConfig.DEFAULT_MISSING_DEAD_LETTER_TOPIC);
+        assertThat(c.describe()).contains("group=g", "topics=[orders]", "deadLetters=topic",
+                "missingDeadLetterTopic=FAIL", "leaveGroupOnClose=true");
+        assertThat(valid().missingDeadLetterTopic(MissingDeadLetterTopic.CREATE).build().describe())
+                .contains("missingDeadLetterTopic=CREATE");
         assertThat(valid().leaveGroupOnClose(false).build().leaveGroupOnClose()).isFalse();
     }
 
@@ -168,25 +173,32 @@ class KafkaSourceConfigTest {
     void null_topics_properties_or_listeners_are_a_config_error_not_a_null_pointer() {
         KafkaSourceConfig c = valid().build();
         assertThatThrownBy(() -> new KafkaSourceConfig(c.name(), c.bootstrapServers(), c.groupId(), null,
-                Pattern.compile("o.*"), c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.ordering(),
-                c.consumerProperties(), true, c.producerProperties(), c.listeners()))
+                Pattern.compile("o.*"), c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(),
+                c.missingDeadLetterTopic(), c.ordering(), c.consumerProperties(), true, c.producerProperties(),
+                c.listeners()))
                 .isInstanceOf(MessagingConfigException.class).hasMessageContaining("topics");
         assertThatThrownBy(() -> new KafkaSourceConfig(c.name(), c.bootstrapServers(), c.groupId(), c.topics(), null,
-                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.ordering(), null, true,
+                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.missingDeadLetterTopic(), c.ordering(),
+                null, true,
                 c.producerProperties(), c.listeners()))
                 .isInstanceOf(MessagingConfigException.class).hasMessageContaining("consumerProperty");
         assertThatThrownBy(() -> new KafkaSourceConfig(c.name(), c.bootstrapServers(), c.groupId(), c.topics(), null,
-                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.ordering(), c.consumerProperties(), true,
+                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.missingDeadLetterTopic(), c.ordering(),
+                c.consumerProperties(), true,
                 null, c.listeners()))
                 .isInstanceOf(MessagingConfigException.class).hasMessageContaining("producerProperty");
         assertThatThrownBy(() -> new KafkaSourceConfig(c.name(), c.bootstrapServers(), c.groupId(), c.topics(), null,
-                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.ordering(), c.consumerProperties(), true,
+                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.missingDeadLetterTopic(), c.ordering(),
+                c.consumerProperties(), true,
                 c.producerProperties(), null))
                 .isInstanceOf(MessagingConfigException.class).hasMessageContaining("listeners");
         assertThatThrownBy(() -> new KafkaSourceConfig(c.name(), c.bootstrapServers(), c.groupId(), c.topics(), null,
-                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.ordering(), c.consumerProperties(), true,
+                c.polling(), c.commits(), c.brokerRetry(), c.deadLetters(), c.missingDeadLetterTopic(), c.ordering(),
+                c.consumerProperties(), true,
                 c.producerProperties(), java.util.Arrays.asList((KafkaSourceListener) null)))
                 .isInstanceOf(MessagingConfigException.class).hasMessageContaining("listeners");
+        assertThatThrownBy(() -> valid().missingDeadLetterTopic(null).build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("missingDeadLetterTopic");
     }
 
     @Test

@@ -37,7 +37,7 @@ class ReadmeKafkaExampleTest {
         // --- README: Kafka adapter ---
         KafkaSource payments = KafkaSource.of(KafkaSourceConfig.builder(bootstrapServers, "payments-service")
                 .topics(topic)
-                .deadLetters(DeadLetterPolicy.topicSuffix(".DLT"))   // the default: <topic>.DLT, must exist
+                .deadLetters(DeadLetterPolicy.topicSuffix(".DLT"))   // the default: <topic>.DLT, checked at start
                 .listener(new KafkaSourceMetrics(registry))
                 .build());
         return ProcessingApp.builder()

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.waymark.kafka.internal.RecordConverter;
 import dev.waymark.messaging.Attributes;
 import dev.waymark.messaging.Envelope;
+import dev.waymark.messaging.MessageKey;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -79,15 +80,28 @@ class RecordConverterTest {
     @Test
     void key_and_ordering_key_are_the_record_key() {
         Envelope e = convert(simple(new RecordHeaders()));
-        assertThat(e.key()).isEqualTo("key-1");
-        assertThat(e.orderingKey()).isEqualTo("key-1");
+        assertThat(e.key()).isEqualTo(MessageKey.ofUtf8("key-1"));
+        assertThat(e.key().asUtf8()).isEqualTo("key-1");
+        assertThat(e.orderingKey()).isEqualTo(MessageKey.ofUtf8("key-1"));
+    }
+
+    @Test
+    void a_key_that_is_not_utf8_arrives_byte_for_byte_and_an_empty_key_is_not_no_key() {
+        byte[] uuid = {(byte) 0x9f, 0x00, (byte) 0xc3, 0x28, (byte) 0xff, (byte) 0xfe, 0x01, (byte) 0x80};
+        Envelope binary = convert(record("t", 0, 1, 0, TimestampType.CREATE_TIME, uuid, bytes("x"), new RecordHeaders()));
+        assertThat(binary.key().bytes()).containsExactly(uuid);
+        assertThat(binary.orderingKey()).isEqualTo(MessageKey.of(uuid));
+        Envelope empty = convert(record("t", 0, 1, 0, TimestampType.CREATE_TIME, new byte[0], bytes("x"),
+                new RecordHeaders()));
+        assertThat(empty.key()).isNotNull().isEqualTo(MessageKey.of(new byte[0]));
+        assertThat(empty.orderingKey()).isEqualTo(MessageKey.of(new byte[0]));
     }
 
     @Test
     void partition_ordering_uses_topic_and_partition_as_ordering_key() {
         Envelope e = RecordConverter.toEnvelope(simple(new RecordHeaders()), 0, KafkaOrdering.PARTITION);
-        assertThat(e.orderingKey()).isEqualTo("orders-2");
-        assertThat(e.key()).isEqualTo("key-1");
+        assertThat(e.orderingKey()).isEqualTo(MessageKey.ofUtf8("orders-2"));
+        assertThat(e.key()).isEqualTo(MessageKey.ofUtf8("key-1"));
     }
 
     @Test
@@ -129,9 +143,14 @@ class RecordConverterTest {
     }
 
     @Test
-    void a_null_value_is_an_empty_payload() {
+    void a_null_value_is_a_tombstone_with_an_empty_payload_and_an_empty_value_is_not() {
         Envelope e = convert(record("t", 0, 1, 0, TimestampType.CREATE_TIME, bytes("k"), null, new RecordHeaders()));
         assertThat(e.payload()).isEmpty();
+        assertThat(e.tombstone()).isTrue();
+        Envelope empty = convert(record("t", 0, 1, 0, TimestampType.CREATE_TIME, bytes("k"), new byte[0],
+                new RecordHeaders()));
+        assertThat(empty.payload()).isEmpty();
+        assertThat(empty.tombstone()).isFalse();
     }
 
     @Test

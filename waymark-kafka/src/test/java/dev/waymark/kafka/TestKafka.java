@@ -12,10 +12,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -25,6 +27,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -45,13 +48,28 @@ final class TestKafka {
         return kafka.topic("group-" + groups.incrementAndGet());
     }
 
-    /** A configuration with test-friendly timings. */
+    /**
+     * A configuration with test-friendly timings; the source creates its missing dead-letter topics
+     * (tests of a missing one set {@link MissingDeadLetterTopic#FAIL}, the default, again).
+     */
     KafkaSourceConfig.Builder config(String group, String... topics) {
         return KafkaSourceConfig.builder(kafka.bootstrapServers(), group).topics(topics)
+                .missingDeadLetterTopic(MissingDeadLetterTopic.CREATE)
                 .pollTimeout(Duration.ofMillis(100)).commitInterval(Duration.ofMillis(50))
                 .drainTimeout(Duration.ofSeconds(10)).brokerOperationTimeout(Duration.ofSeconds(5))
                 .consumerProperty(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000")
                 .consumerProperty(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
+    }
+
+    /**
+     * Creates {@code topic}'s default dead-letter topic {@code <topic>.DLT}, accepting records of
+     * at most 64 bytes: every dead letter sent there is refused by the broker at once.
+     */
+    String createRefusingDeadLetterTopic(String topic) throws Exception {
+        String dlt = topic + ".DLT";
+        kafka.admin().createTopics(List.of(new NewTopic(dlt, 1, (short) 1)
+                .configs(Map.of("max.message.bytes", "64")))).all().get(30, TimeUnit.SECONDS);
+        return dlt;
     }
 
     static String text(byte[] bytes) {
@@ -102,10 +120,21 @@ final class TestKafka {
         return out;
     }
 
-    /** How many partitions each member of {@code group} owns, by client id. */
+    /**
+     * How many partitions each member of {@code group} owns, by client id; empty while no member
+     * has joined yet (a source checks its dead-letter topics before its consumer joins).
+     */
     Map<String, Integer> owned(String group) throws Exception {
-        ConsumerGroupDescription d = kafka.admin().describeConsumerGroups(List.of(group)).describedGroups()
-                .get(group).get(30, TimeUnit.SECONDS);
+        ConsumerGroupDescription d;
+        try {
+            d = kafka.admin().describeConsumerGroups(List.of(group)).describedGroups().get(group)
+                    .get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof GroupIdNotFoundException) {
+                return Map.of();
+            }
+            throw e;
+        }
         Map<String, Integer> out = new HashMap<>();
         d.members().forEach(m -> out.put(m.clientId(), m.assignment().topicPartitions().size()));
         return out;

@@ -9,8 +9,9 @@ public sealed interface Concurrency {
     }
 
     /**
-     * Up to {@code n} at once; messages with the same {@link Envelope#orderingKey()} are handled and
-     * acknowledged in arrival order, different keys in parallel, null keys unconstrained.
+     * Up to {@code n} at once; messages with the same {@link Envelope#orderingKey()} (the same bytes)
+     * are handled and acknowledged in arrival order, different keys in parallel, null keys
+     * unconstrained (an empty key is a key like any other).
      */
     static Concurrency orderedByKey(int n) {
         return new OrderedByKey(n);

@@ -8,11 +8,20 @@ import java.util.Objects;
  * A message as every adapter normalizes it. Build with {@link #builder(String, byte[])} so that new
  * optional fields never break adapters.
  *
+ * <p>Keys are bytes ({@link MessageKey}), as a Kafka client with a {@code ByteArrayDeserializer}
+ * sees them: a key that is not UTF-8 arrives intact, and distinct keys stay distinct. No key (null)
+ * and an empty key differ, and so do no payload at all ({@link #tombstone()}, a Kafka null value)
+ * and an empty one.
+ *
  * @param messageId stable identity, for idempotency, logs and traces
- * @param key the broker key, or null
- * @param orderingKey the key {@link Concurrency#orderedByKey(int)} keeps in order, or null (unconstrained)
+ * @param key the broker key exactly as received (Kafka: the record key; event store: the stream
+ *     name in UTF-8), or null when the message has none
+ * @param orderingKey the key {@link Concurrency#orderedByKey(int)} keeps in order, compared by its
+ *     bytes, or null (unconstrained)
  * @param headers every header exactly as received (duplicates allowed), possibly empty
- * @param payload the body
+ * @param payload the body; empty (never null) for a tombstone
+ * @param tombstone whether the source sent no payload at all (Kafka: a null value, the tombstone of
+ *     a compacted topic) rather than an empty one; the payload is then empty
  * @param eventTime when the broker or store recorded the message, or null
  * @param ingestedAt when the adapter handed it to the runtime
  * @param attempt 0 for the first delivery; -1 when the adapter cannot know
@@ -24,10 +33,11 @@ import java.util.Objects;
  */
 public record Envelope(
         String messageId,
-        String key,
-        String orderingKey,
+        MessageKey key,
+        MessageKey orderingKey,
         List<Header> headers,
         byte[] payload,
+        boolean tombstone,
         Instant eventTime,
         Instant ingestedAt,
         int attempt,
@@ -42,7 +52,13 @@ public record Envelope(
             throw new IllegalArgumentException("messageId must not be null or empty");
         }
         headers = List.copyOf(headers);
-        Objects.requireNonNull(payload, "payload");
+        if (payload == null) {
+            throw new IllegalArgumentException("payload must not be null (an empty array; Envelope.tombstoneBuilder for"
+                    + " a message without a payload)");
+        }
+        if (tombstone && payload.length > 0) {
+            throw new IllegalArgumentException("a tombstone has no payload, got " + payload.length + " bytes");
+        }
         Objects.requireNonNull(ingestedAt, "ingestedAt");
         if (attempt < -1) {
             throw new IllegalArgumentException("attempt must be >= 0, or -1 for unknown; got " + attempt);
@@ -57,12 +73,23 @@ public record Envelope(
         return new Builder(messageId, payload);
     }
 
+    /**
+     * A builder for a message without a payload ({@link #tombstone()} true, payload empty), with
+     * every optional field empty and {@code ingestedAt} now.
+     */
+    public static Builder tombstoneBuilder(String messageId) {
+        Builder builder = new Builder(messageId, new byte[0]);
+        builder.tombstone = true;
+        return builder;
+    }
+
     /** Builds envelopes. */
     public static final class Builder {
         private final String messageId;
         private final byte[] payload;
-        private String key;
-        private String orderingKey;
+        private boolean tombstone;
+        private MessageKey key;
+        private MessageKey orderingKey;
         private List<Header> headers = List.of();
         private Instant eventTime;
         private Instant ingestedAt = Instant.now();
@@ -77,16 +104,31 @@ public record Envelope(
             this.payload = payload;
         }
 
-        /** The broker key. */
-        public Builder key(String key) {
+        /** The broker key; null for none. */
+        public Builder key(MessageKey key) {
             this.key = key;
             return this;
         }
 
-        /** The ordering key. */
-        public Builder orderingKey(String orderingKey) {
+        /** The broker key, a copy of {@code key}; null for none. */
+        public Builder key(byte[] key) {
+            return key(key == null ? null : MessageKey.of(key));
+        }
+
+        /** The broker key, {@code key} in UTF-8; null for none. */
+        public Builder key(String key) {
+            return key(key == null ? null : MessageKey.ofUtf8(key));
+        }
+
+        /** The ordering key; null for none (unconstrained). */
+        public Builder orderingKey(MessageKey orderingKey) {
             this.orderingKey = orderingKey;
             return this;
+        }
+
+        /** The ordering key, {@code orderingKey} in UTF-8; null for none (unconstrained). */
+        public Builder orderingKey(String orderingKey) {
+            return orderingKey(orderingKey == null ? null : MessageKey.ofUtf8(orderingKey));
         }
 
         /** The headers. */
@@ -134,7 +176,7 @@ public record Envelope(
 
         /** The envelope. */
         public Envelope build() {
-            return new Envelope(messageId, key, orderingKey, headers, payload, eventTime, ingestedAt, attempt,
+            return new Envelope(messageId, key, orderingKey, headers, payload, tombstone, eventTime, ingestedAt, attempt,
                     traceparent, tracestate, cursor, attributes);
         }
     }

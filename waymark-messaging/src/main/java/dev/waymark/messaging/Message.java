@@ -11,9 +11,19 @@ import java.util.Optional;
  */
 public record Message(Envelope envelope, Optional<Lease> lease) {
 
-    /** The payload. */
+    /** The payload; empty for a {@link #tombstone()}. */
     public byte[] payload() {
         return envelope.payload();
+    }
+
+    /** The key exactly as the source holds it, or null when the message has none (not the same as an empty key). */
+    public MessageKey key() {
+        return envelope.key();
+    }
+
+    /** Whether the message has no payload at all (a Kafka null value) rather than an empty one. */
+    public boolean tombstone() {
+        return envelope.tombstone();
     }
 
     /** The message id. */

@@ -8,6 +8,7 @@ import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -197,6 +198,26 @@ public final class ProcessingApp {
         for (ProcessorRuntime p : processors) {
             if (p.id().equals(processorId)) {
                 return p.snapshot();
+            }
+        }
+        throw new IllegalArgumentException("no processor with id " + processorId + " in this app; its processors are "
+                + processorIds());
+    }
+
+    /**
+     * Why processor {@code processorId} failed, typed, whatever the {@link FailureStrategy}: empty
+     * while it has not failed (running, halted or stopped). Its {@link ProcessorFailedException#getCause()
+     * cause} is what failed, as it was thrown: the source's own exception when the source failed or
+     * refused an acknowledgement (for a Kafka source a {@code KafkaSourceException}, with topic,
+     * partition and offset, such as a dead-letter topic that is missing or refused the dead letter),
+     * else the handler's or the runtime's. {@link #snapshot(String)} carries the same failure as text.
+     *
+     * @throws IllegalArgumentException when no processor of this app has that id
+     */
+    public Optional<ProcessorFailedException> failure(String processorId) {
+        for (ProcessorRuntime p : processors) {
+            if (p.id().equals(processorId)) {
+                return Optional.ofNullable(p.failure());
             }
         }
         throw new IllegalArgumentException("no processor with id " + processorId + " in this app; its processors are "

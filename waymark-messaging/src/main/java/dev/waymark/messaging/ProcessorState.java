@@ -12,7 +12,7 @@ package dev.waymark.messaging;
  * @param deadLettered messages finalized with a dead letter
  * @param inFlight handlers running now
  * @param inboxDepth messages pulled but not yet started
- * @param failure why it failed or halted, or null
+ * @param failure why it failed or halted, or null; the typed failure is {@link ProcessingApp#failure(String)}
  * @param failedMessageId the message being processed or finalized when it failed, or null
  */
 public record ProcessorState(

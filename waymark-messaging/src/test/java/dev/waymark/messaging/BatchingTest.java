@@ -24,9 +24,9 @@ class BatchingTest {
         }
         List<BatchInfo> batches = new CopyOnWriteArrayList<>();
         List<String> misplaced = new CopyOnWriteArrayList<>(); // asserted after: a throw here would be a retry
-        try (Batching batching = Batching.of(4, Duration.ofMillis(300), Envelope::orderingKey, (info, messages) -> {
+        try (Batching batching = Batching.of(4, Duration.ofMillis(300), e -> e.orderingKey().asUtf8(), (info, messages) -> {
             batches.add(info);
-            messages.stream().filter(m -> !Objects.equals(info.key(), m.envelope().orderingKey()))
+            messages.stream().filter(m -> !Objects.equals(info.key(), m.envelope().orderingKey().asUtf8()))
                     .forEach(m -> misplaced.add(m.id() + " in the batch of " + info.key()));
             return BatchAck.except(Map.of("s-2", AckDecision.deadLetter(DeadLetterReason.invalid("x"))),
                     AckDecision.ok());

@@ -250,8 +250,8 @@ class ProcessingAppTest {
         AtomicInteger peak = new AtomicInteger();
         ProcessingApp app = ProcessingApp.builder().processor("p", s, Concurrency.orderedByKey(8), m -> {
             peak.accumulateAndGet(running.incrementAndGet(), Math::max);
-            String key = m.envelope().orderingKey();
-            perKey.computeIfAbsent(key == null ? "null" : key, k -> new CopyOnWriteArrayList<>())
+            MessageKey key = m.envelope().orderingKey();
+            perKey.computeIfAbsent(key == null ? "null" : key.asUtf8(), k -> new CopyOnWriteArrayList<>())
                     .add(Integer.parseInt(text(m)));
             new CountDownLatch(1).await(1, TimeUnit.MILLISECONDS);
             running.decrementAndGet();

@@ -12,7 +12,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The JVM's in-process Kafka broker for tests: one combined KRaft node (broker and controller),
  * started on first use and stopped when the JVM exits. Internal topics use replication factor 1
- * (consumer groups hang otherwise on a single node) and the initial rebalance delay is 0.
+ * (consumer groups hang otherwise on a single node), the initial rebalance delay is 0, and topics
+ * are never created on first use ({@code auto.create.topics.enable=false}): a missing topic stays
+ * missing, as on a cluster that forbids automatic creation.
  * Needs {@code org.apache.kafka:kafka-test-common-runtime}, {@code kafka_2.13}, {@code kafka-server}
  * and {@code kafka-clients} (also its {@code test} classifier) on the test classpath.
  *

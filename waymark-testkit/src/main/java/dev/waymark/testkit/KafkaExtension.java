@@ -22,6 +22,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * ...
  * String topic = KAFKA.createTopic("payments", 3);
  * }</pre>
+ *
+ * <p>The broker does not create topics on first use ({@code auto.create.topics.enable=false}, as
+ * production clusters usually run): a test creates every topic it uses, and a client that needs a
+ * missing one sees it missing.
  */
 public final class KafkaExtension implements BeforeAllCallback, AfterAllCallback {
 
@@ -59,9 +63,18 @@ public final class KafkaExtension implements BeforeAllCallback, AfterAllCallback
 
     /** Creates this class's topic {@code base} with {@code partitions} partitions and returns its name. */
     public String createTopic(String base, int partitions) {
+        return createTopic(base, partitions, Map.of());
+    }
+
+    /**
+     * Creates this class's topic {@code base} with {@code partitions} partitions and the topic
+     * configuration {@code configs} (such as {@code max.message.bytes}), and returns its name.
+     */
+    public String createTopic(String base, int partitions, Map<String, String> configs) {
         String name = topic(base);
         try {
-            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1).configs(configs)))
+                    .all().get(30, TimeUnit.SECONDS);
             return name;
         } catch (Exception e) {
             throw new IllegalStateException("could not create topic " + name, e);

@@ -11,12 +11,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
@@ -53,6 +55,24 @@ class KafkaExtensionTest {
         assertThat(read).extracting(ConsumerRecord::value).containsExactlyInAnyOrder(
                 "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9");
         assertThat(KAFKA.admin().listTopics().names().get()).contains(topic);
+    }
+
+    @Test
+    void the_broker_never_creates_a_topic_on_first_use_and_a_topic_can_have_its_own_configuration()
+            throws Exception {
+        String missing = KAFKA.topic("never-created");
+        try (var producer = new KafkaProducer<>(Map.<String, Object>of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers(),
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, "1000"), new StringSerializer(), new StringSerializer())) {
+            assertThatThrownBy(() -> producer.send(new ProducerRecord<>(missing, "k", "v")).get())
+                    .hasMessageContaining("not present in metadata");
+        }
+        assertThat(KAFKA.admin().listTopics().names().get()).doesNotContain(missing);
+
+        String small = KAFKA.createTopic("small", 1, Map.of("max.message.bytes", "4096"));
+        Config config = KAFKA.admin().describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, small)))
+                .all().get().values().iterator().next();
+        assertThat(config.get("max.message.bytes").value()).isEqualTo("4096");
     }
 
     @Test

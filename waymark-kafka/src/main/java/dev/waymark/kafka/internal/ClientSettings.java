@@ -5,7 +5,9 @@ import dev.waymark.messaging.MessagingConfigException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaException;
@@ -43,10 +45,49 @@ public final class ClientSettings {
                 config.consumerProperties());
     }
 
-    /** The properties of the source's dead-letter producer. */
-    static Map<String, Object> producer(KafkaSourceConfig config) {
-        return producer(config.bootstrapServers(), config.groupId(), config.brokerRetry().timeout(),
+    /**
+     * The properties of the source's dead-letter producer, sized for dead letters: its
+     * {@code max.request.size} is the configured one (the client's default 1 MiB unless set), or the
+     * largest record a source topic accepts when that is larger, plus {@code headroom} for the
+     * headers a dead letter adds; {@code buffer.memory} is raised to it when smaller. So a record
+     * that its own producer or topic let through fits with those headers.
+     *
+     * @param largestSourceRecord the largest {@code max.message.bytes} of the source's topics, or -1 when unknown
+     * @param headroom the most bytes the dead-letter headers add
+     */
+    static Map<String, Object> producer(KafkaSourceConfig config, long largestSourceRecord, int headroom) {
+        Map<String, Object> props = producer(config.bootstrapServers(), config.groupId(), config.brokerRetry().timeout(),
                 config.producerProperties());
+        AbstractConfig parsed = new AbstractConfig(ProducerConfig.configDef(), props, false);
+        long limit = Math.max(parsed.getInt(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), largestSourceRecord) + headroom;
+        int maxRequest = (int) Math.min(Integer.MAX_VALUE, limit);
+        props.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(maxRequest));
+        if (parsed.getLong(ProducerConfig.BUFFER_MEMORY_CONFIG) < maxRequest) {
+            props.put(ProducerConfig.BUFFER_MEMORY_CONFIG, Integer.toString(maxRequest));
+        }
+        return props;
+    }
+
+    /**
+     * The properties of the admin client that checks and creates dead-letter topics: the producer's
+     * connection and security settings (the dead-letter side's), with requests bounded by the broker
+     * operation timeout.
+     */
+    static Map<String, Object> admin(KafkaSourceConfig config) {
+        Map<String, Object> props = new HashMap<>();
+        Set<String> known = AdminClientConfig.configNames();
+        config.producerProperties().forEach((key, value) -> {
+            if (known.contains(key)) {
+                props.put(key, value);
+            }
+        });
+        String timeout = Long.toString(config.brokerRetry().timeout().toMillis());
+        props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+        props.put(AdminClientConfig.CLIENT_ID_CONFIG, config.producerProperties().getOrDefault(
+                ProducerConfig.CLIENT_ID_CONFIG, "waymark-dlt-" + config.groupId()) + "-admin");
+        props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout);
+        props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, timeout);
+        return props;
     }
 
     private static Map<String, Object> consumer(String bootstrapServers, String groupId, int maxPollRecords,

@@ -10,7 +10,6 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation;
@@ -36,15 +35,18 @@ import org.slf4j.LoggerFactory;
 final class ConsumerLoop {
 
     private static final Logger log = LoggerFactory.getLogger(ConsumerLoop.class);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
     private static final long STOPPING_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     private final KafkaSourceConfig config;
     private final Events events;
     private final AckLedger ledger;
     private final Seeks seeks;
+    /** Checks the dead-letter topics before records of their source topics are handed out; null without. */
+    private final DeadLetterTopics deadLetterTopics;
     /** Closes what the source holds besides the consumer (the dead-letter producer). */
     private final Runnable closeResources;
+    /** A dead-letter topic check that failed on assignment (inside poll), thrown once poll returns. */
+    private KafkaSourceException assignmentFailure;
     private final CountDownLatch finished = new CountDownLatch(1);
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     private volatile boolean stopRequested;
@@ -53,10 +55,14 @@ final class ConsumerLoop {
     private volatile boolean processorEnded;
     private volatile KafkaSourceException fatal;
 
-    /** @param closeResources run once, after the consumer closed and before the loop counts as finished */
-    ConsumerLoop(KafkaSourceConfig config, Events events, Runnable closeResources) {
+    /**
+     * @param deadLetterTopics the dead-letter topic check, or null when the policy publishes nothing
+     * @param closeResources run once, after the consumer closed and before the loop counts as finished
+     */
+    ConsumerLoop(KafkaSourceConfig config, Events events, DeadLetterTopics deadLetterTopics, Runnable closeResources) {
         this.config = config;
         this.events = events;
+        this.deadLetterTopics = deadLetterTopics;
         this.closeResources = closeResources;
         this.ledger = new AckLedger(config.polling().bufferSize(), events, this::wakeup);
         this.seeks = new Seeks(config, events);
@@ -120,6 +126,15 @@ final class ConsumerLoop {
         try {
             consumer = new KafkaConsumer<>(ClientSettings.consumer(config), new ByteArrayDeserializer(),
                     new ByteArrayDeserializer());
+            if (stopRequested) {
+                return;
+            }
+            // Before joining the group: a missing dead-letter topic fails the source with nothing
+            // consumed, instead of at its first dead letter, on every member that takes the record over.
+            if (deadLetterTopics != null && config.topicPattern() == null
+                    && !deadLetterTopics.ensure(config.topics(), () -> stopRequested)) {
+                return;
+            }
             if (stopRequested) {
                 return;
             }
@@ -221,6 +236,9 @@ final class ConsumerLoop {
                 backoff(pollFailures);
                 continue;
             }
+            if (assignmentFailure != null) {
+                throw assignmentFailure; // before any record of the newly assigned topic is handed out
+            }
             if (!records.isEmpty()) {
                 ledger.accept(records);
             }
@@ -284,18 +302,7 @@ final class ConsumerLoop {
     }
 
     private void backoff(int attempt) {
-        long base = config.brokerRetry().backoff().toMillis();
-        long delay = Math.min(MAX_BACKOFF.toMillis(), base << Math.min(attempt - 1, 16));
-        if (delay <= 0) {
-            return;
-        }
-        delay = delay / 2 + ThreadLocalRandom.current().nextLong(delay / 2 + 1); // jitter
-        try {
-            TimeUnit.MILLISECONDS.sleep(delay);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptException(e);
-        }
+        Backoff.sleep(config.brokerRetry().backoff(), attempt);
     }
 
     private void reportLag() {
@@ -344,6 +351,16 @@ final class ConsumerLoop {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            if (deadLetterTopics != null && assignmentFailure == null) {
+                // A pattern's topics are known only now (a topic list was checked at start: no-op).
+                Set<String> topics = new HashSet<>();
+                partitions.forEach(tp -> topics.add(tp.topic()));
+                try {
+                    deadLetterTopics.ensure(topics, () -> stopRequested);
+                } catch (KafkaSourceException e) {
+                    assignmentFailure = e; // thrown from here, the client would wrap it into its own exception
+                }
+            }
             ledger.assign(partitions);
         }
     }

@@ -3,6 +3,7 @@ package dev.waymark.kafka.internal;
 import dev.waymark.kafka.KafkaOrdering;
 import dev.waymark.messaging.Attributes;
 import dev.waymark.messaging.Envelope;
+import dev.waymark.messaging.MessageKey;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -13,16 +14,17 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.TimestampType;
 
 /**
- * A Kafka record as an {@link Envelope}: id {@code topic-partition-offset}, cursor the offset, key
- * and ordering key, every header verbatim (order and duplicates kept), the record's timestamp, the
+ * A Kafka record as an {@link Envelope}: id {@code topic-partition-offset}, cursor the offset, the
+ * key's bytes intact (null stays null, empty stays empty) and the ordering key (those bytes, or the
+ * partition), every header verbatim (order and duplicates kept), the record's timestamp, the
  * W3C trace context from the first {@code traceparent} / {@code tracestate} headers (exact case), the
  * attempt, and the tracing attributes {@code messaging.system=kafka},
  * {@code messaging.kafka.destination.partition} and {@code messaging.kafka.message.offset} (integers).
- * A null value (a tombstone) becomes an empty payload.
+ * A null value becomes a tombstone (an empty payload with {@link Envelope#tombstone()} true); an
+ * empty value stays an empty payload.
  */
 public final class RecordConverter {
 
-    private static final byte[] EMPTY = new byte[0];
     private static final Attributes.Value KAFKA = new Attributes.Value.Text("kafka");
 
     private RecordConverter() {}
@@ -35,7 +37,7 @@ public final class RecordConverter {
     /** As {@link #toEnvelope(ConsumerRecord, int, KafkaOrdering)} with the {@code topic-partition} id given. */
     static Envelope toEnvelope(ConsumerRecord<byte[], byte[]> record, int attempt, KafkaOrdering ordering,
             String partitionId) {
-        String key = record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8);
+        MessageKey key = record.key() == null ? null : MessageKey.of(record.key());
         String traceparent = null;
         String tracestate = null;
         Header[] raw = record.headers().toArray();
@@ -55,9 +57,12 @@ public final class RecordConverter {
         Instant eventTime = record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE || record.timestamp() < 0
                 ? null : Instant.ofEpochMilli(record.timestamp());
         String offset = Long.toString(record.offset());
-        return Envelope.builder(partitionId + "-" + offset, record.value() == null ? EMPTY : record.value())
+        String id = partitionId + "-" + offset;
+        Envelope.Builder builder = record.value() == null ? Envelope.tombstoneBuilder(id)
+                : Envelope.builder(id, record.value());
+        return builder
                 .key(key)
-                .orderingKey(ordering == KafkaOrdering.PARTITION ? partitionId : key)
+                .orderingKey(ordering == KafkaOrdering.PARTITION ? MessageKey.ofUtf8(partitionId) : key)
                 .headers(headers)
                 .eventTime(eventTime)
                 .attempt(attempt)

@@ -13,8 +13,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Everything behind a {@code KafkaSource}: the consumer loop and its thread (started on the first
- * poll, so building an app touches no broker), the acknowledgement ledger and the dead-letter
- * publisher.
+ * poll, so building an app touches no broker), the acknowledgement ledger, the dead-letter topic
+ * check and the dead-letter publisher.
  */
 public final class SourceRuntime {
 
@@ -33,9 +33,11 @@ public final class SourceRuntime {
     public SourceRuntime(KafkaSourceConfig config) {
         this.config = config;
         this.events = new Events(config.name(), config.listeners());
+        DeadLetterTopics deadLetterTopics = config.deadLetters() instanceof DeadLetterPolicy.Named named
+                ? new DeadLetterTopics(config, named) : null;
         this.publisher = config.deadLetters() instanceof DeadLetterPolicy.Named named
-                ? new DeadLetterPublisher(config, named) : null;
-        this.loop = new ConsumerLoop(config, events, this::closePublisher);
+                ? new DeadLetterPublisher(config, named, deadLetterTopics, events) : null;
+        this.loop = new ConsumerLoop(config, events, deadLetterTopics, this::closePublisher);
     }
 
     private void closePublisher() {

@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Counters, tagged {@code source}: {@code waymark.kafka.commits} (partition offsets committed),
  * {@code waymark.kafka.commit_failures}, {@code waymark.kafka.seeks}, {@code waymark.kafka.pauses},
- * {@code waymark.kafka.dead_letters}, {@code waymark.kafka.rebalances} (also tagged {@code kind}:
+ * {@code waymark.kafka.dead_letters}, {@code waymark.kafka.dead_letter_failures} (failed publications
+ * to a dead-letter topic), {@code waymark.kafka.rebalances} (also tagged {@code kind}:
  * assigned, revoked, lost), {@code waymark.kafka.retention_gaps}, {@code waymark.kafka.fatal}.
  * Gauge {@code waymark.kafka.lag} tagged {@code source, topic, partition}: records after the
  * committed offset, updated every commit interval while the partition is assigned (removed on revoke).
@@ -49,6 +50,7 @@ public final class KafkaSourceMetrics implements KafkaSourceListener {
             case SEEK -> count("waymark.kafka.seeks", e.source(), null);
             case PAUSED -> count("waymark.kafka.pauses", e.source(), null);
             case DEAD_LETTERED -> count("waymark.kafka.dead_letters", e.source(), null);
+            case DEAD_LETTER_FAILED -> count("waymark.kafka.dead_letter_failures", e.source(), null);
             case RETENTION_GAP -> count("waymark.kafka.retention_gaps", e.source(), null);
             case FATAL -> count("waymark.kafka.fatal", e.source(), null);
             case ASSIGNED, REVOKED, LOST -> {

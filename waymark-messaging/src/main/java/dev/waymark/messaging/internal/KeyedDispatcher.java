@@ -1,6 +1,7 @@
 package dev.waymark.messaging.internal;
 
 import dev.waymark.messaging.Ingested;
+import dev.waymark.messaging.MessageKey;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
@@ -10,7 +11,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 
 /**
- * Up to n handlers at once; messages of one ordering key run (and are acknowledged) one after
+ * Up to n handlers at once; messages of one ordering key (equal bytes) run (and are acknowledged) one after
  * another in arrival order, different keys in parallel, null keys unconstrained. At most 2n
  * messages wait inside the dispatcher, so it never reads far ahead of its handlers.
  */
@@ -22,7 +23,7 @@ final class KeyedDispatcher implements Dispatcher {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     /** Keys with a running chain, and the messages queued behind it. */
-    private final Map<String, ArrayDeque<Ingested>> chains = new HashMap<>();
+    private final Map<MessageKey, ArrayDeque<Ingested>> chains = new HashMap<>();
     private int running;
     private int pending;
 
@@ -34,7 +35,7 @@ final class KeyedDispatcher implements Dispatcher {
 
     @Override
     public void dispatch(Ingested message) throws InterruptedException {
-        String key = message.envelope().orderingKey();
+        MessageKey key = message.envelope().orderingKey();
         lock.lockInterruptibly();
         try {
             while (pending >= 2 * n) {
@@ -58,7 +59,7 @@ final class KeyedDispatcher implements Dispatcher {
         executor.execute(() -> runChain(key, message));
     }
 
-    private void runChain(String key, Ingested first) {
+    private void runChain(MessageKey key, Ingested first) {
         Ingested next = first;
         boolean released = false;
         try {
@@ -75,7 +76,7 @@ final class KeyedDispatcher implements Dispatcher {
     }
 
     /** The key's next queued message, or null after releasing the chain and its slot. */
-    private Ingested takeNext(String key) {
+    private Ingested takeNext(MessageKey key) {
         lock.lock();
         try {
             ArrayDeque<Ingested> queue = key == null ? null : chains.get(key);
@@ -96,7 +97,7 @@ final class KeyedDispatcher implements Dispatcher {
     }
 
     /** Releases the chain and its slot; the messages queued behind it stay unfinalized. */
-    private void abandon(String key) {
+    private void abandon(MessageKey key) {
         lock.lock();
         try {
             ArrayDeque<Ingested> queue = key == null ? null : chains.remove(key);

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.DeadLetterReason;
+import dev.waymark.messaging.MessageKey;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
 import dev.waymark.store.EventData;
@@ -112,7 +113,9 @@ class SubscriptionSourceTest {
         app.stop();
         var envelope = seen.get(0).envelope();
         assertThat(envelope.messageId()).isEqualTo(appended.eventIds().get(0).toString());
-        assertThat(envelope.orderingKey()).isEqualTo("mapping-7");
+        assertThat(envelope.orderingKey()).isEqualTo(MessageKey.ofUtf8("mapping-7"));
+        assertThat(envelope.key().asUtf8()).isEqualTo("mapping-7");
+        assertThat(envelope.tombstone()).isFalse();
         assertThat(envelope.cursor()).isEqualTo(appended.firstPosition().toString());
         assertThat(envelope.attempt()).isZero();
         assertThat(envelope.traceparent()).startsWith("00-0af7651916cd43dd8448eb211c80319c");
@@ -127,7 +130,7 @@ class SubscriptionSourceTest {
         store.append("other-1", ExpectedVersion.noStream(), EventData.json("Refund", "{}"));
         store.append("other-2", ExpectedVersion.noStream(), EventData.json("Refund", "{}"));
         ProcessingApp app = ProcessingApp.builder().processor("p", source("other"), Concurrency.serial(), m ->
-                AckDecision.deadLetter(m.envelope().key().equals("other-1")
+                AckDecision.deadLetter(m.envelope().key().asUtf8().equals("other-1")
                         ? DeadLetterReason.other("rejected by the ledger", "account 7 is \"closed\"")
                         : DeadLetterReason.other("rejected by the ledger", null)))
                 .build().start();
