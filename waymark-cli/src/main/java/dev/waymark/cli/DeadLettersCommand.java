@@ -169,8 +169,8 @@ final class DeadLettersCommand {
     record ReplayRow(long id, String stream, long version, String eventType, String outcome) {}
 
     @Command(name = "replay", description = "Deliver dead letters once more, to an event handler class of yours"
-            + " (--handler, from --classpath) (preview without --force). A letter already replayed ok is skipped; the letters stay"
-            + " recorded with the outcome: purge them when done.")
+            + " (--handler, from --classpath) (preview without --force). A letter already replayed ok is skipped; the"
+            + " letters stay recorded with the outcome: purge them when done.")
     static final class Replay implements Callable<Integer> {
         @ParentCommand
         DeadLettersCommand parent;
@@ -258,7 +258,8 @@ final class DeadLettersCommand {
             value.put("letters", rows);
             value.put("skipped", skipped);
             value.put("failed", failed);
-            StringBuilder text = new StringBuilder(Output.cell(subscription) + ": " + (force ? "replayed " : "would replay (preview;"
+            StringBuilder text = new StringBuilder(Output.cell(subscription) + ": " + (force ? "replayed "
+                    : "would replay (preview;"
                     + " add --force --handler CLASS) ") + rows.size() + " dead letter(s)"
                     + (skipped.isEmpty() ? "" : ", skipped " + skipped.size() + " already replayed ok " + skipped)
                     + "\n");
@@ -318,7 +319,8 @@ final class DeadLettersCommand {
             WaymarkCli cli = parent.root;
             long count = cli.withStore(store -> {
                 Names.requireSubscription(store, subscription, true);
-                return force ? (long) DeadLetters.of(store).purge(subscription) : DeadLetters.of(store).count(subscription);
+                DeadLetters deadLetters = DeadLetters.of(store);
+                return force ? (long) deadLetters.purge(subscription) : deadLetters.count(subscription);
             });
             cli.print(spec.commandLine().getOut(), Map.of("subscription", subscription, "deadLetters", count,
                     "applied", force), Output.cell(subscription) + ": " + (force ? "purged "

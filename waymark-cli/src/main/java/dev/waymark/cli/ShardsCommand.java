@@ -78,7 +78,8 @@ final class ShardsCommand {
             });
             cli.print(spec.commandLine().getOut(), java.util.Map.of("subscription", subscription, "worker", worker,
                     "buckets", buckets, "applied", force), Output.cell(subscription) + ": " + (force ? "released " :
-                    "would release (preview; add --force) ") + "buckets " + buckets + " of " + Output.cell(worker) + "\n");
+                    "would release (preview; add --force) ") + "buckets " + buckets + " of " + Output.cell(worker)
+                    + "\n");
             return 0;
         }
     }

@@ -243,8 +243,8 @@ final class StreamsCommand {
 
         private static void print(WaymarkCli cli, RecordedEvent e, PrintWriter out) {
             TailRow row = new TailRow(e.position().toString(), e.streamName(), e.streamVersion(), e.type(),
-                    e.eventId().toString(), e.createdAt().toString(), StoredJson.of(e.data()), StoredJson.of(e.metadata()),
-                    text(e.causationId()), text(e.correlationId()));
+                    e.eventId().toString(), e.createdAt().toString(), StoredJson.of(e.data()),
+                    StoredJson.of(e.metadata()), text(e.causationId()), text(e.correlationId()));
             out.println(cli.json ? WaymarkCli.jsonLine(row) : Output.row("%-16s %-32s %-24s %s", row.position(),
                     row.stream() + "@" + row.version(), row.type(), row.data()));
             out.flush();

@@ -141,7 +141,9 @@ public final class WaymarkCli {
         driverLog.setLevel(java.util.logging.Level.OFF);
         try {
             if (!url.startsWith("jdbc:postgresql:") || org.postgresql.Driver.parseURL(url, null) == null) {
-                throw new UsageError("--url '" + url + "' is not a PostgreSQL JDBC URL: give"
+                // never echo a password given in the URL
+                String shown = url.replaceAll("(?i)(password=)[^&]*", "$1***");
+                throw new UsageError("--url '" + shown + "' is not a PostgreSQL JDBC URL: give"
                         + " jdbc:postgresql://HOST[:PORT]/DATABASE[?user=NAME&...] (parameters percent-encoded)");
             }
         } finally {
@@ -193,7 +195,10 @@ public final class WaymarkCli {
         }
     }
 
-    /** Reads a positive duration as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d} or ISO-8601 ({@code PT30S}). */
+    /**
+     * Reads a positive duration as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d} or
+     * ISO-8601 ({@code PT30S}).
+     */
     static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
         @Override
         public Duration convert(String value) {

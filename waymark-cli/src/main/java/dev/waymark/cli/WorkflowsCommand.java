@@ -179,7 +179,7 @@ final class WorkflowsCommand {
                     .map(WorkflowsCommand::row).toList();
             boolean more = found.size() > limit || (ask == limit && found.size() == limit);
             List<Row> rows = found.subList(0, Math.min(limit, found.size()));
-            StringBuilder text = new StringBuilder(Output.row("%-40s %-10s %4s %8s  %-27s %s%n", "WORKFLOW",
+            StringBuilder text = new StringBuilder(String.format("%-40s %-10s %4s %8s  %-27s %s%n", "WORKFLOW",
                     "STATUS", "GEN", "ATTEMPTS", "UPDATED", "WAITING ON / FAILURE"));
             rows.forEach(r -> text.append(Output.row("%-40s %-10s %4d %8d  %-27s %s%n", r.name() + "/" + r.id(),
                     r.status(), r.generation(), r.attempts(), r.updatedAt(),
@@ -241,16 +241,16 @@ final class WorkflowsCommand {
             line(text, "completed", info.completedAt());
             line(text, "input", d.input());
             line(text, "result", d.result());
-            text.append(Output.row("%njournal (generation %d)%n", info.generation()));
-            text.append(Output.row("  %7s  %-24s %-20s %-27s %s%n", "VERSION", "TYPE", "STEP", "RECORDED", "DATA"));
+            text.append(String.format("%njournal (generation %d)%n", info.generation()));
+            text.append(String.format("  %7s  %-24s %-20s %-27s %s%n", "VERSION", "TYPE", "STEP", "RECORDED", "DATA"));
             journal.forEach(e -> text.append(Output.row("  %7d  %-24s %-20s %-27s %s%n", e.version(), e.type(),
                     dash(e.step()), e.recordedAt(), compact(e.data()))));
-            text.append(Output.row("%nawakeables%n"));
-            text.append(Output.row("  %-36s %4s  %-20s %-10s %s%n", "ID", "GEN", "LABEL", "STATUS", "VALUE / FAILURE"));
+            text.append(String.format("%nawakeables%n"));
+            text.append(String.format("  %-36s %4s  %-20s %-10s %s%n", "ID", "GEN", "LABEL", "STATUS", "VALUE / FAILURE"));
             awakeables.forEach(a -> text.append(Output.row("  %-36s %4d  %-20s %-10s %s%n", a.id(), a.generation(),
                     a.label(), a.status(), a.failure() != null ? a.failure() : compact(a.value()))));
-            text.append(Output.row("%nchildren%n"));
-            text.append(Output.row("  %-40s %-10s %s%n", "WORKFLOW", "STATUS", "WAITING ON / FAILURE"));
+            text.append(String.format("%nchildren%n"));
+            text.append(String.format("  %-40s %-10s %s%n", "WORKFLOW", "STATUS", "WAITING ON / FAILURE"));
             children.forEach(c -> text.append(Output.row("  %-40s %-10s %s%n", c.name() + "/" + c.id(), c.status(),
                     c.failure() != null ? c.failure() : dash(c.waitingOn()))));
             cli.print(spec.commandLine().getOut(), value, text.toString());
@@ -262,13 +262,13 @@ final class WorkflowsCommand {
         }
 
         private static EntryRow entry(JournalEntry e) {
-            return new EntryRow(e.generation(), e.version(), e.eventId().toString(), e.type(), e.step(), StoredJson.of(e.data()),
-                    text(e.recordedAt()));
+            return new EntryRow(e.generation(), e.version(), e.eventId().toString(), e.type(), e.step(),
+                    StoredJson.of(e.data()), text(e.recordedAt()));
         }
 
         private static AwakeableRow awakeable(AwakeableInfo a) {
-            return new AwakeableRow(a.id().toString(), a.generation(), a.label(), a.status(), StoredJson.of(a.payload()),
-                    a.failure(), text(a.createdAt()), text(a.completedAt()));
+            return new AwakeableRow(a.id().toString(), a.generation(), a.label(), a.status(),
+                    StoredJson.of(a.payload()), a.failure(), text(a.createdAt()), text(a.completedAt()));
         }
     }
 

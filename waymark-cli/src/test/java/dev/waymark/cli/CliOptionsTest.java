@@ -29,6 +29,9 @@ class CliOptionsTest {
                     .contains("jdbc:postgresql://HOST[:PORT]/DATABASE").contains("Usage: waymark streams list")
                     .doesNotContain("WARNING");
         }
+        CliRun secret = CliRun.of("streams", "list", "--url", "jdbc:postgresql://db:5432/app?password=s3cret&user=%");
+        assertThat(secret.code()).isEqualTo(2);
+        assertThat(secret.err()).contains("password=***").doesNotContain("s3cret");
         // a well-formed URL of a server that is not there is still "unreachable"
         assertThat(CliRun.of("streams", "list", "--url", "jdbc:postgresql://127.0.0.1:1/nowhere").code())
                 .isEqualTo(WaymarkCli.UNREACHABLE);

@@ -62,7 +62,8 @@ class CliUnknownNamesTest {
 
     private static CliRun notFound(String expected, String... args) {
         CliRun run = CliRun.of(List.of(args), "--url", url);
-        assertThat(run.code()).as(String.join(" ", args) + ": " + run.out() + run.err()).isEqualTo(WaymarkCli.NOT_FOUND);
+        assertThat(run.code()).as(String.join(" ", args) + ": " + run.out() + run.err())
+                .isEqualTo(WaymarkCli.NOT_FOUND);
         assertThat(run.err()).as(String.join(" ", args)).startsWith("waymark: " + expected);
         assertThat(run.err().lines().count()).as(run.err()).isOne();
         return run;
