@@ -242,7 +242,7 @@ class WaymarkCliTest {
 
     private void listsAndShows() throws Exception {
         Run all = cli("workflows", "list", "--url", url, "--json");
-        assertThat(all.code()).isZero();
+        assertThat(all.code()).as(all.err()).isZero();
         assertThat(all.json()).extracting(n -> n.get("name").asText() + "/" + n.get("id").asText())
                 .containsExactly("approval/a-1", "approval/a-2", "approval/p-1.child", "doomed/d-1", "greet/g-1",
                         "napper/n-1", "parent/p-1");
