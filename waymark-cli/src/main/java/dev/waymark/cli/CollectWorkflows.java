@@ -24,8 +24,8 @@ final class CollectWorkflows implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--retention", required = true, converter = WaymarkCli.DurationConverter.class,
-            description = "keep instances that finished less than this long ago (like 7d, 12h)")
+    @Option(names = "--retention", required = true, converter = WaymarkCli.NonNegativeDurationConverter.class,
+            description = "keep instances that finished less than this long ago (like 7d, 12h; 0s: none)")
     Duration retention;
 
     @Option(names = "--limit", defaultValue = "100", description = "most instances in this pass (1-10000)")
@@ -62,7 +62,7 @@ final class CollectWorkflows implements Callable<Integer> {
             text.append(candidates.size()).append(" instance(s) would be deleted (preview; add --force):\n");
             for (Object c : candidates) {
                 Map<?, ?> m = (Map<?, ?>) c;
-                text.append("  ").append(m.get("name")).append('/').append(m.get("id")).append("  ")
+                text.append("  ").append(Output.cell(m.get("name") + "/" + m.get("id"))).append("  ")
                         .append(m.get("status")).append("  finished ").append(m.get("finishedAt")).append('\n');
             }
         }

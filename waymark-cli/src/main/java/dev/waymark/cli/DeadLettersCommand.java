@@ -1,5 +1,6 @@
 package dev.waymark.cli;
 
+import dev.waymark.cli.Output.StoredJson;
 import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.EventHandler;
@@ -32,6 +33,10 @@ final class DeadLettersCommand {
     /** One dead letter as printed. */
     record Row(long id, int member, String eventId, String stream, long version, String eventType, String reasonKind,
             String reason, int attempts, String createdAt, String replayedAt, String replayOutcome) {}
+
+    static NotFoundException noLetter(long id) {
+        return new NotFoundException("no dead letter with id " + id);
+    }
 
     static Row row(DeadLetter l) {
         return new Row(l.id(), l.member(), l.eventId().toString(), l.streamName(), l.streamVersion(), l.eventType(),
@@ -83,6 +88,7 @@ final class DeadLettersCommand {
             // one match more than asked for: the "more" hint only when there is more
             int wanted = limit + 1;
             List<DeadLetter> found = cli.withStore(store -> {
+                Names.requireSubscription(store, subscription, true);
                 DeadLetters deadLetters = DeadLetters.of(store);
                 List<DeadLetter> kept = new ArrayList<>();
                 long below = before == null ? Long.MAX_VALUE : before;
@@ -106,7 +112,7 @@ final class DeadLettersCommand {
             List<Row> rows = found.stream().limit(limit).map(DeadLettersCommand::row).toList();
             StringBuilder text = new StringBuilder(String.format("%8s  %-24s %-14s %8s  %-24s %s%n", "ID", "STREAM",
                     "TYPE", "ATTEMPTS", "REPLAYED", "REASON"));
-            rows.forEach(r -> text.append(String.format("%8d  %-24s %-14s %8d  %-24s %s%n", r.id(),
+            rows.forEach(r -> text.append(Output.row("%8d  %-24s %-14s %8d  %-24s %s%n", r.id(),
                     r.stream() + "@" + r.version(), r.eventType(), r.attempts(),
                     r.replayOutcome() == null ? "-" : r.replayOutcome(), r.reason())));
             if (more) {
@@ -136,8 +142,7 @@ final class DeadLettersCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            DeadLetter l = cli.withStore(store -> DeadLetters.of(store).get(id)).orElseThrow(
-                    () -> new IllegalArgumentException("no dead letter with id " + id));
+            DeadLetter l = cli.withStore(store -> DeadLetters.of(store).get(id)).orElseThrow(() -> noLetter(id));
             Map<String, Object> value = new java.util.LinkedHashMap<>();
             value.put("id", l.id());
             value.put("subscription", l.subscription());
@@ -148,13 +153,13 @@ final class DeadLettersCommand {
             value.put("position", l.position().toString());
             value.put("eventType", l.eventType());
             value.put("reason", l.reasonSummary());
-            value.put("reasonJson", l.reasonJson());
+            value.put("reasonJson", StoredJson.of(l.reasonJson()));
             value.put("attempts", l.attempts());
             value.put("createdAt", l.createdAt().toString());
             value.put("replayedAt", l.replayedAt().map(Object::toString).orElse(null));
             value.put("replayOutcome", l.replayOutcome().orElse(null));
             StringBuilder text = new StringBuilder();
-            value.forEach((k, v) -> text.append(String.format("%-14s %s%n", k, v)));
+            value.forEach((k, v) -> text.append(Output.row("%-14s %s%n", k, v)));
             cli.print(spec.commandLine().getOut(), value, text.toString());
             return 0;
         }
@@ -163,9 +168,9 @@ final class DeadLettersCommand {
     /** One replayed (or, in a preview, to-be-replayed) dead letter as printed. */
     record ReplayRow(long id, String stream, long version, String eventType, String outcome) {}
 
-    @Command(name = "replay", description = "Deliver dead letters once more, to an event handler class of yours on"
-            + " the classpath (preview without --force). A letter already replayed ok is skipped; the letters stay"
-            + " recorded with the outcome: purge them when done.")
+    @Command(name = "replay", description = "Deliver dead letters once more, to an event handler class of yours"
+            + " (--handler, from --classpath) (preview without --force). A letter already replayed ok is skipped; the"
+            + " letters stay recorded with the outcome: purge them when done.")
     static final class Replay implements Callable<Integer> {
         @ParentCommand
         DeadLettersCommand parent;
@@ -183,9 +188,14 @@ final class DeadLettersCommand {
         boolean all;
 
         @Option(names = "--handler", paramLabel = "CLASS", description = "a dev.waymark.subscription.EventHandler"
-                + " with a public no-argument constructor, on the classpath; needed with --force (the CLI cannot run"
-                + " your subscription's handler otherwise)")
+                + " with a public no-argument constructor, in --classpath or on the CLI's classpath; needed with"
+                + " --force (the CLI cannot run your subscription's handler otherwise)")
         String handler;
+
+        @Option(names = "--classpath", paramLabel = "PATH", description = "where --handler and what it needs are:"
+                + " jars, class directories and DIR/* (every jar in DIR), separated by the platform's path separator"
+                + " or repeated; loaded in a class loader of their own (java -jar ignores -cp and CLASSPATH)")
+        List<String> classpath = new ArrayList<>();
 
         @Option(names = "--force", description = "really replay")
         boolean force;
@@ -200,12 +210,23 @@ final class DeadLettersCommand {
                 throw new CommandLine.ParameterException(spec.commandLine(),
                         "--force needs --handler CLASS: the CLI cannot run your subscription's handler otherwise");
             }
-            EventHandler eventHandler = handler == null ? null : load(handler);
+            if (!classpath.isEmpty() && handler == null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--classpath needs --handler CLASS");
+            }
+            HandlerLoader loader = new HandlerLoader(spec.commandLine(), classpath);
+            EventHandler eventHandler;
+            try {
+                eventHandler = handler == null ? null : loader.load(handler);
+            } catch (RuntimeException e) {
+                loader.close();
+                throw e;
+            }
             Map<String, Object> value = new LinkedHashMap<>();
             List<ReplayRow> rows = new ArrayList<>();
             List<Long> skipped = new ArrayList<>();
             try {
-                cli.withStore(store -> {
+                loader.withContext(() -> cli.withStore(store -> {
+                    Names.requireSubscription(store, subscription, true);
                     DeadLetters deadLetters = DeadLetters.of(store);
                     List<DeadLetter> pending = new ArrayList<>();
                     for (DeadLetter l : select(deadLetters)) {
@@ -220,7 +241,7 @@ final class DeadLettersCommand {
                     done.forEach(l -> rows.add(new ReplayRow(l.id(), l.streamName(), l.streamVersion(),
                             l.eventType(), force ? l.replayOutcome().orElse(null) : null)));
                     return null;
-                });
+                }));
             } finally {
                 if (eventHandler instanceof AutoCloseable closeable) {
                     try {
@@ -229,6 +250,7 @@ final class DeadLettersCommand {
                         spec.commandLine().getErr().println("waymark: closing the handler failed: " + e);
                     }
                 }
+                loader.close();
             }
             long failed = rows.stream().filter(r -> force && !DeadLetters.REPLAYED_OK.equals(r.outcome())).count();
             value.put("subscription", subscription);
@@ -236,11 +258,12 @@ final class DeadLettersCommand {
             value.put("letters", rows);
             value.put("skipped", skipped);
             value.put("failed", failed);
-            StringBuilder text = new StringBuilder(subscription + ": " + (force ? "replayed " : "would replay (preview;"
+            StringBuilder text = new StringBuilder(Output.cell(subscription) + ": " + (force ? "replayed "
+                    : "would replay (preview;"
                     + " add --force --handler CLASS) ") + rows.size() + " dead letter(s)"
                     + (skipped.isEmpty() ? "" : ", skipped " + skipped.size() + " already replayed ok " + skipped)
                     + "\n");
-            rows.forEach(r -> text.append(String.format("%8d  %-24s %-14s %s%n", r.id(), r.stream() + "@" + r.version(),
+            rows.forEach(r -> text.append(Output.row("%8d  %-24s %-14s %s%n", r.id(), r.stream() + "@" + r.version(),
                     r.eventType(), r.outcome() == null ? "" : r.outcome())));
             cli.print(spec.commandLine().getOut(), value, text.toString());
             if (failed > 0) {
@@ -264,37 +287,16 @@ final class DeadLettersCommand {
                 } while (page.size() == 500);
             } else {
                 for (long id : ids.stream().distinct().toList()) {
-                    DeadLetter l = deadLetters.get(id).orElseThrow(
-                            () -> new IllegalArgumentException("no dead letter with id " + id));
+                    DeadLetter l = deadLetters.get(id).orElseThrow(() -> noLetter(id));
                     if (!l.subscription().equals(subscription)) {
-                        throw new IllegalArgumentException("dead letter " + id + " belongs to subscription '"
-                                + l.subscription() + "', not '" + subscription + "'");
+                        throw new NotFoundException("dead letter " + id + " belongs to subscription "
+                                + Names.quote(l.subscription()) + ", not " + Names.quote(subscription));
                     }
                     letters.add(l);
                 }
             }
             letters.sort(Comparator.comparingLong(DeadLetter::id));
             return letters;
-        }
-
-        private EventHandler load(String className) {
-            try {
-                Class<?> type = Class.forName(className, true, Thread.currentThread().getContextClassLoader());
-                if (!EventHandler.class.isAssignableFrom(type)) {
-                    throw new CommandLine.ParameterException(spec.commandLine(),
-                            "--handler " + className + " is not a dev.waymark.subscription.EventHandler");
-                }
-                return (EventHandler) type.getConstructor().newInstance();
-            } catch (ClassNotFoundException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--handler " + className + " is not on the classpath");
-            } catch (NoSuchMethodException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(),
-                        "--handler " + className + " has no public no-argument constructor");
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException("cannot create --handler " + className + ": "
-                        + (e.getCause() != null ? e.getCause() : e), e);
-            }
         }
     }
 
@@ -315,10 +317,14 @@ final class DeadLettersCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            long count = cli.withStore(store -> force ? (long) DeadLetters.of(store).purge(subscription)
-                    : DeadLetters.of(store).count(subscription));
+            long count = cli.withStore(store -> {
+                Names.requireSubscription(store, subscription, true);
+                DeadLetters deadLetters = DeadLetters.of(store);
+                return force ? (long) deadLetters.purge(subscription) : deadLetters.count(subscription);
+            });
             cli.print(spec.commandLine().getOut(), Map.of("subscription", subscription, "deadLetters", count,
-                    "applied", force), subscription + ": " + (force ? "purged " : "would purge (preview; add --force) ")
+                    "applied", force), Output.cell(subscription) + ": " + (force ? "purged "
+                    : "would purge (preview; add --force) ")
                     + count + " dead letter(s)\n");
             return 0;
         }

@@ -66,7 +66,8 @@ final class MigrateCommand {
         }
     }
 
-    @Command(name = "sql", description = "Print every migration's SQL for the schema (no database needed).")
+    @Command(name = "sql", description = "Print every migration's SQL for the schema (no database needed); with"
+            + " --json, an object with the schema, the script names in order and the SQL.")
     static final class Sql implements java.util.concurrent.Callable<Integer> {
         @ParentCommand
         MigrateCommand parent;
@@ -76,8 +77,14 @@ final class MigrateCommand {
 
         @Override
         public Integer call() {
-            spec.commandLine().getOut().print(Migrations.sql(parent.root.schema));
-            spec.commandLine().getOut().flush();
+            WaymarkCli cli = parent.root;
+            cli.requireSchema();
+            String sql = Migrations.sql(cli.schema);
+            Map<String, Object> value = new LinkedHashMap<>();
+            value.put("schema", cli.schema);
+            value.put("scripts", Migrations.SCRIPTS);
+            value.put("sql", sql);
+            cli.print(spec.commandLine().getOut(), value, sql);
             return 0;
         }
     }

@@ -35,16 +35,13 @@ final class ShardsCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            List<ShardOwnership> buckets = cli.withStore(store -> ShardedSubscription.ownership(store, subscription));
-            if (buckets.isEmpty()) {
-                throw new IllegalArgumentException("no sharded subscription named '" + subscription + "'");
-            }
+            List<ShardOwnership> buckets = cli.withStore(store -> Names.requirePool(store, subscription));
             List<Row> rows = buckets.stream().map(o -> new Row(o.bucket(), o.owner().orElse(null), o.epoch(),
                     o.leaseExpiresAt().map(Object::toString).orElse(null),
                     o.live() ? "held" : o.owner().isPresent() ? "expired" : "free")).toList();
             StringBuilder text = new StringBuilder(String.format("%6s  %-18s %6s  %-8s %s%n", "BUCKET", "OWNER",
                     "EPOCH", "STATE", "EXPIRES"));
-            rows.forEach(r -> text.append(String.format("%6d  %-18s %6d  %-8s %s%n", r.bucket(),
+            rows.forEach(r -> text.append(Output.row("%6d  %-18s %6d  %-8s %s%n", r.bucket(),
                     r.owner() == null ? "-" : r.owner(), r.epoch(), r.state(),
                     r.leaseExpiresAt() == null ? "-" : r.leaseExpiresAt())));
             cli.print(spec.commandLine().getOut(), rows, text.toString());
@@ -73,16 +70,16 @@ final class ShardsCommand {
         public Integer call() {
             WaymarkCli cli = parent.root;
             List<Integer> buckets = cli.withStore(store -> {
-                List<ShardOwnership> pool = ShardedSubscription.ownership(store, subscription);
-                if (pool.isEmpty()) { // a mistyped pool must not look like a release of nothing
-                    throw new IllegalArgumentException("no sharded subscription named '" + subscription + "'");
-                }
+                // a mistyped pool or worker must not look like a release of nothing
+                List<ShardOwnership> pool = Names.requirePool(store, subscription);
+                Names.requireWorker(subscription, pool, worker);
                 return force ? ShardedSubscription.release(store, subscription, worker) : pool.stream()
                         .filter(o -> o.owner().filter(worker::equals).isPresent()).map(ShardOwnership::bucket).toList();
             });
             cli.print(spec.commandLine().getOut(), java.util.Map.of("subscription", subscription, "worker", worker,
-                    "buckets", buckets, "applied", force), subscription + ": " + (force ? "released " :
-                    "would release (preview; add --force) ") + "buckets " + buckets + " of " + worker + "\n");
+                    "buckets", buckets, "applied", force), Output.cell(subscription) + ": " + (force ? "released " :
+                    "would release (preview; add --force) ") + "buckets " + buckets + " of " + Output.cell(worker)
+                    + "\n");
             return 0;
         }
     }

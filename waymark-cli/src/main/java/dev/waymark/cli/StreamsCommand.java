@@ -1,7 +1,9 @@
 package dev.waymark.cli;
 
+import dev.waymark.cli.Output.StoredJson;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StreamInfo;
+import dev.waymark.store.StreamNames;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.WakeSignal;
@@ -30,8 +32,19 @@ final class StreamsCommand {
     /** One stream as printed. */
     record StreamRow(String name, String category, long version, String createdAt, String deletedAt) {}
 
-    /** One event as printed. */
-    record EventRow(long version, String position, String type, String eventId, String createdAt, String data) {}
+    /** One event as printed; its data and metadata nest as JSON. */
+    record EventRow(long version, String position, String type, String eventId, String createdAt, StoredJson data,
+            StoredJson metadata, String causationId, String correlationId) {
+        static EventRow of(RecordedEvent e) {
+            return new EventRow(e.streamVersion(), e.position().toString(), e.type(), e.eventId().toString(),
+                    e.createdAt().toString(), StoredJson.of(e.data()), StoredJson.of(e.metadata()),
+                    text(e.causationId()), text(e.correlationId()));
+        }
+    }
+
+    private static String text(Object value) {
+        return value == null ? null : value.toString();
+    }
 
     @Command(name = "list", description = "Streams by name, optionally of one category.")
     static final class ListStreams implements Callable<Integer> {
@@ -59,7 +72,7 @@ final class StreamsCommand {
             List<StreamRow> rows = streams.stream().map(s -> new StreamRow(s.name(), s.category(), s.version(),
                     s.createdAt().toString(), s.deletedAt().map(Object::toString).orElse(null))).toList();
             StringBuilder text = new StringBuilder(String.format("%-40s %8s  %s%n", "STREAM", "VERSION", "DELETED"));
-            rows.forEach(r -> text.append(String.format("%-40s %8d  %s%n", r.name(), r.version(),
+            rows.forEach(r -> text.append(Output.row("%-40s %8d  %s%n", r.name(), r.version(),
                     r.deletedAt() == null ? "-" : r.deletedAt())));
             cli.print(spec.commandLine().getOut(), rows, text.toString());
             return 0;
@@ -90,22 +103,33 @@ final class StreamsCommand {
             WaymarkCli.requireLimit(spec, limit);
             List<RecordedEvent> events = cli.withStore(store -> {
                 if (store.streamInfo(stream).isEmpty()) {
-                    throw new IllegalArgumentException("no stream named '" + stream + "'");
+                    throw unknownStream(store, stream);
                 }
                 return store.readStreamForward(stream, after, limit);
             });
-            List<EventRow> rows = events.stream().map(e -> new EventRow(e.streamVersion(), e.position().toString(),
-                    e.type(), e.eventId().toString(), e.createdAt().toString(), e.data())).toList();
+            List<EventRow> rows = events.stream().map(EventRow::of).toList();
             StringBuilder text = new StringBuilder();
-            rows.forEach(r -> text.append(String.format("%6d  %-24s %s%n", r.version(), r.type(), r.data())));
+            rows.forEach(r -> text.append(Output.row("%6d  %-24s %s%n", r.version(), r.type(), r.data())));
             cli.print(spec.commandLine().getOut(), rows, text.toString());
             return 0;
         }
     }
 
-    /** One followed event as printed. */
+    /** The most streams of the category searched for names close to an unknown one. */
+    private static final int NEARBY = 1_000;
+
+    /** An unknown stream, with close matches among the first streams of its category. */
+    static NotFoundException unknownStream(EventStore store, String name) {
+        List<String> nearby = store.listStreams(StreamNames.category(name), "", NEARBY).stream()
+                .map(StreamInfo::name).toList();
+        List<String> close = Names.closeMatches(name, nearby);
+        return new NotFoundException("no stream named " + Names.quote(name)
+                + (close.isEmpty() ? "" : Names.didYouMean(close)));
+    }
+
+    /** One followed event as printed; its data and metadata nest as JSON. */
     record TailRow(String position, String stream, long version, String type, String eventId, String createdAt,
-            String data) {}
+            StoredJson data, StoredJson metadata, String causationId, String correlationId) {}
 
     @Command(name = "tail", description = "Follow all streams or one category live, printing each event as it "
             + "commits, in global order; stops after --limit events, after --timeout, or on Ctrl-C.")
@@ -126,7 +150,7 @@ final class StreamsCommand {
                 description = "head (only events after the newest one now; default), start, or a position tx/seq")
         String from;
 
-        @Option(names = "--limit", description = "stop after this many events, 1-10000 (default: no limit)")
+        @Option(names = "--limit", description = "stop after this many events, at least 1 (default: no limit)")
         Integer limit;
 
         @Option(names = "--timeout", converter = WaymarkCli.DurationConverter.class,
@@ -219,8 +243,9 @@ final class StreamsCommand {
 
         private static void print(WaymarkCli cli, RecordedEvent e, PrintWriter out) {
             TailRow row = new TailRow(e.position().toString(), e.streamName(), e.streamVersion(), e.type(),
-                    e.eventId().toString(), e.createdAt().toString(), e.data());
-            out.println(cli.json ? WaymarkCli.jsonLine(row) : String.format("%-16s %-32s %-24s %s", row.position(),
+                    e.eventId().toString(), e.createdAt().toString(), StoredJson.of(e.data()),
+                    StoredJson.of(e.metadata()), text(e.causationId()), text(e.correlationId()));
+            out.println(cli.json ? WaymarkCli.jsonLine(row) : Output.row("%-16s %-32s %-24s %s", row.position(),
                     row.stream() + "@" + row.version(), row.type(), row.data()));
             out.flush();
         }

@@ -61,11 +61,14 @@ final class SubscriptionsCommand {
             WaymarkCli cli = parent.root;
             Map<String, Target> known = targets(spec, subscription, targets);
             List<Row> rows = cli.withStore(store -> {
+                if (subscription != null) {
+                    Names.requireSubscription(store, subscription, false);
+                }
                 List<CheckpointRow> checkpoints = Checkpoints.of(store).list(subscription);
                 for (String name : known.keySet()) {
                     if (checkpoints.stream().noneMatch(c -> c.subscription().equals(name))) {
-                        throw new CommandLine.ParameterException(spec.commandLine(),
-                                "--target names '" + name + "', which has no checkpoint here");
+                        throw Names.unknown("no subscription named " + Names.quote(name), name,
+                                Names.subscriptions(store), "known");
                     }
                 }
                 Horizon horizon = store.horizon();
@@ -79,7 +82,7 @@ final class SubscriptionsCommand {
             }
             text.append(String.format("%-30s %8s %20s  %-27s %-18s %10s  %s%n", "SUBSCRIPTION", "MEMBER", "POSITION",
                     "UPDATED", "TARGET", "BEHIND", "OLDEST UNREAD"));
-            rows.forEach(r -> text.append(String.format("%-30s %8s %20s  %-27s %-18s %10s  %s%n", r.subscription(),
+            rows.forEach(r -> text.append(Output.row("%-30s %8s %20s  %-27s %-18s %10s  %s%n", r.subscription(),
                     r.member() + "/" + r.groupSize(), r.position(), r.updatedAt(),
                     r.target() == null ? "?" : r.target(),
                     r.eventsBehind() == null ? "?" : r.eventsBehind().toString(),
@@ -152,13 +155,14 @@ final class SubscriptionsCommand {
                         + " printed by subscriptions status), got '" + to + "': " + e.getMessage());
             }
             int members = cli.withStore(store -> {
+                Names.requireSubscription(store, subscription, false);
                 Checkpoints checkpoints = Checkpoints.of(store);
                 return force ? checkpoints.reset(subscription, position) : checkpoints.list(subscription).size();
             });
             String verb = force ? "reset" : "would reset (preview; add --force)";
             cli.print(spec.commandLine().getOut(), java.util.Map.of("subscription", subscription, "members", members,
                     "position", position.toString(), "applied", force),
-                    subscription + ": " + verb + " " + members + " member(s) to " + position + "\n");
+                    Output.cell(subscription) + ": " + verb + " " + members + " member(s) to " + position + "\n");
             return 0;
         }
     }

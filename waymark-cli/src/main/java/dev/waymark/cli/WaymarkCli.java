@@ -6,6 +6,8 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.Migrations;
+import dev.waymark.store.StoreConfigException;
 import dev.waymark.store.SchemaNotMigratedException;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StoreUnavailableException;
@@ -21,9 +23,13 @@ import picocli.CommandLine.ScopeType;
 /**
  * The {@code waymark} operator command line. Exit codes: 0 success, 1 the operation failed,
  * 2 bad usage, 3 the database is unreachable or refused the login, 4 the schema is missing or not
- * migrated. Errors are one line on stderr; {@code --verbose} adds the stack trace.
+ * migrated, 5 a named subscription, pool, worker, stream, workflow, awakeable or dead letter does not
+ * exist. Errors are one line on stderr; {@code --verbose} adds the stack trace. Every command answers
+ * {@code --help} / {@code -h}.
  */
-@Command(name = "waymark", mixinStandardHelpOptions = true, version = "waymark 0.1.0-SNAPSHOT",
+// scope INHERIT: every subcommand, present and future, gets -h/--help and -V/--version
+@Command(name = "waymark", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true,
+        version = "waymark 0.1.0-SNAPSHOT",
         description = "Operate a Waymark event store: migrations, subscriptions, shards, workflows, dead letters.",
         subcommands = {MigrateCommand.class, StreamsCommand.class, SubscriptionsCommand.class, ShardsCommand.class,
                 WorkflowsCommand.class, DeadLettersCommand.class})
@@ -35,6 +41,8 @@ public final class WaymarkCli {
     public static final int UNREACHABLE = 3;
     /** Exit code: the schema is missing or not migrated. */
     public static final int NO_SCHEMA = 4;
+    /** Exit code: a named subscription, pool, worker, stream, workflow, awakeable or dead letter does not exist. */
+    public static final int NOT_FOUND = 5;
 
     @Option(names = "--url", scope = ScopeType.INHERIT, defaultValue = "${env:WAYMARK_DATABASE_URL}",
             description = "JDBC URL of the database (default: $WAYMARK_DATABASE_URL)")
@@ -68,11 +76,12 @@ public final class WaymarkCli {
         cli.setOut(out);
         cli.setErr(err);
         cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
-            if (e instanceof NoDatabaseUrl) { // found before connecting: usage, like every other missing option
+            if (e instanceof NoDatabaseUrl || e instanceof UsageError) { // found before connecting: usage
                 return commandLine.getParameterExceptionHandler().handleParseException(
                         new CommandLine.ParameterException(commandLine, e.getMessage()), args);
             }
-            int code = e instanceof SchemaNotMigratedException ? NO_SCHEMA
+            int code = e instanceof NotFoundException ? NOT_FOUND
+                    : e instanceof SchemaNotMigratedException ? NO_SCHEMA
                     : e instanceof StoreUnavailableException || e instanceof HikariPool.PoolInitializationException
                             ? UNREACHABLE : FAILED;
             err.println("waymark: " + oneLine(e));
@@ -107,6 +116,8 @@ public final class WaymarkCli {
         if (url == null || url.isBlank()) {
             throw new NoDatabaseUrl();
         }
+        requireUrl();
+        requireSchema();
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         config.setMaximumPoolSize(listen ? 3 : 2);
@@ -116,6 +127,45 @@ public final class WaymarkCli {
         try (HikariDataSource dataSource = new HikariDataSource(config);
                 EventStore store = EventStore.builder(dataSource).schema(schema).notifications(listen).build()) {
             return work.apply(store);
+        }
+    }
+
+    /**
+     * Refuses a URL that pgjdbc cannot parse as a usage error (exit 2), before connecting; before,
+     * HikariCP's "Failed to get driver instance" exited 1 after a driver warning on stderr.
+     */
+    private void requireUrl() {
+        // the driver logs a WARNING through java.util.logging for some malformed URLs: the error below says it all
+        java.util.logging.Logger driverLog = java.util.logging.Logger.getLogger("org.postgresql.Driver");
+        java.util.logging.Level level = driverLog.getLevel();
+        driverLog.setLevel(java.util.logging.Level.OFF);
+        try {
+            if (!url.startsWith("jdbc:postgresql:") || org.postgresql.Driver.parseURL(url, null) == null) {
+                // never echo a password given in the URL
+                String shown = url.replaceAll("(?i)(password=)[^&]*", "$1***");
+                throw new UsageError("--url '" + shown + "' is not a PostgreSQL JDBC URL: give"
+                        + " jdbc:postgresql://HOST[:PORT]/DATABASE[?user=NAME&...] (parameters percent-encoded)");
+            }
+        } finally {
+            driverLog.setLevel(level);
+        }
+    }
+
+    /** Refuses a schema name the store would refuse, as a usage error (exit 2), before connecting. */
+    void requireSchema() {
+        try {
+            new Migrations(null, schema); // validates the name only
+        } catch (StoreConfigException e) {
+            throw new UsageError("--schema: " + e.getMessage());
+        }
+    }
+
+    /** A bad option value found by the root's checks: a usage error (exit 2) of the command that ran. */
+    private static final class UsageError extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        UsageError(String message) {
+            super(message);
         }
     }
 
@@ -145,36 +195,52 @@ public final class WaymarkCli {
         }
     }
 
-    /** Reads a duration as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h} or ISO-8601 ({@code PT30S}). */
+    /**
+     * Reads a positive duration as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 2h}, {@code 7d} or
+     * ISO-8601 ({@code PT30S}).
+     */
     static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
         @Override
         public Duration convert(String value) {
-            String v = value.strip().toLowerCase(java.util.Locale.ROOT);
-            try {
-                Duration d;
-                if (v.startsWith("pt")) {
-                    d = Duration.parse(v);
-                } else if (v.endsWith("ms")) {
-                    d = Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-                } else if (v.endsWith("s")) {
-                    d = Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
-                } else if (v.endsWith("m")) {
-                    d = Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
-                } else if (v.endsWith("h")) {
-                    d = Duration.ofHours(Long.parseLong(v.substring(0, v.length() - 1)));
-                } else if (v.endsWith("d")) {
-                    d = Duration.ofDays(Long.parseLong(v.substring(0, v.length() - 1)));
-                } else {
-                    throw new NumberFormatException();
-                }
-                if (d.isNegative() || d.isZero()) {
-                    throw new NumberFormatException();
-                }
-                return d;
-            } catch (NumberFormatException | java.time.format.DateTimeParseException e) {
-                throw new CommandLine.TypeConversionException("'" + value
-                        + "' is not a positive duration (like 500ms, 30s, 5m, 2h, 7d or PT30S)");
+            return duration(value, false);
+        }
+    }
+
+    /** Reads a duration of zero or more, as {@link DurationConverter} does ({@code 0s} included). */
+    static final class NonNegativeDurationConverter implements CommandLine.ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String value) {
+            return duration(value, true);
+        }
+    }
+
+    private static Duration duration(String value, boolean zero) {
+        String v = value.strip().toLowerCase(java.util.Locale.ROOT);
+        try {
+            Duration d;
+            if (v.startsWith("pt")) {
+                d = Duration.parse(v);
+            } else if (v.endsWith("ms")) {
+                d = Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+            } else if (v.endsWith("s")) {
+                d = Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
+            } else if (v.endsWith("m")) {
+                d = Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
+            } else if (v.endsWith("h")) {
+                d = Duration.ofHours(Long.parseLong(v.substring(0, v.length() - 1)));
+            } else if (v.endsWith("d")) {
+                d = Duration.ofDays(Long.parseLong(v.substring(0, v.length() - 1)));
+            } else {
+                throw new NumberFormatException();
             }
+            if (d.isNegative() || (d.isZero() && !zero)) {
+                throw new NumberFormatException();
+            }
+            return d;
+        } catch (NumberFormatException | java.time.format.DateTimeParseException | ArithmeticException e) {
+            throw new CommandLine.TypeConversionException("'" + value + "' is not a " + (zero ? "duration of"
+                    + " zero or more" : "positive duration") + " (like " + (zero ? "0s, " : "")
+                    + "500ms, 30s, 5m, 2h, 7d or PT30S)");
         }
     }
 

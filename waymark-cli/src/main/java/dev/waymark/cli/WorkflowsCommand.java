@@ -2,6 +2,7 @@ package dev.waymark.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.waymark.cli.Output.StoredJson;
 import dev.waymark.workflow.AwakeableInfo;
 import dev.waymark.workflow.AwakeableOutcome;
 import dev.waymark.workflow.CancelOutcome;
@@ -63,11 +64,11 @@ final class WorkflowsCommand {
             String completedAt) {}
 
     /** One journal entry as printed. */
-    record EntryRow(int generation, long version, String eventId, String type, String step, JsonNode data,
+    record EntryRow(int generation, long version, String eventId, String type, String step, StoredJson data,
             String recordedAt) {}
 
     /** One awakeable as printed. */
-    record AwakeableRow(String id, int generation, String label, String status, JsonNode value, String failure,
+    record AwakeableRow(String id, int generation, String label, String status, StoredJson value, String failure,
             String createdAt, String completedAt) {}
 
     static Row row(WorkflowInfo w) {
@@ -85,24 +86,12 @@ final class WorkflowsCommand {
         return value == null ? "-" : value.toString();
     }
 
-    /** Stored JSON as a tree, so that {@code --json} nests it; text that is not JSON stays a string. */
-    static JsonNode tree(String json) {
-        if (json == null) {
-            return null;
-        }
-        try {
-            return WaymarkCli.JSON.readTree(json);
-        } catch (JsonProcessingException e) {
-            return WaymarkCli.JSON.getNodeFactory().textNode(json);
-        }
+    private static String compact(StoredJson json) {
+        return json == null ? "-" : json.json();
     }
 
-    private static String compact(JsonNode node) {
-        return node == null ? "-" : node.toString();
-    }
-
-    static IllegalArgumentException unknown(String name, String id) {
-        return new IllegalArgumentException("no workflow '" + name + "/" + id + "'");
+    static NotFoundException unknown(String name, String id) {
+        return new NotFoundException("no workflow " + Names.quote(name + "/" + id));
     }
 
     /** Parses a status as stored: running, suspended, completed, cancelled or failed. */
@@ -202,7 +191,7 @@ final class WorkflowsCommand {
             List<Row> rows = found.subList(0, Math.min(limit, found.size()));
             StringBuilder text = new StringBuilder(String.format("%-40s %-10s %4s %8s  %-27s %s%n", "WORKFLOW",
                     "STATUS", "GEN", "ATTEMPTS", "UPDATED", "WAITING ON / FAILURE"));
-            rows.forEach(r -> text.append(String.format("%-40s %-10s %4d %8d  %-27s %s%n", r.name() + "/" + r.id(),
+            rows.forEach(r -> text.append(Output.row("%-40s %-10s %4d %8d  %-27s %s%n", r.name() + "/" + r.id(),
                     r.status(), r.generation(), r.attempts(), r.updatedAt(),
                     r.failure() != null ? r.failure() : dash(r.waitingOn()))));
             if (more) {
@@ -238,8 +227,8 @@ final class WorkflowsCommand {
             List<Row> children = d.children().stream().map(WorkflowsCommand::row).toList();
             Map<String, Object> value = new LinkedHashMap<>();
             value.put("workflow", info);
-            value.put("input", tree(d.input()));
-            value.put("result", tree(d.result()));
+            value.put("input", StoredJson.of(d.input()));
+            value.put("result", StoredJson.of(d.result()));
             value.put("journal", journal);
             value.put("awakeables", awakeables);
             value.put("children", children);
@@ -260,36 +249,36 @@ final class WorkflowsCommand {
             line(text, "created", info.createdAt());
             line(text, "updated", info.updatedAt());
             line(text, "completed", info.completedAt());
-            line(text, "input", compact(tree(d.input())));
-            line(text, "result", compact(tree(d.result())));
+            line(text, "input", d.input());
+            line(text, "result", d.result());
             text.append(String.format("%njournal (generation %d)%n", info.generation()));
             text.append(String.format("  %7s  %-24s %-20s %-27s %s%n", "VERSION", "TYPE", "STEP", "RECORDED", "DATA"));
-            journal.forEach(e -> text.append(String.format("  %7d  %-24s %-20s %-27s %s%n", e.version(), e.type(),
+            journal.forEach(e -> text.append(Output.row("  %7d  %-24s %-20s %-27s %s%n", e.version(), e.type(),
                     dash(e.step()), e.recordedAt(), compact(e.data()))));
             text.append(String.format("%nawakeables%n"));
             text.append(String.format("  %-36s %4s  %-20s %-10s %s%n", "ID", "GEN", "LABEL", "STATUS", "VALUE / FAILURE"));
-            awakeables.forEach(a -> text.append(String.format("  %-36s %4d  %-20s %-10s %s%n", a.id(), a.generation(),
+            awakeables.forEach(a -> text.append(Output.row("  %-36s %4d  %-20s %-10s %s%n", a.id(), a.generation(),
                     a.label(), a.status(), a.failure() != null ? a.failure() : compact(a.value()))));
             text.append(String.format("%nchildren%n"));
             text.append(String.format("  %-40s %-10s %s%n", "WORKFLOW", "STATUS", "WAITING ON / FAILURE"));
-            children.forEach(c -> text.append(String.format("  %-40s %-10s %s%n", c.name() + "/" + c.id(), c.status(),
+            children.forEach(c -> text.append(Output.row("  %-40s %-10s %s%n", c.name() + "/" + c.id(), c.status(),
                     c.failure() != null ? c.failure() : dash(c.waitingOn()))));
             cli.print(spec.commandLine().getOut(), value, text.toString());
             return 0;
         }
 
         private static void line(StringBuilder text, String key, Object value) {
-            text.append(String.format("%-13s %s%n", key, dash(value)));
+            text.append(Output.row("%-13s %s%n", key, dash(value)));
         }
 
         private static EntryRow entry(JournalEntry e) {
-            return new EntryRow(e.generation(), e.version(), e.eventId().toString(), e.type(), e.step(), tree(e.data()),
-                    text(e.recordedAt()));
+            return new EntryRow(e.generation(), e.version(), e.eventId().toString(), e.type(), e.step(),
+                    StoredJson.of(e.data()), text(e.recordedAt()));
         }
 
         private static AwakeableRow awakeable(AwakeableInfo a) {
-            return new AwakeableRow(a.id().toString(), a.generation(), a.label(), a.status(), tree(a.payload()),
-                    a.failure(), text(a.createdAt()), text(a.completedAt()));
+            return new AwakeableRow(a.id().toString(), a.generation(), a.label(), a.status(),
+                    StoredJson.of(a.payload()), a.failure(), text(a.createdAt()), text(a.completedAt()));
         }
     }
 
@@ -313,7 +302,7 @@ final class WorkflowsCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            String target = name + "/" + id;
+            String target = Output.cell(name + "/" + id);
             Map<String, Object> value = parent.withAnnouncingClient(client -> {
                 WorkflowInfo info = client.describe(name, id).map(WorkflowDetails::info)
                         .orElseThrow(() -> unknown(name, id));
@@ -337,7 +326,7 @@ final class WorkflowsCommand {
             @SuppressWarnings("unchecked")
             List<Map<String, String>> live = (List<Map<String, String>>) value.get("liveChildren");
             String children = String.join(", ", live.stream()
-                    .map(c -> c.get("name") + "/" + c.get("id") + " (" + c.get("status") + ")").toList());
+                    .map(c -> Output.cell(c.get("name") + "/" + c.get("id")) + " (" + c.get("status") + ")").toList());
             String text;
             if (force) {
                 text = value.get("outcome").equals(CancelOutcome.CANCELLED.name())
@@ -388,7 +377,7 @@ final class WorkflowsCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            String target = name + "/" + id;
+            String target = Output.cell(name + "/" + id);
             Map<String, Object> value = parent.withAnnouncingClient(client -> {
                 WorkflowInfo info = client.describe(name, id).map(WorkflowDetails::info)
                         .orElseThrow(() -> unknown(name, id));
@@ -418,7 +407,7 @@ final class WorkflowsCommand {
                 text = target + ": retried with a fresh attempt budget; it resumes from its journal (RETRIED)\n";
             } else {
                 text = target + ": would retry (preview; add --force) the workflow that failed after "
-                        + value.get("attempts") + " attempt(s): " + dash(value.get("failure")) + "\n";
+                        + value.get("attempts") + " attempt(s): " + Output.cell(dash(value.get("failure"))) + "\n";
             }
             cli.print(spec.commandLine().getOut(), value, text);
             return 0;
@@ -473,7 +462,7 @@ final class WorkflowsCommand {
                 r.put("applied", force);
                 return r;
             });
-            String subject = "awakeable " + awakeable + " of " + value.get("workflow");
+            String subject = "awakeable " + awakeable + " of " + Output.cell(value.get("workflow"));
             String text;
             if (force) {
                 text = value.get("outcome").equals(AwakeableOutcome.SETTLED.name())
@@ -492,12 +481,12 @@ final class WorkflowsCommand {
 
         private String describeWith() {
             StringBuilder s = new StringBuilder();
-            with().forEach((k, v) -> s.append(" with ").append(k).append(' ').append(v));
+            with().forEach((k, v) -> s.append(" with ").append(k).append(' ').append(Output.cell(v)));
             return s.toString();
         }
 
-        private IllegalArgumentException unknownAwakeable() {
-            return new IllegalArgumentException("no awakeable " + awakeable);
+        private NotFoundException unknownAwakeable() {
+            return new NotFoundException("no awakeable " + awakeable);
         }
     }
 
