@@ -166,8 +166,20 @@ public final class Demo {
                     .map(e -> e.streamVersion() + ":" + e.type()).toList());
             failures += check(stream.size() == 3, "the first cart has 3 events");
 
-            long inCategory = store.categoryForward("cart", GlobalPosition.START, 100)
-                    .filter(e -> e.streamName().contains(run)).count();
+            // Category and all-stream reads stop at the visibility horizon: while another transaction
+            // on the server that began before these appends is still open (another application, a
+            // test running beside the demo), the newest events are not readable yet. Wait for it.
+            long inCategory = 0;
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            for (WakeSignal wake = store.wakeSignal(); ; ) {
+                long generation = wake.generation();
+                inCategory = store.categoryForward("cart", GlobalPosition.START, 100)
+                        .filter(e -> e.streamName().contains(run)).count();
+                if (inCategory >= 11 || System.nanoTime() > deadline) {
+                    break;
+                }
+                wake.awaitAfter(generation, Duration.ofMillis(100));
+            }
             out.println("[7] category 'cart' holds " + inCategory + " events of this run");
             failures += check(inCategory == 11, "the cart category has 11 events of this run");
 
