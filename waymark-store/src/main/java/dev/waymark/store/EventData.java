@@ -25,6 +25,15 @@ import java.util.UUID;
 public record EventData(
         UUID eventId, String type, String data, String metadata, UUID causationId, UUID correlationId) {
 
+    /** stub */
+    public static final int MAX_TYPE_BYTES = 256;
+    /** stub */
+    public static final int MAX_JSON_DEPTH = 1000;
+    /** stub */
+    public static final int MAX_JSON_NUMBER_LENGTH = 1000;
+    /** stub */
+    public static final int MAX_JSON_STRING_LENGTH = 20_000_000;
+
     /** Checks the fields that need no parsing; JSON is checked by the store, with context. */
     public EventData {
         if (type == null || type.isBlank()) {
