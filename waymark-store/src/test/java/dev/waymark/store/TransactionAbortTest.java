@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.waymark.testkit.PostgresExtension;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
@@ -37,12 +40,39 @@ class TransactionAbortTest {
             PGSimpleDataSource plain = new PGSimpleDataSource();
             plain.setURL(p.jdbcUrl());
             return plain;
-        });
+        }),
+        /** A wrapper (as some tracing or proxy layers are) whose connections do not unwrap to the driver's. */
+        DRIVER_HIDDEN(p -> hidingDriver(p.dataSource()));
 
         final Function<PostgresExtension, DataSource> make;
 
         Source(Function<PostgresExtension, DataSource> make) {
             this.make = make;
+        }
+    }
+
+    private static DataSource hidingDriver(DataSource real) {
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                    Object result = invoke(real, method, args);
+                    return result instanceof Connection c ? hiding(c) : result;
+                });
+    }
+
+    private static Connection hiding(Connection real) {
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+                (proxy, method, args) -> switch (method.getName()) {
+                    case "isWrapperFor" -> false;
+                    case "unwrap" -> throw new SQLException("not a wrapper for " + args[0]);
+                    default -> invoke(real, method, args);
+                });
+    }
+
+    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
         }
     }
 
