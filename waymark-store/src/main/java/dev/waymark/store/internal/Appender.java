@@ -166,7 +166,7 @@ final class Appender {
             statement.setArray(1, connection.createArrayOf("text", streams.toArray(String[]::new)));
             statement.execute();
         } catch (SQLException e) {
-            String action = "lock streams " + LockRefusal.quoted(streams);
+            String action = "lock " + LockRefusal.quoted(streams);
             if (SqlErrors.APPEND_AFTER_WRITE.equals(e.getSQLState())) {
                 throw new AppendRefusedException(action + " refused: " + SqlErrors.serverMessage(e)
                         + ". A lock taken after the transaction has its id would not keep the stream's events in"
