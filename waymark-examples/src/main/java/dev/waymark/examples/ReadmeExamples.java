@@ -62,7 +62,7 @@ public final class ReadmeExamples {
         List<RecordedEvent> history = store.readStreamForward("order-42", 0, 100);
         store.categoryForward("order", GlobalPosition.START, 500).forEach(this::project);   // lazy, paged
 
-        // Application SQL and events commit together; the append must be the transaction's first write.
+        // Application SQL and events commit together; appending first, the work runs once (see inTransaction).
         store.inTransaction(tx -> {
             tx.append("order-42", ExpectedVersion.streamExists(), List.of(EventData.json("OrderShipped", "{}")));
             try (var ps = tx.connection().prepareStatement("UPDATE orders SET shipped = true WHERE id = ?")) {

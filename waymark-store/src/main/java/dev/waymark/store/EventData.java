@@ -2,6 +2,7 @@ package dev.waymark.store;
 
 import dev.waymark.store.internal.Json;
 import dev.waymark.store.internal.Utf16;
+import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
 /**
@@ -9,7 +10,18 @@ import java.util.UUID;
  * parse (and that metadata is a JSON object) before any database work, and refuses a string (value
  * or field name) holding a NUL character or a lone UTF-16 surrogate, which PostgreSQL could not store
  * as given, with an {@link InvalidInputException} naming the field. The event type follows the
- * rules of stream names for characters: no control characters (NUL included) and no lone surrogate.
+ * rules of stream names for characters (see {@link StreamNames}): no control characters (NUL
+ * included), no lone surrogate, no line separator or bidirectional control, at least one visible
+ * character; and it is at most {@value #MAX_TYPE_BYTES} bytes of UTF-8.
+ *
+ * <p>Limits of data and metadata, checked before any database work and reported as an
+ * {@link InvalidInputException} naming the event, the limit and its constant: nesting at most
+ * {@value #MAX_JSON_DEPTH} deep, numbers at most {@value #MAX_JSON_NUMBER_LENGTH} characters long
+ * written out in plain decimal notation (which also keeps them within PostgreSQL's {@code numeric}
+ * range), strings at most {@value #MAX_JSON_STRING_LENGTH} and field names at most
+ * {@value #MAX_JSON_NAME_LENGTH} chars. The document as a whole is bounded only by PostgreSQL
+ * ({@code jsonb} values below 256 MiB). The store reads stored data with the same limits, so what
+ * it accepted it can always read back.
  *
  * <p>{@code eventId} is optional: without one the store generates a time-ordered UUIDv7. Supply
  * your own id to make a retry idempotent: appending an id that is already stored raises
@@ -25,10 +37,34 @@ import java.util.UUID;
 public record EventData(
         UUID eventId, String type, String data, String metadata, UUID causationId, UUID correlationId) {
 
+    /** The longest event type, in bytes of UTF-8. */
+    public static final int MAX_TYPE_BYTES = 256;
+
+    /**
+     * The deepest nesting of arrays and objects in data and metadata; the top-level value is at
+     * depth 1.
+     */
+    public static final int MAX_JSON_DEPTH = 1_000;
+
+    /**
+     * The longest number in data and metadata, in characters, as written and as PostgreSQL's
+     * {@code jsonb} stores it: in plain decimal notation, so {@code 1e999} counts 1,000 characters.
+     * This also keeps every number within PostgreSQL's {@code numeric} range.
+     */
+    public static final int MAX_JSON_NUMBER_LENGTH = 1_000;
+
+    /** The longest string value in data and metadata, in UTF-16 chars after unescaping. */
+    public static final int MAX_JSON_STRING_LENGTH = 20_000_000;
+
+    /** The longest field name in data and metadata, in UTF-16 chars after unescaping. */
+    public static final int MAX_JSON_NAME_LENGTH = 50_000;
+
     /** Checks the fields that need no parsing; JSON is checked by the store, with context. */
     public EventData {
-        if (type == null || type.isBlank()) {
-            throw new InvalidInputException("event type must not be null or blank");
+        if (type == null || Utf16.isBlank(type)) {
+            throw new InvalidInputException("event type must not be null or blank (empty, or made only of whitespace"
+                    + " or invisible characters)" + (type == null || type.isEmpty() ? "" : ": '" + Utf16.shown(type, 40)
+                    + "'"));
         }
         for (int i = 0; i < type.length(); i++) {
             if (Character.isISOControl(type.charAt(i))) {
@@ -39,6 +75,17 @@ public record EventData(
         if (lone >= 0) {
             throw new InvalidInputException("event type must not contain a lone UTF-16 surrogate (index " + lone
                     + "): it has no UTF-8 form");
+        }
+        int breaking = Utf16.lineOrBidiControl(type);
+        if (breaking >= 0) {
+            throw new InvalidInputException("event type must not contain " + String.format("U+%04X",
+                    (int) type.charAt(breaking)) + " (index " + breaking + "), a line separator or bidirectional"
+                    + " control that garbles every listing showing the type: '" + Utf16.shown(type, 80) + "'");
+        }
+        int bytes = type.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_TYPE_BYTES) {
+            throw new InvalidInputException("event type is " + bytes + " bytes of UTF-8, more than the limit of "
+                    + MAX_TYPE_BYTES + " (EventData.MAX_TYPE_BYTES): '" + Utf16.shown(type, 40) + "'");
         }
         if (data == null) {
             throw new InvalidInputException("event data must not be null (type " + type + ")");

@@ -101,11 +101,17 @@ public interface EventStore extends AutoCloseable {
 
     /**
      * Appends on the caller's connection, inside the caller's transaction, so application writes
-     * commit or roll back with the events. The append must be the transaction's first write (the
-     * transaction must not hold a transaction id yet) and the transaction must run at READ
-     * COMMITTED; otherwise {@link AppendRefusedException}. Do the append first, then the other
-     * writes. Keep the rest of the transaction short: it holds the stream's lock until commit.
-     * Readers in other handles learn of the commit through their fallback tick; call
+     * commit or roll back with the events. The transaction must run at READ COMMITTED, and must
+     * not have its transaction id yet when it appends to a stream it has not locked: its first
+     * write, {@code SELECT ... FOR UPDATE}, a temporary table and {@code nextval()} (when the
+     * sequence logs ahead, about one call in 32) give it one. Otherwise the append is refused with
+     * an {@link AppendRefusedException} naming the cause and the remedy. Append first, then do the
+     * other statements; or take the streams' locks first with {@link #lockStreams(Connection, List)},
+     * after which appends to them are accepted anywhere in the transaction; or use
+     * {@link #inTransaction(TransactionWork)}, which does that by itself. Several appends in one
+     * transaction are fine: a stream the transaction appended to (or locked) while it had no id
+     * stays locked for it. Keep the rest of the transaction short: it holds the streams' locks until
+     * commit. Readers in other handles learn of the commit through their fallback tick; call
      * {@link #signalAppended()} after commit to wake them at once.
      *
      * <p>A resend of an append that committed is told from a conflict (see
@@ -116,6 +122,23 @@ public interface EventStore extends AutoCloseable {
      */
     AppendResult append(Connection connection, String stream, ExpectedVersion expected, List<EventData> events);
 
+    /**
+     * Takes the append locks of {@code streams} for the rest of the caller's open transaction on
+     * {@code connection}, so that appends to them later in that transaction are accepted after any
+     * other statement (a write, {@code SELECT ... FOR UPDATE}, a temporary table, {@code nextval()}).
+     * Call it as the transaction's first statement: it is refused ({@link AppendRefusedException})
+     * once the transaction has its transaction id. The locks are those appends to the streams take:
+     * until commit or rollback, every other appender of these streams waits, so keep the
+     * transaction short. Several streams are locked in a fixed order, so two transactions locking
+     * overlapping sets cannot deadlock on these locks. {@link #inTransaction(TransactionWork)} does
+     * this on its own when it needs to.
+     *
+     * @throws InvalidInputException for an invalid or reserved name, an empty list, or a connection
+     *     in autocommit mode (the locks would end with the statement)
+     * @throws AppendRefusedException when the transaction already has its transaction id
+     */
+    void lockStreams(Connection connection, List<String> streams);
+
     /** The multi-stream form of {@link #append(Connection, String, ExpectedVersion, List)}. */
     List<AppendResult> appendMultiStream(Connection connection, List<StreamAppend> appends);
 
@@ -124,10 +147,42 @@ public interface EventStore extends AutoCloseable {
      * readers. Exceptions from {@code work} roll the transaction back and reach the caller
      * unchanged: the application's own {@code SQLException} on {@link StoreTransaction#connection()}
      * too, untranslated, and a store exception from an append inside it as the append threw it.
-     * Never retried. Only a failure of the store's own steps around the work (getting a connection,
-     * beginning, committing) is translated into a store exception, after the rollback: a transient
-     * one (SQLSTATE class 40, such as a serialization failure at commit) into
-     * {@link TransientStoreException}.
+     * Only a failure of the store's own steps around the work (getting a connection, beginning,
+     * taking stream locks, committing) is translated into a store exception, after the rollback: a
+     * transient one (SQLSTATE class 40, such as a serialization failure at commit) into
+     * {@link TransientStoreException}. A failed transaction is never retried.
+     *
+     * <p><b>The work may run more than once.</b> The work may append anywhere in the transaction,
+     * any number of times, also after its own writes, {@code SELECT ... FOR UPDATE}, temporary
+     * tables or {@code nextval()}. Each of those gives the transaction its transaction id, and an
+     * append to a stream whose lock the transaction did not hold before it got its id is refused,
+     * since its events could otherwise come before earlier events of the stream in the global
+     * order. When that happens the store rolls the transaction back and runs the work again with
+     * the locks of every stream the refused run appended to taken as the transaction's first
+     * statement; then those appends are accepted. A work whose first append to some stream comes
+     * after the transaction got its id therefore always runs at least twice, and once more for each
+     * further stream it first reaches after a refusal; at most {@value #MAX_TRANSACTION_RUNS} runs
+     * in all. (A {@code nextval()} gives the transaction its id only when the sequence logs ahead,
+     * about one call in 32, so a work that calls it before appending runs twice that often.) Each
+     * run sees a fresh transaction: what a refused run wrote is rolled back, and its result is
+     * discarded. Side effects of the work outside the transaction (a message sent, a counter
+     * incremented) happen once per run: keep them out of the work, or make them safe to repeat.
+     * Appending first, or to all streams in one {@link StoreTransaction#appendMultiStream} call
+     * before other statements, needs a single run. The refusal is final, an
+     * {@link AppendRefusedException} naming the cause and the remedy, when a run appended to other
+     * streams than the run before (stream names that change from run to run, such as names taken
+     * from a generated key) or when the runs are used up. Streams locked first stay locked until the
+     * transaction ends: other appenders to them wait that long.
+     *
+     * <p>A work that catches a failed statement (its own or an append's) and returns normally
+     * leaves a transaction that PostgreSQL has aborted: its commit would silently roll back. The
+     * store rolls it back and throws {@link TransactionAbortedException}, with the first append
+     * failure as the cause when there was one; nothing is committed and no reader is woken. (A
+     * refused append the work caught is not such a failure: the work runs again, as above.) Roll
+     * back to a savepoint after a failed statement to go on in the same transaction.
+     *
+     * @throws TransactionAbortedException when the work returned normally from an aborted transaction
+     * @throws AppendRefusedException when an append is still refused on a later run (see above)
      */
     <T, E extends Exception> T inTransaction(TransactionWork<T, E> work) throws E;
 
@@ -246,6 +301,13 @@ public interface EventStore extends AutoCloseable {
      * @throws InvalidInputException if the topic is not valid (see {@link #broadcast})
      */
     BroadcastRegistration onBroadcast(String topic, Consumer<String> listener);
+
+    /**
+     * The most runs of the work of one {@link #inTransaction(TransactionWork)} call: the first and
+     * up to three more, each after an append refused for a stream whose lock the transaction took
+     * too late.
+     */
+    int MAX_TRANSACTION_RUNS = 4;
 
     /** Longest topic of {@link #broadcast}, in characters. */
     int MAX_TOPIC = 64;

@@ -37,7 +37,7 @@ public sealed interface ExpectedVersion {
      * Append only if the live stream is at exactly this version. A live stream holds at least one
      * event, so the version is at least 1; for a stream that must not exist yet use {@link #noStream()}.
      *
-     * @throws IllegalArgumentException if {@code version} is below 1
+     * @throws InvalidInputException if {@code version} is below 1
      */
     static ExpectedVersion exactly(long version) {
         return new Exactly(version);
@@ -82,11 +82,15 @@ public sealed interface ExpectedVersion {
      * @param version the expected version, {@code >= 1}
      */
     record Exactly(long version) implements ExpectedVersion {
-        /** Validates the version. */
+        /**
+         * Validates the version.
+         *
+         * @throws InvalidInputException if {@code version} is below 1
+         */
         public Exactly {
             // 0 could never succeed: a missing stream is no version, a live stream is at 1 or more
             if (version < 1) {
-                throw new IllegalArgumentException("expected version must be >= 1 (stream versions start at 1), got "
+                throw new InvalidInputException("expected version must be >= 1 (stream versions start at 1), got "
                         + version + (version == 0 ? "; for a stream that must not exist yet use ExpectedVersion.noStream()"
                         : ""));
             }

@@ -30,7 +30,8 @@ public final class Migrations {
             "V10__workflow_garbage_collection.sql",
             "V11__workflow_fences_after_collection.sql", "V12__workflow_retry_revives_awakeables.sql",
             "V13__hidden_event_probe.sql", "V14__children_only_of_live_parents.sql",
-            "V15__collection_detaches_children.sql");
+            "V15__collection_detaches_children.sql",
+            "V16__appends_after_stream_locks.sql");
 
     /** Where the scripts live on the classpath. */
     public static final String LOCATION = "db/waymark";

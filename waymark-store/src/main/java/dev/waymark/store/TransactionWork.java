@@ -9,6 +9,10 @@ package dev.waymark.store;
 @FunctionalInterface
 public interface TransactionWork<T, E extends Exception> {
 
-    /** Does the work; returning commits, throwing rolls back. */
+    /**
+     * Does the work; returning commits, throwing rolls back. May be called more than once for one
+     * transaction (see {@link EventStore#inTransaction(TransactionWork)}): each call after the first
+     * runs in a fresh transaction, the earlier one rolled back.
+     */
     T run(StoreTransaction transaction) throws E;
 }

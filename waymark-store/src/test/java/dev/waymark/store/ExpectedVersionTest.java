@@ -174,13 +174,13 @@ class ExpectedVersionTest {
     @Test
     void a_negative_expected_version_is_refused_when_built() {
         assertThatThrownBy(() -> ExpectedVersion.exactly(-1))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be >= 1");
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("must be >= 1");
     }
 
     @Test
     void exactly_zero_which_could_never_succeed_is_refused_pointing_to_no_stream() {
         // before: accepted, then every append failed (a missing stream is no version, a live one is >= 1)
-        assertThatThrownBy(() -> ExpectedVersion.exactly(0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> ExpectedVersion.exactly(0)).isInstanceOf(InvalidInputException.class)
                 .hasMessage("expected version must be >= 1 (stream versions start at 1), got 0; for a stream that"
                         + " must not exist yet use ExpectedVersion.noStream()");
     }

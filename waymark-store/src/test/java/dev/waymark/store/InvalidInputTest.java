@@ -101,8 +101,96 @@ class InvalidInputTest {
         refused(() -> EventData.json(" ", "{}"), "event type");
         refused(() -> EventData.json("A", null), "data must not be null");
         refused(() -> StreamAppend.of("order-1", null, List.of(event("A"))), "expected version");
-        assertThatThrownBy(() -> ExpectedVersion.exactly(-5)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("-5");
+        // before: IllegalArgumentException, where every other bad input is an InvalidInputException
+        refused(() -> ExpectedVersion.exactly(-5), "-5");
+        refused(() -> ExpectedVersion.exactly(-1), "must be >= 1");
+    }
+
+    @Test
+    void names_made_only_of_whitespace_or_invisible_characters_are_refused_as_blank_event_types_are() {
+        // before: every one of these was accepted as a stream name (and the invisible ones as event types)
+        for (String blank : List.of(" ", "\t ", "\u00A0\u3000", "\u200B", "\uFEFF", "\u2028", "\u2029",
+                "\u202E\u2066", "\u200E\u200F", "\u2060\u180E", "\u3164", "\uFE0F")) {
+            String shown = blank.codePoints().mapToObj(c -> String.format("U+%04X", c)).toList().toString();
+            assertThatThrownBy(() -> store.append(blank, ExpectedVersion.any(), event("A"))).as(shown)
+                    .isInstanceOf(InvalidInputException.class).hasMessageContaining("whitespace or invisible");
+            assertThatThrownBy(() -> EventData.json(blank, "{}")).as(shown)
+                    .isInstanceOf(InvalidInputException.class).hasMessageContaining("event type");
+        }
+        refused(() -> store.append("\u200B-1", ExpectedVersion.any(), event("A")), "category");
+        // a visible character among invisible ones is a name
+        assertThat(StreamNames.requireValid("order-\u200B1")).isEqualTo("order-\u200B1");
+        assertThat(EventData.json("Order\u00A0Placed", "{}").type()).isEqualTo("Order\u00A0Placed");
+    }
+
+    @Test
+    void line_separators_and_bidi_controls_are_refused_anywhere_in_a_name_or_event_type() {
+        refused(() -> store.append("order-1\u2028x", ExpectedVersion.any(), event("A")), "U+2028");
+        refused(() -> store.append("order-\u202Efdp", ExpectedVersion.any(), event("A")), "U+202E");
+        refused(() -> EventData.json("Placed\u2066", "{}"), "U+2066");
+    }
+
+    @Test
+    void names_whose_category_is_empty_are_refused_since_no_category_read_could_find_them() {
+        // before: appended, then unreadable by category (a category read of '' is refused)
+        refused(() -> store.append("-", ExpectedVersion.any(), event("A")), "empty category");
+        refused(() -> store.append("-abc", ExpectedVersion.any(), event("A")), "empty category");
+        refused(() -> store.appendMultiStream(List.of(
+                StreamAppend.of("order-1", ExpectedVersion.any(), List.of(event("A"))),
+                StreamAppend.of("-order-2", ExpectedVersion.any(), List.of(event("A"))))), "'-order-2'");
+        assertThat(StreamNames.requireValid("order-")).isEqualTo("order-"); // category 'order', readable
+    }
+
+    @Test
+    void event_types_longer_than_the_documented_limit_are_refused() {
+        String longest = "T".repeat(EventData.MAX_TYPE_BYTES);
+        assertThat(EventData.json(longest, "{}").type()).isEqualTo(longest);
+        // before: no limit at all
+        refused(() -> EventData.json(longest + "T", "{}"), "257 bytes");
+        refused(() -> EventData.json("\u20AC".repeat(86), "{}"), "258 bytes"); // 3 bytes each in UTF-8
+    }
+
+    @Test
+    void json_numbers_postgresql_cannot_store_are_refused_naming_the_event() {
+        // before: sent to the database, which failed with "value overflows numeric format" (a plain StoreException)
+        for (String number : List.of("1e200000", "-1e131072", "1e-20000", "1.5E+1000")) {
+            refused(() -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", "{\"n\":" + number + "}")),
+                    "event 0 of the append to stream 'order-1': data");
+            refused(() -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", "[" + number + "]")),
+                    "number");
+        }
+        refused(() -> store.append("order-1", ExpectedVersion.any(),
+                EventData.json("A", "{}").withMetadata("{\"n\":1e200000}")), "metadata");
+    }
+
+    @Test
+    void json_beyond_the_read_limits_is_reported_as_a_limit_not_as_invalid_json() {
+        String deep = "[".repeat(EventData.MAX_JSON_DEPTH + 1) + "]".repeat(EventData.MAX_JSON_DEPTH + 1);
+        assertThatThrownBy(() -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", deep)))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("nesting depth")
+                .hasMessageContaining("EventData.MAX_JSON_DEPTH")
+                .hasMessageNotContaining("not valid JSON");
+        String digits = "1".repeat(EventData.MAX_JSON_NUMBER_LENGTH + 1);
+        assertThatThrownBy(() -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", "[" + digits + "]")))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("EventData.MAX_JSON_NUMBER_LENGTH")
+                .hasMessageNotContaining("not valid JSON");
+        String text = "x".repeat(EventData.MAX_JSON_STRING_LENGTH + 1);
+        assertThatThrownBy(() -> store.append("order-1", ExpectedVersion.any(),
+                        EventData.json("A", "{\"s\":\"" + text + "\"}")))
+                .isInstanceOf(InvalidInputException.class)
+                .hasMessageContaining("EventData.MAX_JSON_STRING_LENGTH")
+                .hasMessageNotContaining("not valid JSON");
+    }
+
+    @Test
+    void a_shortened_name_in_a_message_never_ends_in_half_a_surrogate_pair() {
+        String name = "a".repeat(39) + "\uD83D\uDE00".repeat(200); // the 40th char is a high surrogate
+        assertThatThrownBy(() -> store.append(name, ExpectedVersion.any(), event("A")))
+                .isInstanceOf(InvalidInputException.class)
+                .satisfies(e -> assertThat(dev.waymark.store.internal.Utf16.loneSurrogate(e.getMessage()))
+                        .as("index of a lone surrogate in: %s", e.getMessage()).isEqualTo(-1));
     }
 
     @Test

@@ -81,8 +81,9 @@ class TransactionalAppendTest {
             insertOrder(c, "c");
             assertThatThrownBy(() -> store.append(c, "order-c", ExpectedVersion.any(), events(1)))
                     .isInstanceOf(AppendRefusedException.class)
-                    .hasMessageContaining("already wrote")
-                    .hasMessageContaining("append events before any other write");
+                    .hasMessageContaining("already has transaction id")
+                    .hasMessageContaining("did not lock stream 'order-c' before it got it")
+                    .hasMessageContaining("Remedy: append before any such statement");
             c.rollback();
         }
         assertThat(store.streamInfo("order-c")).isEmpty();

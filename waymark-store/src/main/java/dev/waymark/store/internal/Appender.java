@@ -1,5 +1,6 @@
 package dev.waymark.store.internal;
 
+import dev.waymark.store.AppendRefusedException;
 import dev.waymark.store.AppendResult;
 import dev.waymark.store.DuplicateEventException;
 import dev.waymark.store.EventData;
@@ -19,9 +20,11 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -31,6 +34,8 @@ import org.slf4j.LoggerFactory;
 final class Appender {
 
     private static final Logger log = LoggerFactory.getLogger(Appender.class);
+
+    private static final String LOCK_SQL = "SELECT %s.lock_streams(?::text[])";
 
     private static final String APPEND_SQL = """
             SELECT %s.append_events(?::text[], ?::bigint[], ?::integer[], ?::uuid[], ?::text[],
@@ -47,6 +52,7 @@ final class Appender {
     private final DataSource dataSource;
     private final String schema;
     private final String sql;
+    private final String lockSql;
     private final Clock clock;
     private final Runnable afterCommit;
     private final ResendCheck resendCheck;
@@ -55,6 +61,7 @@ final class Appender {
         this.dataSource = dataSource;
         this.schema = schema;
         this.sql = APPEND_SQL.formatted(Schema.quote(schema));
+        this.lockSql = LOCK_SQL.formatted(Schema.quote(schema));
         this.clock = clock;
         this.afterCommit = afterCommit;
         this.resendCheck = new ResendCheck(schema);
@@ -115,15 +122,58 @@ final class Appender {
 
     /** Appends on the caller's connection, in the caller's transaction; the caller commits. */
     List<AppendResult> appendOn(Connection connection, List<StreamAppend> appends, boolean allowReserved) {
-        List<StreamAppend> prepared = AppendValidator.prepare(appends, allowReserved, clock);
+        return appendPrepared(connection, prepare(appends, allowReserved), ResendCheck.idsChosenByCaller(appends),
+                () -> CALLERS_CONNECTION_REMEDY);
+    }
+
+    /** What {@link #appendOn} says to do about an append refused for a stream lock taken too late. */
+    static final String CALLERS_CONNECTION_REMEDY = "append before any such statement, or take the streams' locks"
+            + " as the transaction's first statement with EventStore.lockStreams(connection, streams), or use"
+            + " EventStore.inTransaction, which runs the work again with those locks taken first";
+
+    /** Validates {@code appends} and assigns their event ids, before any database work. */
+    List<StreamAppend> prepare(List<StreamAppend> appends, boolean allowReserved) {
+        return AppendValidator.prepare(appends, allowReserved, clock);
+    }
+
+    /**
+     * Appends validated {@code prepared} appends on the caller's connection, in the caller's
+     * transaction. {@code remedy} completes the message of a refusal for a stream lock taken after
+     * the transaction got its id (WM001): what the caller can do about it.
+     */
+    List<AppendResult> appendPrepared(Connection connection, List<StreamAppend> prepared, boolean idsChosenByCaller,
+            Supplier<String> remedy) {
         try {
             return execute(connection, prepared, OffsetDateTime.now(clock).withOffsetSameInstant(ZoneOffset.UTC));
         } catch (SQLException e) {
+            if (SqlErrors.APPEND_AFTER_WRITE.equals(e.getSQLState())) {
+                throw LockRefusal.of(e, prepared, remedy.get());
+            }
             // No retry here: the caller's transaction is aborted and only the caller can redo it.
             // For the same reason a conflict can be told from a resend only on an autocommit
             // connection, where the failed statement ended its own transaction.
-            throw translate(e, prepared, ResendCheck.idsChosenByCaller(appends) && autoCommit(connection)
-                    ? connection : null);
+            throw translate(e, prepared, idsChosenByCaller && autoCommit(connection) ? connection : null);
+        }
+    }
+
+    /**
+     * Takes the append locks of {@code streams} for the rest of the caller's transaction on
+     * {@code connection}, which must not have its transaction id yet; appends to them later in the
+     * transaction are then accepted after any other statement.
+     */
+    void lockStreams(Connection connection, Collection<String> streams) {
+        try (PreparedStatement statement = connection.prepareStatement(lockSql)) {
+            statement.setArray(1, connection.createArrayOf("text", streams.toArray(String[]::new)));
+            statement.execute();
+        } catch (SQLException e) {
+            String action = "lock " + LockRefusal.quoted(streams);
+            if (SqlErrors.APPEND_AFTER_WRITE.equals(e.getSQLState())) {
+                throw new AppendRefusedException(action + " refused: " + SqlErrors.serverMessage(e)
+                        + ". A lock taken after the transaction has its id would not keep the stream's events in"
+                        + " the global order; take the locks as the first statement of the transaction",
+                        e.getSQLState(), e);
+            }
+            throw SqlErrors.translate(e, action, schema);
         }
     }
 

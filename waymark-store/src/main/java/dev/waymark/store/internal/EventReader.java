@@ -181,9 +181,10 @@ final class EventReader {
     }
 
     private static void requireCategory(String category) {
-        if (category == null || category.isEmpty() || category.indexOf('-') >= 0) {
-            throw new InvalidInputException("category must be non-empty and contain no '-', got "
-                    + (category == null ? "null" : "'" + category + "'"));
+        if (category == null || Utf16.isBlank(category) || category.indexOf('-') >= 0) {
+            // no stream can have such a category (see StreamNames): a read of it is a mistake
+            throw new InvalidInputException("category must contain a visible character and contain no '-', got "
+                    + (category == null ? "null" : "'" + Utf16.shown(category, 80) + "'"));
         }
     }
 }

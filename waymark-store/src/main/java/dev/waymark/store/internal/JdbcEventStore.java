@@ -11,12 +11,13 @@ import dev.waymark.store.InvalidInputException;
 import dev.waymark.store.Migrations;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
-import dev.waymark.store.StoreTransaction;
 import dev.waymark.store.StreamAppend;
 import dev.waymark.store.StreamInfo;
+import dev.waymark.store.StreamNames;
 import dev.waymark.store.TransactionWork;
 import dev.waymark.store.WakeSignal;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
@@ -85,6 +86,25 @@ public final class JdbcEventStore implements EventStore {
     @Override
     public List<AppendResult> appendMultiStream(Connection connection, List<StreamAppend> appends) {
         return appender.appendOn(requireConnection(connection), appends, false);
+    }
+
+    @Override
+    public void lockStreams(Connection connection, List<String> streams) {
+        requireConnection(connection);
+        if (streams == null || streams.isEmpty()) {
+            throw new InvalidInputException("lockStreams needs at least one stream name");
+        }
+        streams.forEach(StreamNames::requireValid);
+        try {
+            if (connection.getAutoCommit()) {
+                throw new InvalidInputException("lockStreams needs an open transaction, but the connection is in"
+                        + " autocommit mode, where each lock would end with its own statement: call"
+                        + " connection.setAutoCommit(false) first");
+            }
+        } catch (SQLException e) {
+            throw SqlErrors.translate(e, "lock streams", schema);
+        }
+        appender.lockStreams(connection, streams);
     }
 
     @Override
@@ -231,19 +251,6 @@ public final class JdbcEventStore implements EventStore {
     private static void requirePageSize(int pageSize) {
         if (pageSize < 1) {
             throw new InvalidInputException("page size must be >= 1, got " + pageSize);
-        }
-    }
-
-    /** The transaction form's view of the store, bound to one connection. */
-    record BoundTransaction(Connection connection, Appender appender) implements StoreTransaction {
-        @Override
-        public AppendResult append(String stream, ExpectedVersion expected, List<EventData> events) {
-            return appender.appendOn(connection, List.of(new StreamAppend(stream, expected, events)), false).get(0);
-        }
-
-        @Override
-        public List<AppendResult> appendMultiStream(List<StreamAppend> appends) {
-            return appender.appendOn(connection, appends, false);
         }
     }
 }
