@@ -36,7 +36,7 @@ public final class Checkpoints {
     public Optional<GlobalPosition> get(String subscription, Partition member) {
         requireName(subscription);
         requireMember(member);
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "read checkpoint of '" + subscription + "'",
+        return Jdbc.inTransaction(store, "read checkpoint of '" + subscription + "'",
                 c -> sql.load(c, subscription, member));
     }
 
@@ -59,7 +59,7 @@ public final class Checkpoints {
         requireName(subscription);
         requireMember(member);
         requirePosition(position);
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "save checkpoint of '" + subscription + "'",
+        return Jdbc.autocommit(store, "save checkpoint of '" + subscription + "'",
                 c -> sql.save(c, subscription, member, position, fence));
     }
 
@@ -72,7 +72,7 @@ public final class Checkpoints {
     public int reset(String subscription, GlobalPosition position) {
         requireName(subscription);
         requirePosition(position);
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "reset checkpoints of '" + subscription + "'",
+        return Jdbc.inTransaction(store, "reset checkpoints of '" + subscription + "'",
                 c -> sql.resetAll(c, subscription, position));
     }
 
@@ -81,7 +81,7 @@ public final class Checkpoints {
         requireName(subscription);
         requireMember(member);
         requirePosition(position);
-        Jdbc.inTransaction(store.dataSource(), store.schema(), "reset checkpoint of '" + subscription + "'", c -> {
+        Jdbc.inTransaction(store, "reset checkpoint of '" + subscription + "'", c -> {
             sql.resetOne(c, subscription, member, position);
             return null;
         });
@@ -92,7 +92,7 @@ public final class Checkpoints {
         String sql = "SELECT subscription, member, group_size, position_tx, position_seq, updated_at FROM "
                 + dev.waymark.store.internal.Schema.quote(store.schema()) + ".checkpoints"
                 + (subscription == null ? "" : " WHERE subscription = ?") + " ORDER BY subscription, member";
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "list checkpoints", c -> {
+        return Jdbc.inTransaction(store, "list checkpoints", c -> {
             try (java.sql.PreparedStatement p = c.prepareStatement(sql)) {
                 if (subscription != null) {
                     p.setString(1, subscription);

@@ -158,8 +158,8 @@ public final class SubscriptionWorker implements Subscription {
     private GlobalPosition resolveStart() throws InterruptedException {
         return switch (config.start()) {
             case StartPosition.After after -> after.position();
-            case StartPosition.FromCheckpoint from -> retrying("load checkpoint", () -> Jdbc.inTransaction(
-                    store.dataSource(), store.schema(), "load checkpoint of " + config.memberLabel(), c -> {
+            case StartPosition.FromCheckpoint from -> retrying("load checkpoint", () -> Jdbc.inTransaction(store,
+                    "load checkpoint of " + config.memberLabel(), c -> {
                         // Member i of one size and member i of another read different streams: a
                         // checkpoint of another size would skip events (a new member has none, but
                         // the others of its group do, so the whole subscription is compared).
@@ -351,10 +351,10 @@ public final class SubscriptionWorker implements Subscription {
     }
 
     private void deadLetter(RecordedEvent event, DeadLetterReason reason, int attempts) throws InterruptedException {
-        retrying("record dead letter", () -> Jdbc.inTransaction(store.dataSource(), store.schema(),
+        retrying("record dead letter", () -> Jdbc.autocommit(store,
                 "dead-letter " + event.eventId() + " for " + config.memberLabel(), c -> {
-                    deadLetters.insert(c, config.name(), config.partition(), event, reason, attempts);
-                    checkpoints.save(c, config.name(), config.partition(), event.position(), config.fence());
+                    deadLetters.insertAndSave(c, checkpoints, config.name(), config.partition(), event, reason,
+                            attempts, config.fence());
                     return null;
                 }));
         handled = event.position();
@@ -369,7 +369,7 @@ public final class SubscriptionWorker implements Subscription {
             return;
         }
         try {
-            Jdbc.inTransaction(store.dataSource(), store.schema(), "save checkpoint of " + config.memberLabel(),
+            Jdbc.autocommit(store, "save checkpoint of " + config.memberLabel(),
                     c -> checkpoints.save(c, config.name(), config.partition(), position, config.fence()));
             cadence.written(position);
             safely(() -> listener.checkpointed(config, position));

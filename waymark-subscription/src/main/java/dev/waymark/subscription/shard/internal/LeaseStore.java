@@ -59,7 +59,7 @@ public final class LeaseStore {
     }
 
     private <T> T tx(String what, Jdbc.Work<T> work) {
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), what + " for sharded subscription '"
+        return Jdbc.inTransaction(store, what + " for sharded subscription '"
                 + subscription + "'", work);
     }
 
