@@ -26,7 +26,7 @@ import javax.sql.DataSource;
  * One worker of a sharded pool in its own JVM, for {@link FrozenWorkerTest}, whose data source
  * can hold a Waymark transaction open on request (a test-only hook: the production code has none).
  * Once armed (a line {@code arm} on standard input), the first statement that writes or locks a
- * lease or checkpoint row inside an open transaction (a fenced checkpoint write, a renewal, a
+ * lease row inside an open transaction (the fence of a checkpoint transaction, a renewal, a
  * claim) is followed by the line {@code WINDOW <sql>}, and the thread waits there until the file
  * {@code release} exists: the parent stops the process with SIGSTOP inside that window. When the
  * thread goes on, the line {@code WINDOW-END} says whether the transaction could still commit.
@@ -100,13 +100,12 @@ public final class FrozenWorkerProcess {
         System.out.flush();
     }
 
-    /** Whether {@code sql} writes or locks a lease or checkpoint row. */
-    private static boolean holdsLeaseOrCheckpoint(String sql) {
+    /** Whether {@code sql} writes or locks a lease row (and so holds a transaction id too). */
+    private static boolean locksLeaseRows(String sql) {
         String s = sql.toLowerCase(Locale.ROOT);
-        boolean table = s.contains(".shards") || s.contains(".checkpoints");
         boolean writes = s.contains("for share") || s.contains("for update") || s.startsWith("update")
                 || s.startsWith("insert") || s.startsWith("with");
-        return table && writes;
+        return s.contains(".shards") && writes;
     }
 
     private static DataSource hooked(DataSource real, AtomicBoolean armed, Path release) {
@@ -137,7 +136,7 @@ public final class FrozenWorkerProcess {
                     }
                     Object result = invoke(method, real, args);
                     if (method.getName().equals("prepareStatement") && args.length >= 1
-                            && holdsLeaseOrCheckpoint((String) args[0])) {
+                            && locksLeaseRows((String) args[0])) {
                         String sql = (String) args[0];
                         PreparedStatement statement = (PreparedStatement) result;
                         return Proxy.newProxyInstance(PreparedStatement.class.getClassLoader(),

@@ -100,6 +100,27 @@ class FrozenWorkerTest {
         return buckets;
     }
 
+    /** Whether a lease row of {@code owner} is locked by another transaction now. */
+    private static boolean leaseRowsLocked(String owner) throws Exception {
+        try (Connection c = POSTGRES.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement p = c.prepareStatement("SELECT bucket FROM waymark.shards WHERE subscription ="
+                    + " 'frozen' AND owner = ? FOR UPDATE NOWAIT")) {
+                p.setString(1, owner);
+                p.executeQuery().close();
+                return false;
+            } catch (java.sql.SQLException e) {
+                if ("55P03".equals(e.getSQLState())) {
+                    return true;
+                }
+                throw e;
+            } finally {
+                c.rollback();
+                c.setAutoCommit(true);
+            }
+        }
+    }
+
     private static boolean checkpointsAtHead() {
         Map<Integer, GlobalPosition> last = new HashMap<>();
         for (RecordedEvent e : store.categoryForward("frz", GlobalPosition.START, 2000).toList()) {
@@ -201,6 +222,7 @@ class FrozenWorkerTest {
             Set<Integer> frozenBuckets = bucketsOf(childId);
             claimedAt.keySet().removeAll(frozenBuckets);
             assertThat(frozenBuckets).isNotEmpty();
+            assertThat(leaseRowsLocked(childId)).as("the frozen transaction holds lease rows").isTrue();
 
             // other readers go on: an event appended after the freeze is delivered within the bound
             UUID after = await().atMost(Duration.ofSeconds(5)).until(() -> probeAppended.entrySet().stream()
