@@ -42,7 +42,7 @@ public final class DeadLetters {
 
     /** One member's dead letters, newest first. */
     public List<DeadLetter> list(String subscription, Partition member, long beforeId, int limit) {
-        Checkpoints.requireName(subscription);
+        Checkpoints.requireNameArgument(subscription);
         if (limit < 1) {
             throw new SubscriptionConfigException("limit must be >= 1, got " + limit);
         }
@@ -53,7 +53,7 @@ public final class DeadLetters {
 
     /** How many dead letters a subscription has. */
     public long count(String subscription) {
-        Checkpoints.requireName(subscription);
+        Checkpoints.requireNameArgument(subscription);
         return Jdbc.inTransaction(store, "count dead letters of '" + subscription + "'",
                 c -> sql.count(c, subscription));
     }
@@ -140,7 +140,7 @@ public final class DeadLetters {
 
     /** Deletes a subscription's dead letters; returns how many. */
     public int purge(String subscription) {
-        Checkpoints.requireName(subscription);
+        Checkpoints.requireNameArgument(subscription);
         return Jdbc.inTransaction(store, "purge dead letters of '" + subscription + "'",
                 c -> sql.purge(c, subscription, null));
     }

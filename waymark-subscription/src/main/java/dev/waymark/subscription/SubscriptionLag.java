@@ -36,7 +36,7 @@ public record SubscriptionLag(GlobalPosition checkpoint, long eventsBehind, Dura
         if (store == null) {
             throw new SubscriptionConfigException("store must not be null");
         }
-        Checkpoints.requireName(subscription);
+        Checkpoints.requireNameArgument(subscription);
         if (target == null) {
             throw new SubscriptionConfigException("target must not be null (Target.all() for every stream)");
         }

@@ -71,9 +71,27 @@ public final class SubscriptionWorker implements Subscription {
         this.cadence = new CheckpointCadence(config.checkpoint());
     }
 
-    /** Starts the worker thread. */
+    /**
+     * Resolves the start on the caller's thread, then starts the worker thread. A database failure
+     * while resolving it is left to the thread, which retries it (or fails with it).
+     *
+     * @throws ConsumerGroupSizeMismatchException when the subscription's checkpoints were written by
+     *     a group of another size; nothing is started or written
+     * @throws CheckpointMissingException when the start is {@code checkpointOrFail()} and there is none
+     */
     public SubscriptionWorker start() {
-        thread = Thread.ofPlatform().name("waymark-sub-" + config.memberLabel()).start(this::run);
+        GlobalPosition resolved;
+        try {
+            resolved = resolveOnce();
+        } catch (ConsumerGroupSizeMismatchException | CheckpointMissingException e) {
+            throw e;
+        } catch (StoreException e) {
+            log.warn("subscription {}: resolving the start failed, its thread retries: {}", config.memberLabel(),
+                    e.toString());
+            resolved = null;
+        }
+        GlobalPosition start = resolved;
+        thread = Thread.ofPlatform().name("waymark-sub-" + config.memberLabel()).start(() -> run(start));
         return this;
     }
 
@@ -121,10 +139,10 @@ public final class SubscriptionWorker implements Subscription {
         }
     }
 
-    private void run() {
+    private void run(GlobalPosition resolved) {
         Throwable error = null;
         try {
-            GlobalPosition cursor = resolveStart();
+            GlobalPosition cursor = resolved != null ? resolved : retrying("load checkpoint", this::resolveOnce);
             handled = cursor;
             cadence.startAt(cursor); // the interval counts from the start, not from construction
             safely(() -> listener.started(config, cursor));
@@ -155,34 +173,39 @@ public final class SubscriptionWorker implements Subscription {
         }
     }
 
-    private GlobalPosition resolveStart() throws InterruptedException {
-        return switch (config.start()) {
-            case StartPosition.After after -> after.position();
-            case StartPosition.FromCheckpoint from -> retrying("load checkpoint", () -> Jdbc.inTransaction(store,
-                    "load checkpoint of " + config.memberLabel(), c -> {
-                        // Member i of one size and member i of another read different streams: a
-                        // checkpoint of another size would skip events (a new member has none, but
-                        // the others of its group do, so the whole subscription is compared).
-                        List<Integer> sizes = checkpoints.groupSizes(c, config.name());
-                        if (!sizes.isEmpty() && !sizes.equals(List.of(config.partition().size()))) {
-                            throw new ConsumerGroupSizeMismatchException(config.name(), config.partition().size(),
-                                    sizes);
-                        }
-                        Optional<GlobalPosition> existing = checkpoints.load(c, config.name(), config.partition());
-                        if (existing.isPresent()) {
-                            return existing.get();
-                        }
-                        GlobalPosition initial = switch (from.whenMissing()) {
-                            case BEGINNING -> GlobalPosition.START;
-                            case END -> store.headPosition();
-                            case FAIL -> throw new CheckpointMissingException(config.name(),
-                                    config.partition().toString());
-                        };
-                        // The first checkpoint is written at once, so a restart never moves the start.
-                        checkpoints.initialize(c, config.name(), config.partition(), initial);
-                        return checkpoints.load(c, config.name(), config.partition()).orElse(initial);
-                    }));
-        };
+    /**
+     * Where this run starts: after the given position, or from the stored checkpoint (writing the
+     * first one when missing). Either way the subscription's checkpoints must have been written by a
+     * group of this size: member i of one size and member i of another read different streams, so a
+     * checkpoint of another size would skip events (a new member has none, but the others of its
+     * group do, so the whole subscription is compared), and a start after a position would write
+     * checkpoints of a second size beside them.
+     */
+    private GlobalPosition resolveOnce() {
+        return Jdbc.inTransaction(store, "resolve the start of " + config.memberLabel(), c -> {
+            List<Integer> sizes = checkpoints.groupSizes(c, config.name());
+            if (!sizes.isEmpty() && !sizes.equals(List.of(config.partition().size()))) {
+                throw new ConsumerGroupSizeMismatchException(config.name(), config.partition().size(), sizes);
+            }
+            return switch (config.start()) {
+                case StartPosition.After after -> after.position();
+                case StartPosition.FromCheckpoint from -> {
+                    Optional<GlobalPosition> existing = checkpoints.load(c, config.name(), config.partition());
+                    if (existing.isPresent()) {
+                        yield existing.get();
+                    }
+                    GlobalPosition initial = switch (from.whenMissing()) {
+                        case BEGINNING -> GlobalPosition.START;
+                        case END -> store.headPosition();
+                        case FAIL -> throw new CheckpointMissingException(config.name(),
+                                config.partition().toString());
+                    };
+                    // The first checkpoint is written at once, so a restart never moves the start.
+                    checkpoints.initialize(c, config.name(), config.partition(), initial);
+                    yield checkpoints.load(c, config.name(), config.partition()).orElse(initial);
+                }
+            };
+        });
     }
 
     private void loop(GlobalPosition start) throws InterruptedException {
