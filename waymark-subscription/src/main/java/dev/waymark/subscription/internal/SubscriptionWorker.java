@@ -10,6 +10,7 @@ import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.CheckpointMissingException;
 import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
+import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.EventHandler;
@@ -156,6 +157,11 @@ public final class SubscriptionWorker implements Subscription {
                 failure = e;
                 log.error("subscription {} stopped on an interrupt it was not asked for", config.memberLabel(), e);
             }
+        } catch (LeaseLostException e) {
+            // expected in a pool (a takeover after a pause, a rebalance): one line, with the state
+            error = e;
+            failure = e;
+            log.warn("subscription {} stops: {}", config.memberLabel(), e.getMessage());
         } catch (Throwable e) {
             error = e;
             failure = e;
@@ -303,6 +309,7 @@ public final class SubscriptionWorker implements Subscription {
     }
 
     private void deliver(RecordedEvent event) throws InterruptedException {
+        Throwable lastError = null; // the handler's last exception for this event, kept with a dead letter
         for (int attempt = 0; ; attempt++) {
             Delivery delivery = new Delivery(config.name(), event, attempt, config.partition());
             Ack ack;
@@ -325,6 +332,7 @@ public final class SubscriptionWorker implements Subscription {
                 }
                 log.warn("subscription {}: handler failed on {} ({}@{}), attempt {}: {}", config.memberLabel(),
                         event.eventId(), event.streamName(), event.streamVersion(), attempt, e.toString());
+                lastError = e;
                 ack = Ack.retry(config.retry().errorDelay());
             }
             clearStrayInterrupt();
@@ -335,7 +343,7 @@ public final class SubscriptionWorker implements Subscription {
                     return;
                 }
                 case Ack.DeadLetter dead -> {
-                    deadLetter(event, dead.reason(), attempt + 1);
+                    deadLetter(event, dead.reason(), attempt + 1, dead.cause());
                     return;
                 }
                 case Ack.Retry retry -> {
@@ -346,7 +354,7 @@ public final class SubscriptionWorker implements Subscription {
                         throw new InterruptedException("stopped while the handler asked for a retry");
                     }
                     if (attempt + 1 >= config.retry().maxAttempts()) {
-                        deadLetter(event, DeadLetterReason.maxAttempts(attempt + 1), attempt + 1);
+                        deadLetter(event, DeadLetterReason.maxAttempts(attempt + 1), attempt + 1, lastError);
                         return;
                     }
                     if (cadence.dueByTime()) {
@@ -373,11 +381,13 @@ public final class SubscriptionWorker implements Subscription {
         }
     }
 
-    private void deadLetter(RecordedEvent event, DeadLetterReason reason, int attempts) throws InterruptedException {
+    private void deadLetter(RecordedEvent event, DeadLetterReason reason, int attempts, Throwable cause)
+            throws InterruptedException {
+        DeadLetter.HandlerError error = cause == null ? null : DeadLetter.HandlerError.of(cause);
         retrying("record dead letter", () -> Jdbc.autocommit(store,
                 "dead-letter " + event.eventId() + " for " + config.memberLabel(), c -> {
                     deadLetters.insertAndSave(c, checkpoints, config.name(), config.partition(), event, reason,
-                            attempts, config.fence());
+                            attempts, error, config.fence());
                     return null;
                 }));
         handled = event.position();

@@ -62,6 +62,11 @@ public final class LeaseStore {
         this.q = Schema.quote(store.schema());
     }
 
+    /** The pool's name. */
+    public String subscription() {
+        return subscription;
+    }
+
     private <T> T tx(String what, Jdbc.Work<T> work) {
         return Jdbc.inTransaction(store, what + " for sharded subscription '"
                 + subscription + "'", work);

@@ -6,6 +6,7 @@ import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.LeaseFence;
+import dev.waymark.subscription.LeaseLostException;
 import dev.waymark.subscription.StartPosition;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.SubscriptionConfig;
@@ -223,8 +224,10 @@ public final class SubscriptionReaders implements BucketReaders {
         @Override
         public void stopped(SubscriptionConfig config, GlobalPosition position, Throwable error) {
             if (!stopRequested.get()) {
-                log.warn("sharded worker {} of '{}': the reader of bucket {} died: {}", worker, name, bucket,
-                        error == null ? "it ended without an error" : error.toString());
+                if (!(error instanceof LeaseLostException)) { // the reader logged that one itself, with the state
+                    log.warn("sharded worker {} of '{}': the reader of bucket {} died: {}", worker, name, bucket,
+                            error == null ? "it ended without an error" : error.toString());
+                }
                 ReconcilePass.safely(() -> listener.readerDied(worker, bucket, error));
             }
         }
