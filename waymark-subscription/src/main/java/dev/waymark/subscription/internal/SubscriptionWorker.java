@@ -14,6 +14,7 @@ import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.EventHandler;
+import dev.waymark.subscription.LeaseFence;
 import dev.waymark.subscription.LeaseLostException;
 import dev.waymark.subscription.StartPosition;
 import dev.waymark.subscription.Subscription;
@@ -56,6 +57,8 @@ public final class SubscriptionWorker implements Subscription {
     private volatile GlobalPosition handled = GlobalPosition.START;
     private volatile Throwable failure;
     private volatile Thread thread;
+    /** The watchdog of handler calls, for the run on {@link #thread}. */
+    private HandlerWatch watch;
 
     private final CheckpointCadence cadence;
 
@@ -142,6 +145,18 @@ public final class SubscriptionWorker implements Subscription {
 
     private void run(GlobalPosition resolved) {
         Throwable error = null;
+        watch = new HandlerWatch("waymark-sub-watch-" + config.memberLabel(), config.stuckHandlerThreshold(),
+                () -> stopping, new HandlerWatch.Reports() {
+                    @Override
+                    public void stuck(Delivery delivery, Duration running) {
+                        reportStuck(delivery, running);
+                    }
+
+                    @Override
+                    public void returned(Delivery delivery, Duration took) {
+                        reportReturned(delivery, took);
+                    }
+                });
         try {
             GlobalPosition cursor = resolved != null ? resolved : retrying("load checkpoint", this::resolveOnce);
             handled = cursor;
@@ -167,6 +182,7 @@ public final class SubscriptionWorker implements Subscription {
             failure = e;
             log.error("subscription {} stopped on an error", config.memberLabel(), e);
         } finally {
+            watch.close();
             if (!(error instanceof LeaseLostException)) {
                 flushQuietly();
             }
@@ -314,7 +330,12 @@ public final class SubscriptionWorker implements Subscription {
             Delivery delivery = new Delivery(config.name(), event, attempt, config.partition());
             Ack ack;
             try {
-                ack = handler.handle(delivery);
+                watch.begin(delivery);
+                try {
+                    ack = handler.handle(delivery);
+                } finally {
+                    watch.end();
+                }
                 if (ack == null) {
                     throw new IllegalStateException("handler returned null instead of an Ack");
                 }
@@ -367,6 +388,28 @@ public final class SubscriptionWorker implements Subscription {
                 }
             }
         }
+    }
+
+    /** Who runs the handler, for log lines: the subscription, or a pool's bucket and worker. */
+    private String who() {
+        LeaseFence f = config.fence();
+        return f == null ? "subscription " + config.memberLabel()
+                : "sharded pool '" + f.subscription() + "' bucket " + f.bucket() + " (worker " + f.owner() + ")";
+    }
+
+    private void reportStuck(Delivery delivery, Duration running) {
+        RecordedEvent e = delivery.event();
+        log.warn("{}: the handler has not returned after {} ms on event {} ({}@{}, attempt {}), with no stop"
+                        + " requested (stuckHandlerThreshold {} ms); nothing moves on meanwhile", who(),
+                running.toMillis(), e.eventId(), e.streamName(), e.streamVersion(), delivery.attempt() + 1,
+                config.stuckHandlerThreshold().toMillis());
+        safely(() -> listener.handlerStuck(config, delivery, running));
+    }
+
+    private void reportReturned(Delivery delivery, Duration took) {
+        log.info("{}: the handler stuck on event {} returned after {} ms", who(), delivery.event().eventId(),
+                took.toMillis());
+        safely(() -> listener.handlerUnstuck(config, delivery, took));
     }
 
     /**

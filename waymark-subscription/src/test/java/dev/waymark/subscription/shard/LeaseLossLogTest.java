@@ -8,12 +8,10 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.LeaseLostException;
+import dev.waymark.subscription.LogCapture;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
 import dev.waymark.testkit.PostgresExtension;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -50,25 +48,6 @@ class LeaseLossLogTest {
         store.close();
     }
 
-    /** Runs {@code body} and returns what was logged meanwhile (slf4j-simple writes to the System.err of the moment). */
-    private static List<String> logged(ThrowingRunnable body) throws Exception {
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        PrintStream original = System.err;
-        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        try {
-            body.run();
-        } finally {
-            System.setErr(original);
-        }
-        String text = captured.toString(StandardCharsets.UTF_8);
-        original.print(text);
-        return text.lines().toList();
-    }
-
-    private interface ThrowingRunnable {
-        void run() throws Exception;
-    }
-
     @Test
     void a_bucket_taken_over_is_logged_as_warn_lines_with_the_state_and_no_stack() throws Exception {
         store.append("lost-1", ExpectedVersion.any(), EventData.json("E", "{}"));
@@ -95,7 +74,7 @@ class LeaseLossLogTest {
         List<String> lines;
         try {
             await().atMost(WAIT).until(() -> handled.size() == 1 && worker.ownedBuckets().equals(Set.of(0)));
-            lines = logged(() -> {
+            lines = LogCapture.lines(() -> {
                 // another worker takes the bucket over (as after a pause longer than the lease)
                 try (Connection c = POSTGRES.dataSource().getConnection();
                         PreparedStatement p = c.prepareStatement("UPDATE waymark.shards SET owner = 'w-thief',"
@@ -125,7 +104,7 @@ class LeaseLossLogTest {
     @Test
     void an_unexpected_failure_keeps_its_error_line_and_stack() throws Exception {
         store.append("odd-1", ExpectedVersion.any(), EventData.json("E", "{}"));
-        List<String> lines = logged(() -> {
+        List<String> lines = LogCapture.lines(() -> {
             Subscription s = Subscription.builder(store, "odd", Target.category("odd")).start(d -> {
                 throw new OutOfMemoryError("not the event's fault");
             });
