@@ -14,9 +14,7 @@ import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.EventHandler;
-import dev.waymark.subscription.LeaseFence;
 import dev.waymark.subscription.LeaseLostException;
-import dev.waymark.subscription.StartPosition;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.SubscriptionConfig;
 import dev.waymark.subscription.SubscriptionListener;
@@ -61,6 +59,7 @@ public final class SubscriptionWorker implements Subscription {
     private HandlerWatch watch;
 
     private final CheckpointCadence cadence;
+    private final StartResolver startResolver;
 
     /** A worker; call {@link #start()} to run it. */
     public SubscriptionWorker(EventStore store, SubscriptionConfig config, EventHandler handler,
@@ -73,6 +72,7 @@ public final class SubscriptionWorker implements Subscription {
         this.checkpoints = new CheckpointSql(q);
         this.deadLetters = new DeadLetterSql(q);
         this.cadence = new CheckpointCadence(config.checkpoint());
+        this.startResolver = new StartResolver(store, config, checkpoints);
     }
 
     /**
@@ -86,7 +86,7 @@ public final class SubscriptionWorker implements Subscription {
     public SubscriptionWorker start() {
         GlobalPosition resolved;
         try {
-            resolved = resolveOnce();
+            resolved = startResolver.resolve();
         } catch (ConsumerGroupSizeMismatchException | CheckpointMissingException e) {
             throw e;
         } catch (StoreException e) {
@@ -146,19 +146,9 @@ public final class SubscriptionWorker implements Subscription {
     private void run(GlobalPosition resolved) {
         Throwable error = null;
         watch = new HandlerWatch("waymark-sub-watch-" + config.memberLabel(), config.stuckHandlerThreshold(),
-                () -> stopping, new HandlerWatch.Reports() {
-                    @Override
-                    public void stuck(Delivery delivery, Duration running) {
-                        reportStuck(delivery, running);
-                    }
-
-                    @Override
-                    public void returned(Delivery delivery, Duration took) {
-                        reportReturned(delivery, took);
-                    }
-                });
+                () -> stopping, new StuckHandlerReports(config, listener));
         try {
-            GlobalPosition cursor = resolved != null ? resolved : retrying("load checkpoint", this::resolveOnce);
+            GlobalPosition cursor = resolved != null ? resolved : retrying("load checkpoint", startResolver::resolve);
             handled = cursor;
             cadence.startAt(cursor); // the interval counts from the start, not from construction
             safely(() -> listener.started(config, cursor));
@@ -193,41 +183,6 @@ public final class SubscriptionWorker implements Subscription {
                 done.countDown(); // even past a listener's Error: stop() and awaitTermination rely on it
             }
         }
-    }
-
-    /**
-     * Where this run starts: after the given position, or from the stored checkpoint (writing the
-     * first one when missing). Either way the subscription's checkpoints must have been written by a
-     * group of this size: member i of one size and member i of another read different streams, so a
-     * checkpoint of another size would skip events (a new member has none, but the others of its
-     * group do, so the whole subscription is compared), and a start after a position would write
-     * checkpoints of a second size beside them.
-     */
-    private GlobalPosition resolveOnce() {
-        return Jdbc.inTransaction(store, "resolve the start of " + config.memberLabel(), c -> {
-            List<Integer> sizes = checkpoints.groupSizes(c, config.name());
-            if (!sizes.isEmpty() && !sizes.equals(List.of(config.partition().size()))) {
-                throw new ConsumerGroupSizeMismatchException(config.name(), config.partition().size(), sizes);
-            }
-            return switch (config.start()) {
-                case StartPosition.After after -> after.position();
-                case StartPosition.FromCheckpoint from -> {
-                    Optional<GlobalPosition> existing = checkpoints.load(c, config.name(), config.partition());
-                    if (existing.isPresent()) {
-                        yield existing.get();
-                    }
-                    GlobalPosition initial = switch (from.whenMissing()) {
-                        case BEGINNING -> GlobalPosition.START;
-                        case END -> store.headPosition();
-                        case FAIL -> throw new CheckpointMissingException(config.name(),
-                                config.partition().toString());
-                    };
-                    // The first checkpoint is written at once, so a restart never moves the start.
-                    checkpoints.initialize(c, config.name(), config.partition(), initial);
-                    yield checkpoints.load(c, config.name(), config.partition()).orElse(initial);
-                }
-            };
-        });
     }
 
     private void loop(GlobalPosition start) throws InterruptedException {
@@ -388,28 +343,6 @@ public final class SubscriptionWorker implements Subscription {
                 }
             }
         }
-    }
-
-    /** Who runs the handler, for log lines: the subscription, or a pool's bucket and worker. */
-    private String who() {
-        LeaseFence f = config.fence();
-        return f == null ? "subscription " + config.memberLabel()
-                : "sharded pool '" + f.subscription() + "' bucket " + f.bucket() + " (worker " + f.owner() + ")";
-    }
-
-    private void reportStuck(Delivery delivery, Duration running) {
-        RecordedEvent e = delivery.event();
-        log.warn("{}: the handler has not returned after {} ms on event {} ({}@{}, attempt {}), with no stop"
-                        + " requested (stuckHandlerThreshold {} ms); nothing moves on meanwhile", who(),
-                running.toMillis(), e.eventId(), e.streamName(), e.streamVersion(), delivery.attempt() + 1,
-                config.stuckHandlerThreshold().toMillis());
-        safely(() -> listener.handlerStuck(config, delivery, running));
-    }
-
-    private void reportReturned(Delivery delivery, Duration took) {
-        log.info("{}: the handler stuck on event {} returned after {} ms", who(), delivery.event().eventId(),
-                took.toMillis());
-        safely(() -> listener.handlerUnstuck(config, delivery, took));
     }
 
     /**
