@@ -35,6 +35,9 @@ import javax.sql.DataSource;
  * and Kafka record is recorded in a table; records whose value contains {@code "poison":true} are
  * dead-lettered. A processor that fails (for example when a broker outage outlives its retries) is
  * logged with {@code PROCESSOR_FAILED} and started again, as a supervisor in a real service would.
+ * Its store bounds Waymark's own transactions at {@link #TX_BOUND}; a line {@code arm <file>} on
+ * standard input makes it hold its next lease transaction open until the file exists (see
+ * {@link TransactionFreeze}), for the fault {@code FREEZE_IN_TRANSACTION}.
  * Prints {@code ready <label> pid <pid> worker <id>} when running; runs until stdin closes or it is killed.
  * Arguments: JDBC URL, label, Kafka bootstrap servers, topic.
  */
@@ -50,6 +53,8 @@ public final class ChaosWorker {
     static final Duration TTL = Duration.ofMillis(2500);
     /** Renew interval of the pool. */
     static final Duration RENEW = Duration.ofMillis(800);
+    /** The bound of the transactions Waymark opens for its own work (below the lease TTL). */
+    static final Duration TX_BOUND = Duration.ofMillis(2000);
     /** Consumer group of the Kafka processor. */
     static final String GROUP = "chaos-processor";
     /** The parent workflow. */
@@ -71,8 +76,9 @@ public final class ChaosWorker {
         config.setMaximumPoolSize(10);
         config.setConnectionTimeout(5_000);
         config.setPoolName("chaos-" + label);
+        TransactionFreeze freeze = new TransactionFreeze();
         try (HikariDataSource ds = new HikariDataSource(config);
-                EventStore store = EventStore.builder(ds).build()) {
+                EventStore store = EventStore.builder(freeze.wrap(ds)).internalTransactionTimeout(TX_BOUND).build()) {
             WorkflowRegistry registry = new WorkflowRegistry()
                     .register(FLOW, Integer.class, String.class, (ctx, n) -> {
                         effect(ds, ctx, "reserve", pid);
@@ -113,8 +119,12 @@ public final class ChaosWorker {
             System.out.flush();
             Thread stdin = Thread.ofPlatform().daemon().name("chaos-stdin").start(() -> {
                 try {
-                    while (System.in.read() >= 0) {
-                        // runs until stdin closes
+                    java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in,
+                            StandardCharsets.UTF_8));
+                    for (String line = in.readLine(); line != null; line = in.readLine()) { // runs until stdin closes
+                        if (line.startsWith("arm ")) {
+                            freeze.arm(java.nio.file.Path.of(line.substring(4)));
+                        }
                     }
                 } catch (java.io.IOException e) {
                     // closed

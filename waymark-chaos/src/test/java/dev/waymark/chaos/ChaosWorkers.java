@@ -31,6 +31,8 @@ final class ChaosWorkers implements AutoCloseable {
     private final Worker[] slots;
     private final List<Path> logs = new ArrayList<>();
     private final AtomicInteger generation = new AtomicInteger();
+    /** Per worker label, the statement of the lease transaction it holds open once armed. */
+    private final java.util.Map<String, CompletableFuture<String>> windows = new java.util.concurrent.ConcurrentHashMap<>();
 
     ChaosWorkers(int count, String jdbcUrl, String bootstrap, String topic, Path logDir) throws IOException {
         this.jdbcUrl = jdbcUrl;
@@ -66,7 +68,7 @@ final class ChaosWorkers implements AutoCloseable {
                 jdbcUrl, label, bootstrap, topic);
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         CompletableFuture<String> ready = new CompletableFuture<>();
-        Thread.ofPlatform().daemon().name("chaos-relay-" + label).start(() -> relay(p, log, ready));
+        Thread.ofPlatform().daemon().name("chaos-relay-" + label).start(() -> relay(p, log, ready, label));
         synchronized (this) {
             logs.add(log);
         }
@@ -83,13 +85,17 @@ final class ChaosWorkers implements AutoCloseable {
         }
     }
 
-    private static void relay(Process p, Path log, CompletableFuture<String> ready) {
+    private void relay(Process p, Path log, CompletableFuture<String> ready, String label) {
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
                 PrintWriter w = new PrintWriter(Files.newBufferedWriter(log, StandardCharsets.UTF_8), true)) {
             String line;
             while ((line = r.readLine()) != null) {
                 if (line.startsWith("ready ")) {
                     ready.complete(line);
+                }
+                CompletableFuture<String> window = windows.get(label);
+                if (line.startsWith("WINDOW ") && window != null) {
+                    window.complete(line.substring(7));
                 }
                 w.println(line);
             }
@@ -104,6 +110,31 @@ final class ChaosWorkers implements AutoCloseable {
         Worker w = get(slot);
         w.process().destroyForcibly();
         w.process().waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Asks the worker of {@code slot} to hold its next lease transaction open until {@code release}
+     * exists, and waits up to {@code within} for it to be inside one; returns the statement it holds,
+     * or null when none came (create {@code release} either way once done).
+     */
+    String freezeInTransaction(int slot, Path release, java.time.Duration within) throws IOException,
+            InterruptedException {
+        Worker w = get(slot);
+        CompletableFuture<String> window = new CompletableFuture<>();
+        windows.put(w.label(), window);
+        java.io.OutputStream in = w.process().getOutputStream();
+        in.write(("arm " + release.toAbsolutePath() + "\n").getBytes(StandardCharsets.UTF_8));
+        in.flush();
+        try {
+            return window.get(within.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            return null;
+        }
+    }
+
+    /** A fresh path for a release file of {@code slot}'s worker. */
+    Path releaseFile(int slot) {
+        return logDir.resolve(get(slot).label() + "-release-" + System.nanoTime());
     }
 
     /** SIGSTOP ({@code stop = true}) or SIGCONT. */

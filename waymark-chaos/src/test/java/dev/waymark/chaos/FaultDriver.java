@@ -35,6 +35,11 @@ final class FaultDriver {
         TERMINATE_BACKENDS(3),
         /** SIGSTOP a random worker past the lease TTL, then SIGCONT: a zombie. */
         PAUSE_WORKER(2),
+        /**
+         * SIGSTOP a random worker while one of its Waymark transactions holds lease rows (and a
+         * transaction id), for longer than the transactions' bound, then SIGCONT (DESIGN decision 8).
+         */
+        FREEZE_IN_TRANSACTION(2),
         /** Crash the embedded PostgreSQL (SIGKILL to the postmaster and its processes) and start it again: crash recovery. */
         RESTART_POSTGRES(2),
         /** Stop the Kafka broker for 1 to 4 s and start it again on the same port. */
@@ -162,6 +167,28 @@ final class FaultDriver {
                 log.fault(kind.name(), "SIGSTOP " + w.label() + " (pid " + w.pid() + ") for " + paused.toMillis()
                         + " ms (lease TTL " + ChaosWorker.TTL.toMillis() + " ms)");
                 pace(paused);
+                workers.signal(slot, false);
+                log.note("  SIGCONT " + w.label());
+            }
+            case FREEZE_IN_TRANSACTION -> {
+                int slot = random.nextInt(workers.size());
+                Duration frozen = ChaosWorker.TX_BOUND.plus(Duration.ofMillis(1000 + random.nextInt(2500)));
+                ChaosWorkers.Worker w = workers.get(slot);
+                java.nio.file.Path release = workers.releaseFile(slot);
+                try {
+                    String statement = workers.freezeInTransaction(slot, release, Duration.ofSeconds(10));
+                    if (statement == null) {
+                        log.note("  SKIPPED " + kind.name() + ": " + w.label() + " opened no lease transaction in 10 s");
+                        return false;
+                    }
+                    workers.signal(slot, true);
+                    log.fault(kind.name(), "SIGSTOP " + w.label() + " (pid " + w.pid() + ") inside a lease transaction ("
+                            + statement + "...) for " + frozen.toMillis() + " ms (transaction bound "
+                            + ChaosWorker.TX_BOUND.toMillis() + " ms, lease TTL " + ChaosWorker.TTL.toMillis() + " ms)");
+                    pace(frozen);
+                } finally {
+                    java.nio.file.Files.createFile(release);
+                }
                 workers.signal(slot, false);
                 log.note("  SIGCONT " + w.label());
             }

@@ -35,13 +35,14 @@ class RunChecksTest {
         assertThat(RunChecks.faultsInjected(everyKind(2), twoMinutes).held()).isTrue();
 
         assertThat(RunChecks.faultsInjected(Map.of(), twoMinutes).held()).isFalse();
-        assertThat(RunChecks.faultsInjected(everyKind(1), twoMinutes).detail()).isEqualTo("5 injected, every kind");
-        assertThat(RunChecks.faultsInjected(everyKind(1), twoMinutes).held()).isFalse(); // 5 < 6
+        Duration threeMinutes = Duration.ofMinutes(3);
+        assertThat(RunChecks.faultsInjected(everyKind(1), threeMinutes).detail()).isEqualTo("6 injected, every kind");
+        assertThat(RunChecks.faultsInjected(everyKind(1), threeMinutes).held()).isFalse(); // 6 < 9
         Map<String, Integer> noRestart = everyKind(3);
         noRestart.remove(FaultDriver.Kind.RESTART_POSTGRES.name());
         Auditor.Check missing = RunChecks.faultsInjected(noRestart, twoMinutes);
         assertThat(missing.held()).isFalse();
-        assertThat(missing.detail()).isEqualTo("12 injected; never injected: [RESTART_POSTGRES]");
+        assertThat(missing.detail()).isEqualTo("15 injected; never injected: [RESTART_POSTGRES]");
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.waymark.store;
 import dev.waymark.store.internal.JdbcEventStore;
 import dev.waymark.store.internal.NotifierSettings;
 import dev.waymark.store.internal.Schema;
+import dev.waymark.store.internal.TransactionBounds;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
@@ -27,6 +28,11 @@ public final class EventStoreBuilder {
     public static final Duration DEFAULT_RECONNECT_INITIAL = Duration.ofMillis(100);
     /** Default cap of the doubling reconnect delay: 30 s. Bounds: the initial delay to 10 min. */
     public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(30);
+    /**
+     * Default bound of the transactions Waymark opens for its own work: 10 s. Bounds: 100 ms to 1 h.
+     * See {@link #internalTransactionTimeout(Duration)}.
+     */
+    public static final Duration DEFAULT_INTERNAL_TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
 
     private static final Logger log = LoggerFactory.getLogger(EventStoreBuilder.class);
 
@@ -38,6 +44,7 @@ public final class EventStoreBuilder {
     private Duration fallbackPoll = DEFAULT_FALLBACK_POLL;
     private Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
     private Duration reconnectMax = DEFAULT_RECONNECT_MAX;
+    private Duration internalTransactionTimeout = DEFAULT_INTERNAL_TRANSACTION_TIMEOUT;
 
     EventStoreBuilder(DataSource dataSource) {
         this.dataSource = dataSource;
@@ -88,6 +95,24 @@ public final class EventStoreBuilder {
     }
 
     /**
+     * The server-side bound of every transaction Waymark opens for its own work (checkpoints,
+     * leases, dead letters, operator calls such as {@code ShardedSubscription.release}): set LOCAL
+     * for each such transaction as its {@code idle_in_transaction_session_timeout},
+     * {@code lock_timeout} and {@code statement_timeout}. No statement of one runs or waits for a
+     * lock longer, and the server ends one (with its session) that sits idle that long between
+     * statements, as when its process is frozen (a GC pause, SIGSTOP, a paused VM): a frozen process
+     * holds the visibility horizon of every reader, and any lease row, for at most this long after
+     * its last statement returned. The failing call gets a retryable store exception naming the
+     * bound; nothing of the transaction is committed. Never applied to the application's own
+     * transactions ({@link EventStore#inTransaction}, appends on the caller's connection): their
+     * length is the application's to bound. Default 10 s; 100 ms to 1 h.
+     */
+    public EventStoreBuilder internalTransactionTimeout(Duration timeout) {
+        this.internalTransactionTimeout = timeout;
+        return this;
+    }
+
+    /**
      * Validates the options and creates the store (without connecting).
      *
      * @throws StoreConfigException naming the first invalid option
@@ -104,12 +129,16 @@ public final class EventStoreBuilder {
         requireBetween("fallbackPoll", fallbackPoll, Duration.ofMillis(10), Duration.ofMinutes(10));
         requireBetween("reconnectBackoff initial", reconnectInitial, Duration.ofMillis(10), Duration.ofMinutes(1));
         requireBetween("reconnectBackoff max", reconnectMax, reconnectInitial, Duration.ofMinutes(10));
+        requireBetween("internalTransactionTimeout", internalTransactionTimeout, Duration.ofMillis(100),
+                Duration.ofHours(1));
         NotifierSettings settings =
                 new NotifierSettings(notifications, notifyWindow, fallbackPoll, reconnectInitial, reconnectMax);
         log.info("waymark event store: schema={}, notifications={}, notifyWindow={}ms, fallbackPoll={}ms,"
-                        + " reconnectBackoff={}..{}ms, clock={}", schema, notifications, notifyWindow.toMillis(),
-                fallbackPoll.toMillis(), reconnectInitial.toMillis(), reconnectMax.toMillis(), clock);
-        return new JdbcEventStore(dataSource, schema, clock, settings);
+                        + " reconnectBackoff={}..{}ms, internalTransactionTimeout={}ms, clock={}", schema, notifications,
+                notifyWindow.toMillis(), fallbackPoll.toMillis(), reconnectInitial.toMillis(), reconnectMax.toMillis(),
+                internalTransactionTimeout.toMillis(), clock);
+        return new JdbcEventStore(dataSource, schema, clock, settings,
+                new TransactionBounds(internalTransactionTimeout));
     }
 
     private static void requireBetween(String option, Duration value, Duration min, Duration max) {

@@ -31,7 +31,7 @@ public final class Migrations {
             "V11__workflow_fences_after_collection.sql", "V12__workflow_retry_revives_awakeables.sql",
             "V13__hidden_event_probe.sql", "V14__children_only_of_live_parents.sql",
             "V15__collection_detaches_children.sql",
-            "V16__appends_after_stream_locks.sql");
+            "V16__appends_after_stream_locks.sql", "V17__dead_letter_errors.sql");
 
     /** Where the scripts live on the classpath. */
     public static final String LOCATION = "db/waymark";
@@ -60,6 +60,12 @@ public final class Migrations {
         }
     }
 
+    /** The version of the last script ({@code V17__x.sql} is 17): versions may skip numbers. */
+    static String latestVersion() {
+        String last = SCRIPTS.get(SCRIPTS.size() - 1);
+        return last.substring(1, last.indexOf("__"));
+    }
+
     /** Records every migration as applied without running it, after a DBA applied {@link #sql()} by hand. */
     public void baseline() {
         try {
@@ -69,7 +75,7 @@ public final class Migrations {
                     .defaultSchema(schema)
                     .table(HISTORY_TABLE)
                     .locations("classpath:" + LOCATION)
-                    .baselineVersion(Integer.toString(SCRIPTS.size()))
+                    .baselineVersion(latestVersion())
                     .baselineDescription("applied by hand from Migrations.sql()")
                     .load()
                     .baseline();

@@ -18,9 +18,17 @@ public sealed interface Ack {
         return new Retry(delay);
     }
 
-    /** Give up on the event: record a dead letter and move past it, in one transaction. */
+    /** Give up on the event: record a dead letter and move past it, in one statement. */
     static Ack deadLetter(DeadLetterReason reason) {
-        return new DeadLetter(reason);
+        return new DeadLetter(reason, null);
+    }
+
+    /**
+     * Give up on the event because of {@code cause}: as {@link #deadLetter(DeadLetterReason)}, and the
+     * dead letter keeps the exception's class and message ({@link dev.waymark.subscription.DeadLetter#error()}).
+     */
+    static Ack deadLetter(DeadLetterReason reason, Throwable cause) {
+        return new DeadLetter(reason, cause);
     }
 
     /** Handled. */
@@ -47,13 +55,19 @@ public sealed interface Ack {
      * Dead-letter the event.
      *
      * @param reason why
+     * @param cause the exception behind it, kept with the dead letter, or null
      */
-    record DeadLetter(DeadLetterReason reason) implements Ack {
+    record DeadLetter(DeadLetterReason reason, Throwable cause) implements Ack {
         /** Validates the reason. */
         public DeadLetter {
             if (reason == null) {
                 throw new SubscriptionConfigException("dead-letter reason must not be null");
             }
+        }
+
+        /** Dead-letter the event without a cause. */
+        public DeadLetter(DeadLetterReason reason) {
+            this(reason, null);
         }
     }
 }

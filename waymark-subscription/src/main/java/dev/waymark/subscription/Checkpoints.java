@@ -5,6 +5,7 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.internal.CheckpointSql;
+import dev.waymark.subscription.internal.Names;
 import dev.waymark.store.internal.Jdbc;
 import java.util.Optional;
 
@@ -34,9 +35,9 @@ public final class Checkpoints {
 
     /** The checkpoint of a member, if one is stored. */
     public Optional<GlobalPosition> get(String subscription, Partition member) {
-        requireName(subscription);
+        requireNameArgument(subscription);
         requireMember(member);
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "read checkpoint of '" + subscription + "'",
+        return Jdbc.inTransaction(store, "read checkpoint of '" + subscription + "'",
                 c -> sql.load(c, subscription, member));
     }
 
@@ -56,10 +57,10 @@ public final class Checkpoints {
      * @throws LeaseLostException if the lease was lost; nothing is written
      */
     public boolean save(String subscription, Partition member, GlobalPosition position, LeaseFence fence) {
-        requireName(subscription);
+        requireNameArgument(subscription);
         requireMember(member);
         requirePosition(position);
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "save checkpoint of '" + subscription + "'",
+        return Jdbc.autocommit(store, "save checkpoint of '" + subscription + "'",
                 c -> sql.save(c, subscription, member, position, fence));
     }
 
@@ -70,18 +71,18 @@ public final class Checkpoints {
      * @return how many members were reset
      */
     public int reset(String subscription, GlobalPosition position) {
-        requireName(subscription);
+        requireNameArgument(subscription);
         requirePosition(position);
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "reset checkpoints of '" + subscription + "'",
+        return Jdbc.inTransaction(store, "reset checkpoints of '" + subscription + "'",
                 c -> sql.resetAll(c, subscription, position));
     }
 
     /** Operator reset of one member, creating its checkpoint if missing. */
     public void reset(String subscription, Partition member, GlobalPosition position) {
-        requireName(subscription);
+        requireNameArgument(subscription);
         requireMember(member);
         requirePosition(position);
-        Jdbc.inTransaction(store.dataSource(), store.schema(), "reset checkpoint of '" + subscription + "'", c -> {
+        Jdbc.inTransaction(store, "reset checkpoint of '" + subscription + "'", c -> {
             sql.resetOne(c, subscription, member, position);
             return null;
         });
@@ -89,10 +90,11 @@ public final class Checkpoints {
 
     /** Every stored checkpoint, or those of one subscription ({@code null} for all), by name and member. */
     public java.util.List<CheckpointRow> list(String subscription) {
+        Names.requireArgument("subscription name", subscription);
         String sql = "SELECT subscription, member, group_size, position_tx, position_seq, updated_at FROM "
                 + dev.waymark.store.internal.Schema.quote(store.schema()) + ".checkpoints"
                 + (subscription == null ? "" : " WHERE subscription = ?") + " ORDER BY subscription, member";
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "list checkpoints", c -> {
+        return Jdbc.inTransaction(store, "list checkpoints", c -> {
             try (java.sql.PreparedStatement p = c.prepareStatement(sql)) {
                 if (subscription != null) {
                     p.setString(1, subscription);
@@ -124,10 +126,31 @@ public final class Checkpoints {
         }
     }
 
+    /**
+     * Checks a subscription name given to a builder.
+     *
+     * @throws SubscriptionConfigException naming what is wrong
+     */
     static void requireName(String subscription) {
         if (subscription == null || subscription.isBlank() || subscription.length() > 200) {
             throw new SubscriptionConfigException("subscription name must be 1 to 200 characters and not blank, got "
-                    + (subscription == null ? "null" : "'" + subscription + "'"));
+                    + (subscription == null ? "null" : "'" + Names.printable(subscription) + "'"));
         }
+        String invisible = Names.invisible(subscription);
+        if (invisible != null) {
+            throw new SubscriptionConfigException("subscription name must not hold control or invisible characters,"
+                    + " got '" + Names.printable(subscription) + "' (" + invisible + ")");
+        }
+    }
+
+    /**
+     * Checks a subscription name given to a call, before the database is touched.
+     *
+     * @throws dev.waymark.store.InvalidInputException when it holds a control or invisible character
+     * @throws SubscriptionConfigException when it is null, blank or too long
+     */
+    static void requireNameArgument(String subscription) {
+        Names.requireArgument("subscription name", subscription);
+        requireName(subscription);
     }
 }

@@ -1,5 +1,6 @@
 package dev.waymark.subscription;
 
+import dev.waymark.subscription.internal.ResizeProcedure;
 import java.io.Serial;
 import java.util.List;
 
@@ -21,10 +22,8 @@ public final class ConsumerGroupSizeMismatchException extends SubscriptionExcept
     public ConsumerGroupSizeMismatchException(String subscription, int configuredSize, List<Integer> storedSizes) {
         super("subscription '" + subscription + "' was started as a consumer group of " + configuredSize
                 + " but its checkpoints were written by a group of " + sizes(storedSizes) + "; resuming from them"
-                + " would skip events, so nothing is delivered. To resize: stop every member, note the smallest"
-                + " checkpoint position P of the subscription (waymark subscriptions status), delete its checkpoint"
-                + " rows, set each new member i with Checkpoints.reset(\"" + subscription + "\", Partition.of(i, "
-                + configuredSize + "), P), then start every member with size " + configuredSize);
+                + " would skip events, so nothing is delivered. "
+                + ResizeProcedure.steps(subscription, configuredSize, false));
         this.subscription = subscription;
         this.configuredSize = configuredSize;
         this.storedSizes = storedSizes.stream().mapToInt(Integer::intValue).toArray();

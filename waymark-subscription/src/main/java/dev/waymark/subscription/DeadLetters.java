@@ -42,25 +42,25 @@ public final class DeadLetters {
 
     /** One member's dead letters, newest first. */
     public List<DeadLetter> list(String subscription, Partition member, long beforeId, int limit) {
-        Checkpoints.requireName(subscription);
+        Checkpoints.requireNameArgument(subscription);
         if (limit < 1) {
             throw new SubscriptionConfigException("limit must be >= 1, got " + limit);
         }
         Integer m = member == null ? null : member.member();
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "list dead letters of '" + subscription + "'",
+        return Jdbc.inTransaction(store, "list dead letters of '" + subscription + "'",
                 c -> sql.list(c, subscription, m, beforeId, limit));
     }
 
     /** How many dead letters a subscription has. */
     public long count(String subscription) {
-        Checkpoints.requireName(subscription);
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "count dead letters of '" + subscription + "'",
+        Checkpoints.requireNameArgument(subscription);
+        return Jdbc.inTransaction(store, "count dead letters of '" + subscription + "'",
                 c -> sql.count(c, subscription));
     }
 
     /** One dead letter by id. */
     public Optional<DeadLetter> get(long id) {
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "read dead letter " + id, c -> sql.get(c, id));
+        return Jdbc.inTransaction(store, "read dead letter " + id, c -> sql.get(c, id));
     }
 
     /**
@@ -102,7 +102,7 @@ public final class DeadLetters {
                 continue;
             }
             String outcome = deliver(current, handler);
-            Jdbc.inTransaction(store.dataSource(), store.schema(), "mark dead letter " + letter.id() + " replayed",
+            Jdbc.inTransaction(store, "mark dead letter " + letter.id() + " replayed",
                     c -> {
                         sql.markReplayed(c, letter.id(), outcome);
                         return null;
@@ -140,8 +140,8 @@ public final class DeadLetters {
 
     /** Deletes a subscription's dead letters; returns how many. */
     public int purge(String subscription) {
-        Checkpoints.requireName(subscription);
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "purge dead letters of '" + subscription + "'",
+        Checkpoints.requireNameArgument(subscription);
+        return Jdbc.inTransaction(store, "purge dead letters of '" + subscription + "'",
                 c -> sql.purge(c, subscription, null));
     }
 }

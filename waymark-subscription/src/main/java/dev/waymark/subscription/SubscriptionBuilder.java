@@ -23,6 +23,8 @@ public final class SubscriptionBuilder {
     public static final int DEFAULT_BATCH_SIZE = 100;
     /** Default longest wait for new events without a wake-up. */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+    /** Default time a handler may run, with no stop requested, before it is reported as stuck: 60 s. */
+    public static final Duration DEFAULT_STUCK_HANDLER_THRESHOLD = Duration.ofSeconds(60);
 
     private static final Logger log = LoggerFactory.getLogger(SubscriptionBuilder.class);
 
@@ -40,6 +42,7 @@ public final class SubscriptionBuilder {
     private Duration checkpointInterval = CheckpointPolicy.DEFAULT_EVERY;
     private Duration pollInterval = DEFAULT_POLL_INTERVAL;
     private LeaseFence fence;
+    private Duration stuckHandlerThreshold = DEFAULT_STUCK_HANDLER_THRESHOLD;
     private SubscriptionListener listener = SubscriptionListener.NONE;
 
     SubscriptionBuilder(EventStore store, String name, Target target) {
@@ -107,6 +110,21 @@ public final class SubscriptionBuilder {
         return this;
     }
 
+    /**
+     * How long one handler call may run, with no stop requested, before it is reported as stuck:
+     * one WARN line naming the subscription, the event and how long, and
+     * {@link SubscriptionListener#handlerStuck} (the {@code waymark.subscription.stuck_handlers}
+     * gauge of {@link dev.waymark.subscription.micrometer.SubscriptionMetrics}); its return is
+     * reported too ({@link SubscriptionListener#handlerUnstuck}). The subscription makes no progress
+     * meanwhile, and nothing else would show it. Checked by a watchdog (a virtual thread per
+     * subscription) every quarter of the threshold at least. 10 ms to 24 h; default
+     * {@link #DEFAULT_STUCK_HANDLER_THRESHOLD} (60 s).
+     */
+    public SubscriptionBuilder stuckHandlerThreshold(Duration threshold) {
+        this.stuckHandlerThreshold = threshold;
+        return this;
+    }
+
     /** Condition every checkpoint write on a lease (used by sharded pools). */
     public SubscriptionBuilder fence(LeaseFence fence) {
         this.fence = fence;
@@ -134,7 +152,7 @@ public final class SubscriptionBuilder {
         }
         return new SubscriptionConfig(name, target, Partition.of(groupMember, groupSize), eventTypes, start,
                 batchSize, new RetryPolicy(maxAttempts, errorDelay),
-                new CheckpointPolicy(checkpointEvents, checkpointInterval), pollInterval, fence);
+                new CheckpointPolicy(checkpointEvents, checkpointInterval), pollInterval, fence, stuckHandlerThreshold);
     }
 
     /** Validates and starts the subscription on its own thread. */
@@ -144,10 +162,10 @@ public final class SubscriptionBuilder {
         }
         SubscriptionConfig config = config();
         log.info("waymark subscription {}: target={}, member={}, eventTypes={}, start={}, batchSize={}, retry={},"
-                        + " checkpoint={}, pollInterval={}ms, fenced={}", config.name(), config.target(),
-                config.partition(), config.eventTypes().isEmpty() ? "all" : config.eventTypes(), config.start(),
-                config.batchSize(), config.retry(), config.checkpoint(), config.pollInterval().toMillis(),
-                config.fence() != null);
+                        + " checkpoint={}, pollInterval={}ms, stuckHandlerThreshold={}ms, fenced={}", config.name(),
+                config.target(), config.partition(), config.eventTypes().isEmpty() ? "all" : config.eventTypes(),
+                config.start(), config.batchSize(), config.retry(), config.checkpoint(), config.pollInterval().toMillis(),
+                config.stuckHandlerThreshold().toMillis(), config.fence() != null);
         return new SubscriptionWorker(store, config, handler, listener).start();
     }
 

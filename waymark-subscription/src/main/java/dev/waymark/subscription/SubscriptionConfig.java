@@ -17,6 +17,8 @@ import java.util.Set;
  * @param checkpoint how often the checkpoint is written
  * @param pollInterval the longest wait for new events without a wake-up
  * @param fence the lease checkpoint writes are conditioned on, or null
+ * @param stuckHandlerThreshold how long a handler may run, with no stop requested, before it is
+ *     reported as stuck (10 ms to 24 h)
  */
 public record SubscriptionConfig(
         String name,
@@ -28,7 +30,8 @@ public record SubscriptionConfig(
         RetryPolicy retry,
         CheckpointPolicy checkpoint,
         Duration pollInterval,
-        LeaseFence fence) {
+        LeaseFence fence,
+        Duration stuckHandlerThreshold) {
 
     /** Validates the configuration. */
     public SubscriptionConfig {
@@ -58,6 +61,22 @@ public record SubscriptionConfig(
         if (pollInterval == null || pollInterval.toMillis() < 10 || pollInterval.compareTo(Duration.ofHours(1)) > 0) {
             throw new SubscriptionConfigException("pollInterval must be between 10 ms and 1 h, got " + pollInterval);
         }
+        if (stuckHandlerThreshold == null || stuckHandlerThreshold.toMillis() < 10
+                || stuckHandlerThreshold.compareTo(Duration.ofHours(24)) > 0) {
+            throw new SubscriptionConfigException("stuckHandlerThreshold must be between 10 ms and 24 h, got "
+                    + stuckHandlerThreshold);
+        }
+    }
+
+    /**
+     * A configuration with the default {@code stuckHandlerThreshold}
+     * ({@link SubscriptionBuilder#DEFAULT_STUCK_HANDLER_THRESHOLD}).
+     */
+    public SubscriptionConfig(String name, Target target, Partition partition, Set<String> eventTypes,
+            StartPosition start, int batchSize, RetryPolicy retry, CheckpointPolicy checkpoint, Duration pollInterval,
+            LeaseFence fence) {
+        this(name, target, partition, eventTypes, start, batchSize, retry, checkpoint, pollInterval, fence,
+                SubscriptionBuilder.DEFAULT_STUCK_HANDLER_THRESHOLD);
     }
 
     /** The member's label for messages and thread names. */

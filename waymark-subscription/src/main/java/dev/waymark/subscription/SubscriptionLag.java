@@ -36,7 +36,7 @@ public record SubscriptionLag(GlobalPosition checkpoint, long eventsBehind, Dura
         if (store == null) {
             throw new SubscriptionConfigException("store must not be null");
         }
-        Checkpoints.requireName(subscription);
+        Checkpoints.requireNameArgument(subscription);
         if (target == null) {
             throw new SubscriptionConfigException("target must not be null (Target.all() for every stream)");
         }
@@ -45,7 +45,7 @@ public record SubscriptionLag(GlobalPosition checkpoint, long eventsBehind, Dura
         CheckpointSql checkpoints = new CheckpointSql(q);
         // count_events_after (schema version 9) walks the index from the checkpoint whatever its plan's age
         String sql = "SELECT events, oldest FROM " + q + ".count_events_after(?::text::xid8, ?, ?, ?, ?)";
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), "measure lag of '" + subscription + "'", c -> {
+        return Jdbc.inTransaction(store, "measure lag of '" + subscription + "'", c -> {
             GlobalPosition at = checkpoints.load(c, subscription, partition).orElse(GlobalPosition.START);
             try (PreparedStatement p = c.prepareStatement(sql)) {
                 p.setString(1, Long.toString(at.transaction()));

@@ -2,10 +2,12 @@ package dev.waymark.subscription;
 
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.RecordedEvent;
+import java.time.Duration;
 
 /**
  * Observes a running subscription (metrics, logs, test conditions). Called on the subscription's
- * thread; keep it fast. Exceptions thrown by a listener are logged and ignored.
+ * thread (but {@link #handlerStuck}, on its watchdog's); keep it fast. Exceptions thrown by a
+ * listener are logged and ignored.
  */
 public interface SubscriptionListener {
 
@@ -30,6 +32,17 @@ public interface SubscriptionListener {
 
     /** A database or handler-independent failure; the subscription retries unless it stops. */
     default void failed(SubscriptionConfig config, Throwable error) {}
+
+    /**
+     * The handler has been running on {@code delivery} for {@code running}, longer than the
+     * subscription's {@code stuckHandlerThreshold}, with no stop requested: the subscription makes
+     * no progress. Reported once per delivery, on the subscription's watchdog thread (the
+     * subscription's own is inside the handler); {@link #handlerUnstuck} follows when it returns.
+     */
+    default void handlerStuck(SubscriptionConfig config, Delivery delivery, Duration running) {}
+
+    /** A handler reported by {@link #handlerStuck} returned (or threw) after {@code took}. */
+    default void handlerUnstuck(SubscriptionConfig config, Delivery delivery, Duration took) {}
 
     /** The subscription stopped, after handling up to {@code position}; {@code error} is null on a clean stop. */
     default void stopped(SubscriptionConfig config, GlobalPosition position, Throwable error) {}

@@ -69,18 +69,23 @@ class ConsumerGroupResizeTest {
         appendToEachStream(c, 30, "Second");
 
         // before: each member of 3 resumed at the checkpoint of the same member of 2, and new member 0
-        // never received the events of streams old member 1 had not read yet
+        // never received the events of streams old member 1 had not read yet; then each member
+        // returned from start() and died a moment later
         Recorder grown = Recorder.ok();
-        List<Subscription> three = IntStream.range(0, 3).mapToObj(m -> member(c, m, 3).start(grown)).toList();
-        for (Subscription s : three) {
-            assertThat(s.awaitTermination(WAIT)).as("%s stopped", s.config().memberLabel()).isTrue();
-            assertThat(s.failure()).get().isInstanceOfSatisfying(ConsumerGroupSizeMismatchException.class, e -> {
-                assertThat(e.subscription()).isEqualTo("sub-grow");
-                assertThat(e.configuredSize()).isEqualTo(3);
-                assertThat(e.storedSizes()).containsExactly(2);
-                assertThat(e).hasMessageContaining("subscription 'sub-grow' was started as a consumer group of 3 but"
-                        + " its checkpoints were written by a group of 2").hasMessageContaining("To resize");
-            });
+        for (int m = 0; m < 3; m++) {
+            int member = m;
+            assertThatThrownBy(() -> member(c, member, 3).start(grown))
+                    .isInstanceOfSatisfying(ConsumerGroupSizeMismatchException.class, e -> {
+                        assertThat(e.subscription()).isEqualTo("sub-grow");
+                        assertThat(e.configuredSize()).isEqualTo(3);
+                        assertThat(e.storedSizes()).containsExactly(2);
+                        assertThat(e).hasMessageContaining("subscription 'sub-grow' was started as a consumer group"
+                                + " of 3 but its checkpoints were written by a group of 2")
+                                .hasMessageContaining("To resize, follow docs/OPERATIONS.md, \"Resizing\"")
+                                .hasMessageContaining("DELETE FROM waymark.checkpoints WHERE subscription = 'sub-grow'")
+                                .hasMessageContaining("Checkpoints.of(store).reset(\"sub-grow\", Partition.of(i, 3), P)")
+                                .hasMessageContaining("start every member with consumerGroup(i, 3)");
+                    });
         }
         assertThat(grown.size()).isZero();
         assertThat(Checkpoints.of(store).list("sub-" + c)).extracting(CheckpointRow::groupSize).containsExactly(2, 2);
@@ -141,9 +146,37 @@ class ConsumerGroupResizeTest {
             await().atMost(WAIT).until(() -> whole.size() == 4);
         }
         Recorder member = Recorder.ok();
-        Subscription s = member(c, 1, 2).start(member); // member 1 has no checkpoint of its own
-        assertThat(s.awaitTermination(WAIT)).as("member 1/2 stopped").isTrue();
-        assertThat(s.failure()).get().isInstanceOf(ConsumerGroupSizeMismatchException.class);
+        // member 1 has no checkpoint of its own; before: start() returned and the member died at once
+        assertThatThrownBy(() -> member(c, 1, 2).start(member))
+                .isInstanceOf(ConsumerGroupSizeMismatchException.class);
         assertThat(member.size()).isZero();
+        assertThat(Checkpoints.of(store).list("sub-" + c)).extracting(CheckpointRow::groupSize).containsExactly(1);
+    }
+
+    @Test
+    void a_start_after_a_position_checks_the_group_size_and_keeps_the_stored_one() throws Exception {
+        String c = "after";
+        appendToEachStream(c, 6, "A");
+        Recorder two = Recorder.ok();
+        try (Subscription m0 = member(c, 0, 2).start(two); Subscription m1 = member(c, 1, 2).start(two)) {
+            await().atMost(WAIT).until(() -> two.size() == 6);
+        }
+        GlobalPosition head = store.headPosition();
+        appendToEachStream(c, 6, "B");
+        // before: the size check was skipped, the member delivered, and its checkpoint rewrote the
+        // stored size to 3 beside the other member's 2
+        Recorder three = Recorder.ok();
+        assertThatThrownBy(() -> member(c, 0, 3).startFrom(StartPosition.after(head)).start(three))
+                .isInstanceOfSatisfying(ConsumerGroupSizeMismatchException.class, e -> {
+                    assertThat(e.configuredSize()).isEqualTo(3);
+                    assertThat(e.storedSizes()).containsExactly(2);
+                });
+        assertThat(three.size()).isZero();
+        assertThat(Checkpoints.of(store).list("sub-" + c)).extracting(CheckpointRow::groupSize).containsExactly(2, 2);
+        // the same size after a position starts as before
+        Recorder again = Recorder.ok();
+        try (Subscription m1 = member(c, 1, 2).startFrom(StartPosition.after(head)).start(again)) {
+            await().atMost(WAIT).until(() -> again.size() > 0);
+        }
     }
 }

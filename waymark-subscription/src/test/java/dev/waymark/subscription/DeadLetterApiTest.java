@@ -240,4 +240,50 @@ class DeadLetterApiTest {
         assertThat(deadLetters.count("purged")).isZero();
         assertThat(deadLetters.count("kept")).isEqualTo(2);
     }
+
+    /** Runs {@code handler} on one event of the category {@code name} until it is dead-lettered; returns the letter. */
+    private static DeadLetter deadLettered(String name, EventHandler handler) {
+        append(store, name + "-1", "E");
+        try (Subscription s = Subscription.builder(store, name, Target.category(name)).retry(2, Duration.ZERO)
+                .start(handler)) {
+            await().atMost(WAIT).until(() -> deadLetters.count(name) == 1);
+        }
+        return deadLetters.list(name, Long.MAX_VALUE, 1).get(0);
+    }
+
+    @Test
+    void a_dead_letter_keeps_the_handlers_exception_bounded_and_cut_between_code_points() {
+        // 1998 chars, then an emoji across the cut (chars 1998 and 1999), a NUL, and more
+        String message = "declined ".repeat(222) + "\uD83D\uDE00\u0000" + "x".repeat(100);
+        assertThat(message.length()).isGreaterThan(DeadLetter.MAX_ERROR_MESSAGE_LENGTH);
+        AtomicInteger calls = new AtomicInteger();
+        DeadLetter letter = deadLettered("thrown", d -> {
+            throw new IllegalStateException(calls.incrementAndGet() == 1 ? "first" : message);
+        });
+        // before: only "max retry attempts exceeded (2)"; the exception was lost
+        assertThat(letter.reasonKind()).isEqualTo("max_attempts");
+        assertThat(letter.error()).get().satisfies(e -> {
+            assertThat(e.type()).isEqualTo("java.lang.IllegalStateException");
+            String stored = e.message().orElseThrow();
+            assertThat(stored).hasSizeLessThanOrEqualTo(DeadLetter.MAX_ERROR_MESSAGE_LENGTH)
+                    .startsWith("declined declined").endsWith("declined \u2026"); // the last attempt's
+            assertThat(stored.chars().noneMatch(c -> Character.isSurrogate((char) c))).isTrue();
+        });
+    }
+
+    @Test
+    void an_explicit_dead_letter_keeps_the_cause_it_carries_and_none_without_one() {
+        DeadLetter withCause = deadLettered("caused", d -> Ack.deadLetter(DeadLetterReason.poison("bad card"),
+                new java.io.UncheckedIOException("card service: \u0000 refused", new java.io.IOException("io"))));
+        assertThat(withCause.error()).get().satisfies(e -> {
+            assertThat(e.type()).isEqualTo("java.io.UncheckedIOException");
+            assertThat(e.message()).contains("card service: \uFFFD refused");
+        });
+        assertThat(deadLettered("uncaused", d -> Ack.deadLetter(DeadLetterReason.poison("bad"))).error()).isEmpty();
+        assertThat(deadLettered("retried", d -> Ack.retry(Duration.ZERO)).error()).isEmpty();
+        assertThat(deadLettered("nomessage", d -> {
+            throw new IllegalArgumentException();
+        }).error()).contains(new DeadLetter.HandlerError("java.lang.IllegalArgumentException",
+                java.util.Optional.empty()));
+    }
 }

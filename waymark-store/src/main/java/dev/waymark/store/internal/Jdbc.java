@@ -1,10 +1,15 @@
 package dev.waymark.store.internal;
 
+import dev.waymark.store.EventStore;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
 
-/** Runs statements in a transaction of their own, translating failures by SQLSTATE. */
+/**
+ * Runs Waymark's own database work, translating failures by SQLSTATE: a bounded transaction
+ * ({@link TransactionBounds}) or a single autocommit statement, which holds nothing once the
+ * server has run it, whatever happens to the calling process.
+ */
 public final class Jdbc {
 
     /** Work on a connection inside a transaction. */
@@ -16,27 +21,87 @@ public final class Jdbc {
 
     private Jdbc() {}
 
-    /** Runs {@code work} in one transaction; commits on return, rolls back on any failure. */
+    /**
+     * Runs {@code work} in one transaction bounded by {@code store}'s {@link TransactionBounds}
+     * (set by the transaction's first statement); commits on return, rolls back on any failure. A
+     * bound that runs out fails with a retryable store exception naming it; nothing was committed.
+     */
+    public static <T> T inTransaction(EventStore store, String action, Work<T> work) {
+        return inTransaction(store.dataSource(), store.schema(), TransactionBounds.of(store), action, work);
+    }
+
+    /** {@link #inTransaction(EventStore, String, Work)} on a data source, with explicit bounds. */
+    public static <T> T inTransaction(DataSource dataSource, String schema, TransactionBounds bounds, String action,
+            Work<T> work) {
+        try {
+            return run(dataSource, bounds, work);
+        } catch (SQLException e) {
+            throw bounds.translate(e, action, schema);
+        }
+    }
+
+    /**
+     * Runs {@code work} in one transaction without server-side bounds. Only for callers not moved
+     * to {@link #inTransaction(EventStore, String, Work)} yet: a process frozen inside such a
+     * transaction holds every reader's visibility horizon until it wakes.
+     */
     public static <T> T inTransaction(DataSource dataSource, String schema, String action, Work<T> work) {
+        try {
+            return run(dataSource, null, work);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(e, action, schema);
+        }
+    }
+
+    /**
+     * Runs {@code work}, which must be one statement, on an autocommit connection of {@code store}:
+     * the statement is its own transaction, begun and ended by the server, so no pause of this
+     * process can keep it open.
+     */
+    public static <T> T autocommit(EventStore store, String action, Work<T> work) {
+        try (Connection c = store.dataSource().getConnection()) {
+            if (!c.getAutoCommit()) {
+                c.setAutoCommit(true); // the README asks for autocommit connections; a pool may differ
+            }
+            return work.run(c);
+        } catch (SQLException e) {
+            throw SqlErrors.translate(e, action, store.schema());
+        }
+    }
+
+    private static <T> T run(DataSource dataSource, TransactionBounds bounds, Work<T> work) throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             boolean autoCommit = c.getAutoCommit();
             c.setAutoCommit(false);
+            T result;
             try {
-                T result = work.run(c);
+                if (bounds != null) {
+                    bounds.apply(c);
+                }
+                result = work.run(c);
                 c.commit();
-                return result;
             } catch (SQLException | RuntimeException | Error e) {
                 try {
                     c.rollback();
                 } catch (SQLException rollback) {
                     e.addSuppressed(rollback);
                 }
+                try {
+                    restore(c, autoCommit);
+                } catch (SQLException restore) {
+                    e.addSuppressed(restore);
+                }
                 throw e;
-            } finally {
-                c.setAutoCommit(autoCommit);
             }
-        } catch (SQLException e) {
-            throw SqlErrors.translate(e, action, schema);
+            restore(c, autoCommit);
+            return result;
+        }
+    }
+
+    /** Restores the connection's autocommit mode, unless the server has ended the connection. */
+    private static void restore(Connection c, boolean autoCommit) throws SQLException {
+        if (!c.isClosed()) {
+            c.setAutoCommit(autoCommit);
         }
     }
 }

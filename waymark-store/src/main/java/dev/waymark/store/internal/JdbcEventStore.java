@@ -35,9 +35,12 @@ public final class JdbcEventStore implements EventStore {
     private final EventReader reader;
     private final StreamLifecycle lifecycle;
     private final Transactions transactions;
+    private final TransactionBounds transactionBounds;
 
     /** Created by {@link dev.waymark.store.EventStoreBuilder}, which validated the arguments. */
-    public JdbcEventStore(DataSource dataSource, String schema, Clock clock, NotifierSettings settings) {
+    public JdbcEventStore(DataSource dataSource, String schema, Clock clock, NotifierSettings settings,
+            TransactionBounds transactionBounds) {
+        this.transactionBounds = transactionBounds;
         this.dataSource = dataSource;
         this.schema = schema;
         this.notifier = new Notifier(dataSource, schema, settings);
@@ -45,6 +48,11 @@ public final class JdbcEventStore implements EventStore {
         this.reader = new EventReader(dataSource, schema);
         this.lifecycle = new StreamLifecycle(dataSource, schema);
         this.transactions = new Transactions(dataSource, schema, appender, notifier::appended);
+    }
+
+    /** The bounds of the transactions Waymark opens for its own work on this store. */
+    public TransactionBounds transactionBounds() {
+        return transactionBounds;
     }
 
     @Override

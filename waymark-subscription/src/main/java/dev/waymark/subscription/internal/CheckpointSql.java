@@ -20,7 +20,10 @@ public final class CheckpointSql {
     private final String groupSizes;
     private final String initialize;
     private final String save;
-    private final String fence;
+    private final String fencedSave;
+    private final String fenceCte;
+    private final String upsertIfFenced;
+    private final String leaseState;
     private final String resetAll;
     private final String resetOne;
 
@@ -42,9 +45,23 @@ public final class CheckpointSql {
                 + " group_size = EXCLUDED.group_size, updated_at = now()"
                 + " WHERE (" + q + ".checkpoints.position_tx, " + q + ".checkpoints.position_seq)"
                 + " < (EXCLUDED.position_tx, EXCLUDED.position_seq)";
-        // FOR SHARE keeps the lease row from changing owner until this transaction ends.
-        fence = "SELECT 1 FROM " + q + ".shards WHERE subscription = ? AND bucket = ? AND owner = ? AND epoch = ?"
-                + " AND lease_expires_at > clock_timestamp() FOR SHARE";
+        // A fenced write is one autocommit statement (DESIGN decision 8): the fence's FOR SHARE keeps
+        // the lease row from changing owner until the statement ends, and no pause of the writing
+        // process can hold that lock, or a transaction id, longer than the server needs to run it.
+        // A claim that locked the row first makes the fence wait, then see the new owner: refused.
+        fenceCte = "fence AS (SELECT 1 FROM " + q + ".shards WHERE subscription = ? AND bucket = ? AND owner = ?"
+                + " AND epoch = ? AND lease_expires_at > clock_timestamp() FOR SHARE)";
+        upsertIfFenced = "INSERT INTO " + q + ".checkpoints (subscription, member, group_size, position_tx,"
+                + " position_seq) SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM fence)"
+                + " ON CONFLICT (subscription, member) DO UPDATE"
+                + " SET position_tx = EXCLUDED.position_tx, position_seq = EXCLUDED.position_seq,"
+                + " group_size = EXCLUDED.group_size, updated_at = now()"
+                + " WHERE (" + q + ".checkpoints.position_tx, " + q + ".checkpoints.position_seq)"
+                + " < (EXCLUDED.position_tx, EXCLUDED.position_seq) RETURNING 1";
+        fencedSave = "WITH " + fenceCte + ", saved AS (" + upsertIfFenced + ")"
+                + " SELECT EXISTS (SELECT 1 FROM fence), EXISTS (SELECT 1 FROM saved)";
+        leaseState = "SELECT owner, epoch, lease_expires_at > clock_timestamp() FROM " + q + ".shards"
+                + " WHERE subscription = ? AND bucket = ?";
         resetAll = "UPDATE " + q + ".checkpoints SET position_tx = ?, position_seq = ?, updated_at = now()"
                 + " WHERE subscription = ?";
         resetOne = "INSERT INTO " + q + ".checkpoints (subscription, member, group_size, position_tx, position_seq)"
@@ -92,28 +109,81 @@ public final class CheckpointSql {
     }
 
     /**
-     * Moves the checkpoint forward to {@code position} (never backwards), after checking the
-     * fence if there is one.
+     * Moves the checkpoint forward to {@code position} (never backwards) in one statement, which
+     * checks the fence too if there is one: run it on an autocommit connection, so that it is a
+     * transaction of its own that no pause of this process can keep open.
      *
      * @return whether the stored checkpoint moved
-     * @throws LeaseLostException if the fence no longer holds
+     * @throws LeaseLostException if the fence no longer holds; nothing was written
      */
     public boolean save(Connection c, String subscription, Partition partition, GlobalPosition position,
             LeaseFence leaseFence) throws SQLException {
-        if (leaseFence != null) {
-            try (PreparedStatement p = c.prepareStatement(fence)) {
-                p.setString(1, leaseFence.subscription());
-                p.setInt(2, leaseFence.bucket());
-                p.setString(3, leaseFence.owner());
-                p.setLong(4, leaseFence.epoch());
-                try (ResultSet rs = p.executeQuery()) {
-                    if (!rs.next()) {
-                        throw new LeaseLostException(leaseFence);
-                    }
+        if (leaseFence == null) {
+            return execute(c, save, subscription, partition, position) > 0;
+        }
+        try (PreparedStatement p = c.prepareStatement(fencedSave)) {
+            int next = bindFence(p, 1, leaseFence);
+            bindCheckpoint(p, next, subscription, partition, position);
+            try (ResultSet rs = p.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    throw leaseLost(c, leaseFence);
                 }
+                return rs.getBoolean(2);
             }
         }
-        return execute(c, save, subscription, partition, position) > 0;
+    }
+
+    /** The fence as a CTE named {@code fence}: one row while it holds ({@code SELECT 1} without one). */
+    String fenceCte(LeaseFence leaseFence) {
+        return leaseFence == null ? "fence AS (SELECT 1)" : fenceCte;
+    }
+
+    /** The checkpoint upsert that writes only while the CTE {@code fence} has a row. */
+    String upsertIfFenced() {
+        return upsertIfFenced;
+    }
+
+    /** Binds {@link #fenceCte}'s parameters from {@code index}; returns the next index. */
+    static int bindFence(PreparedStatement p, int index, LeaseFence leaseFence) throws SQLException {
+        if (leaseFence == null) {
+            return index;
+        }
+        p.setString(index, leaseFence.subscription());
+        p.setInt(index + 1, leaseFence.bucket());
+        p.setString(index + 2, leaseFence.owner());
+        p.setLong(index + 3, leaseFence.epoch());
+        return index + 4;
+    }
+
+    /** Binds {@link #upsertIfFenced}'s parameters from {@code index}; returns the next index. */
+    static int bindCheckpoint(PreparedStatement p, int index, String subscription, Partition partition,
+            GlobalPosition position) throws SQLException {
+        p.setString(index, subscription);
+        p.setInt(index + 1, partition.member());
+        p.setInt(index + 2, partition.size());
+        p.setLong(index + 3, position.transaction());
+        p.setLong(index + 4, position.sequence());
+        return index + 5;
+    }
+
+    /** The refusal of a write fenced by {@code leaseFence}, with the lease as stored now (best effort). */
+    LeaseLostException leaseLost(Connection c, LeaseFence leaseFence) {
+        try (PreparedStatement p = c.prepareStatement(leaseState)) {
+            p.setString(1, leaseFence.subscription());
+            p.setInt(2, leaseFence.bucket());
+            try (ResultSet rs = p.executeQuery()) {
+                if (rs.next()) {
+                    return new LeaseLostException(leaseFence, Optional.ofNullable(rs.getString(1)), rs.getLong(2),
+                            rs.getBoolean(3));
+                }
+            }
+        } catch (SQLException e) {
+            LeaseLostException lost = new LeaseLostException(leaseFence);
+            lost.addSuppressed(e);
+            return lost;
+        }
+        return new LeaseLostException(leaseFence);
     }
 
     /** Operator reset of every member of a subscription; may move backwards. */
@@ -135,11 +205,7 @@ public final class CheckpointSql {
     private static int execute(Connection c, String sql, String subscription, Partition partition,
             GlobalPosition position) throws SQLException {
         try (PreparedStatement p = c.prepareStatement(sql)) {
-            p.setString(1, subscription);
-            p.setInt(2, partition.member());
-            p.setInt(3, partition.size());
-            p.setLong(4, position.transaction());
-            p.setLong(5, position.sequence());
+            bindCheckpoint(p, 1, subscription, partition, position);
             return p.executeUpdate();
         }
     }

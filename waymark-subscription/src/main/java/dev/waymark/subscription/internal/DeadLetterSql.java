@@ -7,6 +7,8 @@ import dev.waymark.store.internal.Utf16;
 import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
+import dev.waymark.subscription.LeaseFence;
+import dev.waymark.subscription.LeaseLostException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -22,7 +24,7 @@ public final class DeadLetterSql {
 
     private static final String COLUMNS = "dead_letter_id, subscription, member, event_id, stream_name, stream_version,"
             + " position_tx, position_seq, event_type, reason_kind, reason_summary, reason::text, attempts, created_at,"
-            + " replayed_at, replay_outcome";
+            + " replayed_at, replay_outcome, error_class, error_message";
 
     private final String insert;
     private final String list;
@@ -36,11 +38,13 @@ public final class DeadLetterSql {
     /** Statements for {@code quotedSchema}. */
     public DeadLetterSql(String q) {
         insert = "INSERT INTO " + q + ".dead_letters (subscription, member, event_id, stream_name, stream_version,"
-                + " position_tx, position_seq, event_type, reason_kind, reason_summary, reason, attempts)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?) ON CONFLICT (subscription, member, event_id) DO UPDATE"
+                + " position_tx, position_seq, event_type, reason_kind, reason_summary, reason, attempts, error_class,"
+                + " error_message) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ? WHERE EXISTS (SELECT 1 FROM fence)"
+                + " ON CONFLICT (subscription, member, event_id) DO UPDATE"
                 + " SET reason_kind = EXCLUDED.reason_kind, reason_summary = EXCLUDED.reason_summary,"
-                + " reason = EXCLUDED.reason, attempts = EXCLUDED.attempts, created_at = now(),"
-                + " replayed_at = NULL, replay_outcome = NULL";
+                + " reason = EXCLUDED.reason, attempts = EXCLUDED.attempts, error_class = EXCLUDED.error_class,"
+                + " error_message = EXCLUDED.error_message, created_at = now(),"
+                + " replayed_at = NULL, replay_outcome = NULL RETURNING 1";
         list = "SELECT " + COLUMNS + " FROM " + q + ".dead_letters WHERE subscription = ? AND dead_letter_id < ?"
                 + " ORDER BY dead_letter_id DESC LIMIT ?";
         listMember = "SELECT " + COLUMNS + " FROM " + q + ".dead_letters WHERE subscription = ? AND member = ?"
@@ -55,26 +59,42 @@ public final class DeadLetterSql {
     }
 
     /**
-     * Records a dead letter. The same event dead-lettered again for the same member (after a
+     * Records a dead letter and moves the checkpoint past its event, in one statement that checks
+     * the fence too if there is one: run it on an autocommit connection (see
+     * {@link CheckpointSql#save}). The same event dead-lettered again for the same member (after a
      * checkpoint reset re-delivered it) replaces the reason and attempts and clears the replay
      * marks: an earlier successful replay no longer hides the new failure.
+     *
+     * @throws LeaseLostException if the fence no longer holds; nothing was written
      */
-    public void insert(Connection c, String subscription, Partition partition, RecordedEvent event,
-            DeadLetterReason reason, int attempts) throws SQLException {
-        try (PreparedStatement p = c.prepareStatement(insert)) {
-            p.setString(1, subscription);
-            p.setInt(2, partition.member());
-            p.setObject(3, event.eventId());
-            p.setString(4, event.streamName());
-            p.setLong(5, event.streamVersion());
-            p.setLong(6, event.position().transaction());
-            p.setLong(7, event.position().sequence());
-            p.setString(8, event.type());
-            p.setString(9, reason.kind());
-            p.setString(10, ReasonJson.summary(reason));
-            p.setString(11, ReasonJson.of(reason)); // not reason.json(): Other's is its details alone, maybe null
-            p.setInt(12, attempts);
-            p.executeUpdate();
+    public void insertAndSave(Connection c, CheckpointSql checkpoints, String subscription, Partition partition,
+            RecordedEvent event, DeadLetterReason reason, int attempts, DeadLetter.HandlerError error, LeaseFence fence)
+            throws SQLException {
+        String sql = "WITH " + checkpoints.fenceCte(fence) + ", dead AS (" + insert + "), saved AS ("
+                + checkpoints.upsertIfFenced() + ") SELECT EXISTS (SELECT 1 FROM fence), (SELECT count(*) FROM dead)";
+        try (PreparedStatement p = c.prepareStatement(sql)) {
+            int i = CheckpointSql.bindFence(p, 1, fence);
+            p.setString(i++, subscription);
+            p.setInt(i++, partition.member());
+            p.setObject(i++, event.eventId());
+            p.setString(i++, event.streamName());
+            p.setLong(i++, event.streamVersion());
+            p.setLong(i++, event.position().transaction());
+            p.setLong(i++, event.position().sequence());
+            p.setString(i++, event.type());
+            p.setString(i++, reason.kind());
+            p.setString(i++, ReasonJson.summary(reason));
+            p.setString(i++, ReasonJson.of(reason)); // not reason.json(): Other's is its details alone, maybe null
+            p.setInt(i++, attempts);
+            p.setString(i++, error == null ? null : error.type());
+            p.setString(i++, error == null ? null : error.message().orElse(null));
+            CheckpointSql.bindCheckpoint(p, i, subscription, partition, event.position());
+            try (ResultSet rs = p.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    throw checkpoints.leaseLost(c, fence);
+                }
+            }
         }
     }
 
@@ -146,10 +166,14 @@ public final class DeadLetterSql {
 
     private static DeadLetter map(ResultSet rs) throws SQLException {
         OffsetDateTime replayed = rs.getObject(15, OffsetDateTime.class);
+        String errorType = rs.getString(17);
+        Optional<DeadLetter.HandlerError> error = errorType == null ? Optional.empty()
+                : Optional.of(new DeadLetter.HandlerError(errorType, Optional.ofNullable(rs.getString(18))));
         return new DeadLetter(rs.getLong(1), rs.getString(2), rs.getInt(3), rs.getObject(4, UUID.class),
                 rs.getString(5), rs.getLong(6), new GlobalPosition(rs.getLong(7), rs.getLong(8)), rs.getString(9),
                 rs.getString(10), rs.getString(11), rs.getString(12), rs.getInt(13),
                 rs.getObject(14, OffsetDateTime.class).toInstant(),
-                Optional.ofNullable(replayed).map(OffsetDateTime::toInstant), Optional.ofNullable(rs.getString(16)));
+                Optional.ofNullable(replayed).map(OffsetDateTime::toInstant), Optional.ofNullable(rs.getString(16)),
+                error);
     }
 }

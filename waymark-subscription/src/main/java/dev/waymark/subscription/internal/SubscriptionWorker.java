@@ -10,11 +10,11 @@ import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.CheckpointMissingException;
 import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
+import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.EventHandler;
 import dev.waymark.subscription.LeaseLostException;
-import dev.waymark.subscription.StartPosition;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.SubscriptionConfig;
 import dev.waymark.subscription.SubscriptionListener;
@@ -55,8 +55,11 @@ public final class SubscriptionWorker implements Subscription {
     private volatile GlobalPosition handled = GlobalPosition.START;
     private volatile Throwable failure;
     private volatile Thread thread;
+    /** The watchdog of handler calls, for the run on {@link #thread}. */
+    private HandlerWatch watch;
 
     private final CheckpointCadence cadence;
+    private final StartResolver startResolver;
 
     /** A worker; call {@link #start()} to run it. */
     public SubscriptionWorker(EventStore store, SubscriptionConfig config, EventHandler handler,
@@ -69,11 +72,30 @@ public final class SubscriptionWorker implements Subscription {
         this.checkpoints = new CheckpointSql(q);
         this.deadLetters = new DeadLetterSql(q);
         this.cadence = new CheckpointCadence(config.checkpoint());
+        this.startResolver = new StartResolver(store, config, checkpoints);
     }
 
-    /** Starts the worker thread. */
+    /**
+     * Resolves the start on the caller's thread, then starts the worker thread. A database failure
+     * while resolving it is left to the thread, which retries it (or fails with it).
+     *
+     * @throws ConsumerGroupSizeMismatchException when the subscription's checkpoints were written by
+     *     a group of another size; nothing is started or written
+     * @throws CheckpointMissingException when the start is {@code checkpointOrFail()} and there is none
+     */
     public SubscriptionWorker start() {
-        thread = Thread.ofPlatform().name("waymark-sub-" + config.memberLabel()).start(this::run);
+        GlobalPosition resolved;
+        try {
+            resolved = startResolver.resolve();
+        } catch (ConsumerGroupSizeMismatchException | CheckpointMissingException e) {
+            throw e;
+        } catch (StoreException e) {
+            log.warn("subscription {}: resolving the start failed, its thread retries: {}", config.memberLabel(),
+                    e.toString());
+            resolved = null;
+        }
+        GlobalPosition start = resolved;
+        thread = Thread.ofPlatform().name("waymark-sub-" + config.memberLabel()).start(() -> run(start));
         return this;
     }
 
@@ -121,10 +143,12 @@ public final class SubscriptionWorker implements Subscription {
         }
     }
 
-    private void run() {
+    private void run(GlobalPosition resolved) {
         Throwable error = null;
+        watch = new HandlerWatch("waymark-sub-watch-" + config.memberLabel(), config.stuckHandlerThreshold(),
+                () -> stopping, new StuckHandlerReports(config, listener));
         try {
-            GlobalPosition cursor = resolveStart();
+            GlobalPosition cursor = resolved != null ? resolved : retrying("load checkpoint", startResolver::resolve);
             handled = cursor;
             cadence.startAt(cursor); // the interval counts from the start, not from construction
             safely(() -> listener.started(config, cursor));
@@ -138,11 +162,17 @@ public final class SubscriptionWorker implements Subscription {
                 failure = e;
                 log.error("subscription {} stopped on an interrupt it was not asked for", config.memberLabel(), e);
             }
+        } catch (LeaseLostException e) {
+            // expected in a pool (a takeover after a pause, a rebalance): one line, with the state
+            error = e;
+            failure = e;
+            log.warn("subscription {} stops: {}", config.memberLabel(), e.getMessage());
         } catch (Throwable e) {
             error = e;
             failure = e;
             log.error("subscription {} stopped on an error", config.memberLabel(), e);
         } finally {
+            watch.close();
             if (!(error instanceof LeaseLostException)) {
                 flushQuietly();
             }
@@ -153,36 +183,6 @@ public final class SubscriptionWorker implements Subscription {
                 done.countDown(); // even past a listener's Error: stop() and awaitTermination rely on it
             }
         }
-    }
-
-    private GlobalPosition resolveStart() throws InterruptedException {
-        return switch (config.start()) {
-            case StartPosition.After after -> after.position();
-            case StartPosition.FromCheckpoint from -> retrying("load checkpoint", () -> Jdbc.inTransaction(
-                    store.dataSource(), store.schema(), "load checkpoint of " + config.memberLabel(), c -> {
-                        // Member i of one size and member i of another read different streams: a
-                        // checkpoint of another size would skip events (a new member has none, but
-                        // the others of its group do, so the whole subscription is compared).
-                        List<Integer> sizes = checkpoints.groupSizes(c, config.name());
-                        if (!sizes.isEmpty() && !sizes.equals(List.of(config.partition().size()))) {
-                            throw new ConsumerGroupSizeMismatchException(config.name(), config.partition().size(),
-                                    sizes);
-                        }
-                        Optional<GlobalPosition> existing = checkpoints.load(c, config.name(), config.partition());
-                        if (existing.isPresent()) {
-                            return existing.get();
-                        }
-                        GlobalPosition initial = switch (from.whenMissing()) {
-                            case BEGINNING -> GlobalPosition.START;
-                            case END -> store.headPosition();
-                            case FAIL -> throw new CheckpointMissingException(config.name(),
-                                    config.partition().toString());
-                        };
-                        // The first checkpoint is written at once, so a restart never moves the start.
-                        checkpoints.initialize(c, config.name(), config.partition(), initial);
-                        return checkpoints.load(c, config.name(), config.partition()).orElse(initial);
-                    }));
-        };
     }
 
     private void loop(GlobalPosition start) throws InterruptedException {
@@ -280,11 +280,17 @@ public final class SubscriptionWorker implements Subscription {
     }
 
     private void deliver(RecordedEvent event) throws InterruptedException {
+        Throwable lastError = null; // the handler's last exception for this event, kept with a dead letter
         for (int attempt = 0; ; attempt++) {
             Delivery delivery = new Delivery(config.name(), event, attempt, config.partition());
             Ack ack;
             try {
-                ack = handler.handle(delivery);
+                watch.begin(delivery);
+                try {
+                    ack = handler.handle(delivery);
+                } finally {
+                    watch.end();
+                }
                 if (ack == null) {
                     throw new IllegalStateException("handler returned null instead of an Ack");
                 }
@@ -302,6 +308,7 @@ public final class SubscriptionWorker implements Subscription {
                 }
                 log.warn("subscription {}: handler failed on {} ({}@{}), attempt {}: {}", config.memberLabel(),
                         event.eventId(), event.streamName(), event.streamVersion(), attempt, e.toString());
+                lastError = e;
                 ack = Ack.retry(config.retry().errorDelay());
             }
             clearStrayInterrupt();
@@ -312,7 +319,7 @@ public final class SubscriptionWorker implements Subscription {
                     return;
                 }
                 case Ack.DeadLetter dead -> {
-                    deadLetter(event, dead.reason(), attempt + 1);
+                    deadLetter(event, dead.reason(), attempt + 1, dead.cause());
                     return;
                 }
                 case Ack.Retry retry -> {
@@ -323,7 +330,7 @@ public final class SubscriptionWorker implements Subscription {
                         throw new InterruptedException("stopped while the handler asked for a retry");
                     }
                     if (attempt + 1 >= config.retry().maxAttempts()) {
-                        deadLetter(event, DeadLetterReason.maxAttempts(attempt + 1), attempt + 1);
+                        deadLetter(event, DeadLetterReason.maxAttempts(attempt + 1), attempt + 1, lastError);
                         return;
                     }
                     if (cadence.dueByTime()) {
@@ -350,11 +357,13 @@ public final class SubscriptionWorker implements Subscription {
         }
     }
 
-    private void deadLetter(RecordedEvent event, DeadLetterReason reason, int attempts) throws InterruptedException {
-        retrying("record dead letter", () -> Jdbc.inTransaction(store.dataSource(), store.schema(),
+    private void deadLetter(RecordedEvent event, DeadLetterReason reason, int attempts, Throwable cause)
+            throws InterruptedException {
+        DeadLetter.HandlerError error = cause == null ? null : DeadLetter.HandlerError.of(cause);
+        retrying("record dead letter", () -> Jdbc.autocommit(store,
                 "dead-letter " + event.eventId() + " for " + config.memberLabel(), c -> {
-                    deadLetters.insert(c, config.name(), config.partition(), event, reason, attempts);
-                    checkpoints.save(c, config.name(), config.partition(), event.position(), config.fence());
+                    deadLetters.insertAndSave(c, checkpoints, config.name(), config.partition(), event, reason,
+                            attempts, error, config.fence());
                     return null;
                 }));
         handled = event.position();
@@ -369,7 +378,7 @@ public final class SubscriptionWorker implements Subscription {
             return;
         }
         try {
-            Jdbc.inTransaction(store.dataSource(), store.schema(), "save checkpoint of " + config.memberLabel(),
+            Jdbc.autocommit(store, "save checkpoint of " + config.memberLabel(),
                     c -> checkpoints.save(c, config.name(), config.partition(), position, config.fence()));
             cadence.written(position);
             safely(() -> listener.checkpointed(config, position));

@@ -10,15 +10,22 @@ import dev.waymark.subscription.SubscriptionListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Micrometer meters of plain subscriptions, as a {@link SubscriptionListener}: deliveries by
- * outcome, dead letters by reason kind, checkpoint writes and failures, tagged {@code subscription}
+ * outcome, dead letters by reason kind, checkpoint writes and failures (counters), and handlers
+ * stuck past the subscription's {@code stuckHandlerThreshold} (the gauge
+ * {@code waymark.subscription.stuck_handlers}, 0 or 1 per member), tagged {@code subscription}
  * and {@code member}. Register it with {@code Subscription.builder(...).listener(new SubscriptionMetrics(registry))}.
  */
 public final class SubscriptionMetrics implements SubscriptionListener {
 
     private final MeterRegistry registry;
+    private final Map<Tags, AtomicInteger> stuck = new ConcurrentHashMap<>();
 
     /** Meters into {@code registry}. */
     public SubscriptionMetrics(MeterRegistry registry) {
@@ -27,6 +34,26 @@ public final class SubscriptionMetrics implements SubscriptionListener {
 
     private Tags tags(SubscriptionConfig config) {
         return Tags.of("subscription", config.name(), "member", config.partition().toString());
+    }
+
+    private AtomicInteger stuck(SubscriptionConfig config) {
+        return stuck.computeIfAbsent(tags(config), t -> registry.gauge("waymark.subscription.stuck_handlers", t,
+                new AtomicInteger()));
+    }
+
+    @Override
+    public void started(SubscriptionConfig config, GlobalPosition position) {
+        stuck(config); // the gauge shows 0 from the start, not from the first stuck handler
+    }
+
+    @Override
+    public void handlerStuck(SubscriptionConfig config, Delivery delivery, Duration running) {
+        stuck(config).incrementAndGet();
+    }
+
+    @Override
+    public void handlerUnstuck(SubscriptionConfig config, Delivery delivery, Duration took) {
+        stuck(config).decrementAndGet();
     }
 
     @Override

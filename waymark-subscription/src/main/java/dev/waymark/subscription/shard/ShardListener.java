@@ -38,6 +38,20 @@ public interface ShardListener {
     default void readerStuck(String workerId, int bucket) {}
 
     /**
+     * The handler of {@code bucket} has been running on {@code event} for {@code running}, longer
+     * than the pool's {@code stuckHandlerThreshold}, with no stop requested: the bucket makes no
+     * progress (its lease is still renewed). Reported once per delivery, on the reader's watchdog
+     * thread, with one WARN line; counted in {@link ShardStats#stuckReaders()} until
+     * {@link #handlerUnstuck}.
+     */
+    default void handlerStuck(String workerId, int bucket, dev.waymark.store.RecordedEvent event,
+            java.time.Duration running) {}
+
+    /** A handler reported by {@link #handlerStuck} returned (or threw) after {@code took}. */
+    default void handlerUnstuck(String workerId, int bucket, dev.waymark.store.RecordedEvent event,
+            java.time.Duration took) {}
+
+    /**
      * A pass step failed ({@code heartbeat}, {@code count live workers}, {@code renew}, {@code claim},
      * {@code relinquish}); current readers keep running. The step {@code ensure shards} is the
      * creation of the bucket rows: when the database is unavailable as the worker starts, it is

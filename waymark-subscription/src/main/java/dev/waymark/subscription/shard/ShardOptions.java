@@ -22,6 +22,8 @@ import java.time.Duration;
  *     handler one event at a time and waits for its answer, so nothing is buffered ahead of it
  * @param handlerRetryDelay the delay before redelivering after a handler exception, {@code >= 0}
  * @param maxAttempts total deliveries of one event before it is dead-lettered, {@code >= 1}
+ * @param stuckHandlerThreshold how long a handler may run, with no stop requested, before its
+ *     bucket is reported as stuck ({@link ShardListener#handlerStuck}), 10 ms to 24 h
  */
 public record ShardOptions(
         Target target,
@@ -31,7 +33,8 @@ public record ShardOptions(
         int batchSize,
         int bufferSize,
         Duration handlerRetryDelay,
-        int maxAttempts) {
+        int maxAttempts,
+        Duration stuckHandlerThreshold) {
 
     /** Default lease lifetime: 30 s. */
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(30);
@@ -45,6 +48,8 @@ public record ShardOptions(
     public static final Duration DEFAULT_HANDLER_RETRY_DELAY = Duration.ofSeconds(1);
     /** Default retry budget: 5 deliveries. */
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
+    /** Default time a handler may run, with no stop requested, before it is reported as stuck: 60 s. */
+    public static final Duration DEFAULT_STUCK_HANDLER_THRESHOLD = Duration.ofSeconds(60);
 
     /** Validates the options in a fixed order; the first violation is reported. */
     public ShardOptions {
@@ -77,12 +82,24 @@ public record ShardOptions(
         if (maxAttempts < 1) {
             throw new SubscriptionConfigException("maxAttempts must be >= 1, got " + maxAttempts);
         }
+        if (stuckHandlerThreshold == null || stuckHandlerThreshold.toMillis() < 10
+                || stuckHandlerThreshold.compareTo(Duration.ofHours(24)) > 0) {
+            throw new SubscriptionConfigException("stuckHandlerThreshold must be between 10 ms and 24 h, got "
+                    + stuckHandlerThreshold);
+        }
+    }
+
+    /** Options with the default {@code stuckHandlerThreshold} ({@link #DEFAULT_STUCK_HANDLER_THRESHOLD}). */
+    public ShardOptions(Target target, int shardCount, Duration leaseTtl, Duration renewInterval, int batchSize,
+            int bufferSize, Duration handlerRetryDelay, int maxAttempts) {
+        this(target, shardCount, leaseTtl, renewInterval, batchSize, bufferSize, handlerRetryDelay, maxAttempts,
+                DEFAULT_STUCK_HANDLER_THRESHOLD);
     }
 
     /** The defaults for a target and shard count. */
     public static ShardOptions defaults(Target target, int shardCount) {
         return new ShardOptions(target, shardCount, DEFAULT_LEASE_TTL, DEFAULT_RENEW_INTERVAL, DEFAULT_BATCH_SIZE,
-                DEFAULT_BUFFER_SIZE, DEFAULT_HANDLER_RETRY_DELAY, DEFAULT_MAX_ATTEMPTS);
+                DEFAULT_BUFFER_SIZE, DEFAULT_HANDLER_RETRY_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_STUCK_HANDLER_THRESHOLD);
     }
 
     /** The fair share of {@code buckets} among {@code workers}: {@code ceil(buckets / max(1, workers))}. */

@@ -14,9 +14,11 @@ import java.time.Duration;
  * @param retries deliveries answered with a retry (or an exception)
  * @param deadLetters events dead-lettered
  * @param handlerTime total time spent in the handler
- * @param stuckReaders readers stopped whose handlers have not returned yet (they ignored their
- *     interrupt; see {@link ShardListener#readerStuck}); the buckets a worker still holds among
- *     them keep their leases until they return
+ * @param stuckReaders buckets whose handler is stuck: readers stopped whose handlers have not
+ *     returned yet (they ignored their interrupt; see {@link ShardListener#readerStuck}), whose
+ *     buckets keep their leases until they return, and handlers running longer than the pool's
+ *     {@code stuckHandlerThreshold} with no stop requested ({@link ShardListener#handlerStuck});
+ *     each bucket counted once
  */
 public record ShardStats(int ownedBuckets, long claims, long sheds, long losses, long readerRestarts, long deliveries,
         long retries, long deadLetters, Duration handlerTime, int stuckReaders) {}

@@ -19,6 +19,7 @@ public interface ShardedSubscription extends AutoCloseable {
 
     /** Every bucket's lease of the pool {@code name} as stored now (for operators; no worker needed). */
     static List<ShardOwnership> ownership(EventStore store, String name) {
+        dev.waymark.subscription.internal.Names.requireArgument("pool name", name);
         return new dev.waymark.subscription.shard.internal.LeaseStore(store, name, 1, Duration.ofSeconds(1), null)
                 .snapshot();
     }
@@ -27,15 +28,21 @@ public interface ShardedSubscription extends AutoCloseable {
      * Releases every bucket of {@code workerId} in the pool {@code name} and removes its membership,
      * so live workers take the buckets over at once (for a worker known to be dead). A worker that is
      * in fact alive loses the buckets: its fenced checkpoint writes fail and it reclaims its share.
+     * All or nothing, in one transaction whose lock waits are bounded by the store's
+     * {@code internalTransactionTimeout}: a lease row locked by another transaction (a worker frozen
+     * inside one, which the server ends within that bound) makes it fail rather than wait, with
+     * nothing released and no row left locked.
      *
-     * @return the buckets that were released
+     * @return the buckets that were released, ascending
+     * @throws ShardReleaseTimeoutException when a lease row stayed locked for the whole bound; retry
+     * @throws dev.waymark.store.InvalidInputException when the name or worker id holds a control or
+     *     invisible character
      */
     static List<Integer> release(EventStore store, String name, String workerId) {
-        var leases = new dev.waymark.subscription.shard.internal.LeaseStore(store, name, 1, Duration.ofSeconds(1), null);
-        List<Integer> held = leases.snapshot().stream().filter(o -> o.owner().filter(workerId::equals).isPresent())
-                .map(ShardOwnership::bucket).toList();
-        leases.leave(workerId, Set.of());
-        return held;
+        dev.waymark.subscription.internal.Names.requireArgument("pool name", name);
+        dev.waymark.subscription.internal.Names.requireArgument("worker id", workerId);
+        return new dev.waymark.subscription.shard.internal.LeaseStore(store, name, 1, Duration.ofSeconds(1), null)
+                .release(workerId);
     }
 
     /** A builder for a worker of the pool {@code name} over {@code target}. */

@@ -30,6 +30,7 @@ public final class ShardedSubscriptionBuilder {
     private int bufferSize = ShardOptions.DEFAULT_BUFFER_SIZE;
     private Duration handlerRetryDelay = ShardOptions.DEFAULT_HANDLER_RETRY_DELAY;
     private int maxAttempts = ShardOptions.DEFAULT_MAX_ATTEMPTS;
+    private Duration stuckHandlerThreshold = ShardOptions.DEFAULT_STUCK_HANDLER_THRESHOLD;
     private ShardListener listener = ShardListener.NONE;
 
     ShardedSubscriptionBuilder(EventStore store, String name, Target target) {
@@ -83,6 +84,18 @@ public final class ShardedSubscriptionBuilder {
         return this;
     }
 
+    /**
+     * How long one handler call may run, with no stop requested, before its bucket is reported as
+     * stuck: one WARN line naming the pool, the bucket, the event and how long,
+     * {@link ShardListener#handlerStuck}, and {@link ShardStats#stuckReaders()} (the
+     * {@code waymark.shard.stuck_readers} gauge) until it returns ({@link ShardListener#handlerUnstuck}).
+     * 10 ms to 24 h; default {@link ShardOptions#DEFAULT_STUCK_HANDLER_THRESHOLD} (60 s).
+     */
+    public ShardedSubscriptionBuilder stuckHandlerThreshold(Duration threshold) {
+        this.stuckHandlerThreshold = threshold;
+        return this;
+    }
+
     /** Observe the worker. */
     public ShardedSubscriptionBuilder listener(ShardListener listener) {
         this.listener = listener == null ? ShardListener.NONE : listener;
@@ -92,7 +105,7 @@ public final class ShardedSubscriptionBuilder {
     /** The validated options. */
     public ShardOptions options() {
         return new ShardOptions(target, shards, leaseTtl, renewInterval, batchSize, bufferSize, handlerRetryDelay,
-                maxAttempts);
+                maxAttempts, stuckHandlerThreshold);
     }
 
     /**
@@ -119,10 +132,10 @@ public final class ShardedSubscriptionBuilder {
         ShardOptions options = options();
         String workerId = "w-" + UUID.randomUUID().toString().substring(0, 13);
         log.info("waymark sharded subscription {}: worker={}, target={}, shards={}, leaseTtl={}ms, renewInterval={}ms,"
-                        + " batchSize={}, maxAttempts={}, handlerRetryDelay={}ms", probe.name(), workerId,
-                options.target(), options.shardCount(), options.leaseTtl().toMillis(),
+                        + " batchSize={}, maxAttempts={}, handlerRetryDelay={}ms, stuckHandlerThreshold={}ms", probe.name(),
+                workerId, options.target(), options.shardCount(), options.leaseTtl().toMillis(),
                 options.renewInterval().toMillis(), options.batchSize(), options.maxAttempts(),
-                options.handlerRetryDelay().toMillis());
+                options.handlerRetryDelay().toMillis(), options.stuckHandlerThreshold().toMillis());
         return new ShardWorker(store, name, workerId, options, handler, listener).start();
     }
 

@@ -438,7 +438,7 @@ class ReconcilePassTest {
         new Worker(pool, "a", 4, clock, null);
         assertThatThrownBy(() -> new Worker(pool, "b", 6, clock, null))
                 .isInstanceOf(ShardCountMismatchException.class)
-                .hasMessageContaining("started with 6 shards but is stored with [4]")
+                .hasMessageContaining("started with 6 shards but is stored with 4,")
                 .hasMessageContaining("To resize");
     }
 

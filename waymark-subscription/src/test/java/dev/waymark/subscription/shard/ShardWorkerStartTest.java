@@ -14,11 +14,16 @@ import dev.waymark.testkit.PostgresExtension;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.net.ServerSocket;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
@@ -126,7 +131,7 @@ class ShardWorkerStartTest {
         assertThatThrownBy(() -> ShardedSubscription.builder(store, "counted", Target.category("counted")).shards(2)
                 .start(d -> Ack.ok()))
                 .isInstanceOf(ShardCountMismatchException.class)
-                .hasMessageContaining("started with 2 shards but is stored with [3]");
+                .hasMessageContaining("started with 2 shards but is stored with 3,");
 
         AtomicReference<Boolean> down = new AtomicReference<>(true);
         List<Failure> failures = new CopyOnWriteArrayList<>();
@@ -148,6 +153,47 @@ class ShardWorkerStartTest {
             } finally {
                 worker.stop(Duration.ofSeconds(5));
             }
+        }
+    }
+
+    @Test
+    void a_refused_shard_count_leaves_no_rows_names_only_the_stored_count_and_the_procedure() throws Exception {
+        try (Connection other = POSTGRES.dataSource().getConnection(); Statement s = other.createStatement()) {
+            other.setAutoCommit(false);
+            // another worker's start with 8 shards, not committed yet
+            s.execute("INSERT INTO waymark.shards (subscription, bucket, shard_count)"
+                    + " SELECT 'eight', g, 8 FROM generate_series(0, 7) g");
+            CompletableFuture<ShardedSubscription> sixteen = CompletableFuture.supplyAsync(() -> ShardedSubscription
+                    .builder(store, "eight", Target.category("eight")).shards(16).start(d -> Ack.ok()));
+            await("the start of 16 waits for the rows of 8").atMost(WAIT).until(() -> waitingForLocks() > 0);
+            other.commit();
+            // before: "stored with [8, 16]", counting the refused start's own rows
+            assertThat(sixteen).failsWithin(WAIT).withThrowableOfType(ExecutionException.class).havingCause()
+                    .isInstanceOfSatisfying(ShardCountMismatchException.class, e -> {
+                        assertThat(e.configured()).isEqualTo(16);
+                        assertThat(e.stored()).containsExactly(8);
+                        assertThat(e).hasMessageContaining("started with 16 shards but is stored with 8,")
+                                .hasMessageNotContaining("16]")
+                                .hasMessageContaining("docs/OPERATIONS.md, \"Resizing\"")
+                                .hasMessageContaining("`waymark shards status --subscription eight`")
+                                .hasMessageContaining("DELETE FROM waymark.shards WHERE subscription = 'eight'")
+                                .hasMessageContaining("start every worker with shards(16)");
+                    });
+        }
+        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*), min(shard_count), max(shard_count) FROM waymark.shards"
+                        + " WHERE subscription = 'eight'")) {
+            rs.next();
+            assertThat(List.of(rs.getInt(1), rs.getInt(2), rs.getInt(3))).containsExactly(8, 8, 8);
+        }
+    }
+
+    private static int waitingForLocks() throws Exception {
+        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                        + " AND wait_event_type = 'Lock'")) {
+            rs.next();
+            return rs.getInt(1);
         }
     }
 }

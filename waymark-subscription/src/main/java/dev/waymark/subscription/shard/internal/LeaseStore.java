@@ -1,12 +1,15 @@
 package dev.waymark.subscription.shard.internal;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.StoreException;
+import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.store.internal.Jdbc;
 import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
 import dev.waymark.subscription.internal.CheckpointSql;
 import dev.waymark.subscription.shard.ShardCountMismatchException;
 import dev.waymark.subscription.shard.ShardOwnership;
+import dev.waymark.subscription.shard.ShardReleaseTimeoutException;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -22,6 +25,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,8 +62,13 @@ public final class LeaseStore {
         this.q = Schema.quote(store.schema());
     }
 
+    /** The pool's name. */
+    public String subscription() {
+        return subscription;
+    }
+
     private <T> T tx(String what, Jdbc.Work<T> work) {
-        return Jdbc.inTransaction(store.dataSource(), store.schema(), what + " for sharded subscription '"
+        return Jdbc.inTransaction(store, what + " for sharded subscription '"
                 + subscription + "'", work);
     }
 
@@ -78,27 +87,40 @@ public final class LeaseStore {
      */
     public void ensureShards() {
         tx("ensure shard rows", c -> {
+            // Serializes the starts of the pool's workers: the second sees the first one's rows.
+            try (PreparedStatement p = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))")) {
+                p.setString(1, store.schema() + "#shards#" + subscription);
+                p.execute();
+            }
+            List<Integer> mine = new ArrayList<>();
             try (PreparedStatement p = c.prepareStatement("INSERT INTO " + q + ".shards (subscription, bucket,"
                     + " shard_count) SELECT ?, g, ? FROM generate_series(0, ? - 1) g"
                     + " WHERE NOT EXISTS (SELECT 1 FROM " + q + ".shards WHERE subscription = ?)"
-                    + " ON CONFLICT DO NOTHING")) {
+                    + " ON CONFLICT DO NOTHING RETURNING bucket")) {
                 p.setString(1, subscription);
                 p.setInt(2, shardCount);
                 p.setInt(3, shardCount);
                 p.setString(4, subscription);
-                p.executeUpdate();
+                try (ResultSet rs = p.executeQuery()) {
+                    while (rs.next()) {
+                        mine.add(rs.getInt(1));
+                    }
+                }
             }
+            // The counts stored by others: a refused start's own rows (inserted beside those of a
+            // start that committed meanwhile) are neither counted nor kept (the refusal rolls back).
             List<Integer> counts = new ArrayList<>();
             try (PreparedStatement p = c.prepareStatement("SELECT DISTINCT shard_count FROM " + q
-                    + ".shards WHERE subscription = ? ORDER BY 1")) {
+                    + ".shards WHERE subscription = ? AND NOT (bucket = ANY(?)) ORDER BY 1")) {
                 p.setString(1, subscription);
+                p.setArray(2, c.createArrayOf("int4", mine.toArray()));
                 try (ResultSet rs = p.executeQuery()) {
                     while (rs.next()) {
                         counts.add(rs.getInt(1));
                     }
                 }
             }
-            if (!counts.equals(List.of(shardCount))) {
+            if (!counts.isEmpty() && !counts.equals(List.of(shardCount))) {
                 throw new ShardCountMismatchException(subscription, shardCount, counts);
             }
             // Checkpoints of another group size (a plain subscription of the same name, a resize done
@@ -252,6 +274,49 @@ public final class LeaseStore {
             return null;
         });
     }
+
+    /**
+     * Releases every bucket of {@code worker} and removes its membership row, all or nothing, in one
+     * transaction whose lock waits end at the store's transaction bound: the operator's release of a
+     * worker known to be dead.
+     *
+     * @return the released buckets, ascending
+     * @throws ShardReleaseTimeoutException when a lease row stayed locked by another transaction
+     *     for the whole bound; nothing was released
+     */
+    public List<Integer> release(String worker) {
+        try {
+            return tx("release the buckets of worker " + worker, c -> {
+                List<Integer> released = new ArrayList<>();
+                try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET owner = NULL,"
+                        + " lease_expires_at = NULL WHERE subscription = ? AND owner = ? RETURNING bucket")) {
+                    p.setString(1, subscription);
+                    p.setString(2, worker);
+                    try (ResultSet rs = p.executeQuery()) {
+                        while (rs.next()) {
+                            released.add(rs.getInt(1));
+                        }
+                    }
+                }
+                try (PreparedStatement p = c.prepareStatement("DELETE FROM " + q + ".workers WHERE subscription = ?"
+                        + " AND worker_id = ?")) {
+                    p.setString(1, subscription);
+                    p.setString(2, worker);
+                    p.executeUpdate();
+                }
+                released.sort(null);
+                return released;
+            });
+        } catch (StoreException e) {
+            if (TIMEOUTS.contains(e.sqlState())) {
+                throw new ShardReleaseTimeoutException(subscription, worker, TransactionBounds.of(store).timeout(), e);
+            }
+            throw e;
+        }
+    }
+
+    /** A lock wait ({@code lock_timeout}) or a statement ({@code statement_timeout}) that ran out. */
+    private static final Set<String> TIMEOUTS = Set.of("55P03", "57014");
 
     /** Every bucket's lease, by bucket. */
     public List<ShardOwnership> snapshot() {

@@ -4,6 +4,7 @@ import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
 import dev.waymark.subscription.shard.ShardCountMismatchException;
 import dev.waymark.subscription.shard.ShardListener;
 import dev.waymark.subscription.shard.ShardOptions;
+import dev.waymark.subscription.shard.ShardOwnership;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -163,6 +164,8 @@ public final class ReconcilePass {
         List<Integer> refenced = owned.entrySet().stream().filter(e -> readers.running().contains(e.getKey())
                 && readers.isAlive(e.getKey()) && readers.epochOf(e.getKey()) != e.getValue()).map(Map.Entry::getKey)
                 .toList();
+        Map<Integer, Long> heldEpochs = new HashMap<>();
+        lost.forEach(b -> heldEpochs.put(b, readers.epochOf(b)));
         Set<Integer> stopping = new TreeSet<>(shed);
         stopping.addAll(lost);
         stopping.addAll(refenced);
@@ -178,6 +181,9 @@ public final class ReconcilePass {
         for (int b : stopped) {
             owned.remove(b);
             safely(() -> listener.shed(worker, b));
+        }
+        if (!lost.isEmpty()) {
+            logLost(lost, heldEpochs);
         }
         for (int b : lost) {
             safely(() -> listener.lost(worker, b));
@@ -209,6 +215,28 @@ public final class ReconcilePass {
         int liveCount = workers;
         safely(() -> listener.passCompleted(worker, result, liveCount));
         return result;
+    }
+
+    /**
+     * One WARN line per lost bucket, with the lease as stored now: an expected event (a takeover
+     * after a pause, an expiry), not an error.
+     */
+    private void logLost(Set<Integer> lost, Map<Integer, Long> heldEpochs) {
+        Map<Integer, ShardOwnership> now = new HashMap<>();
+        try {
+            leases.snapshot().forEach(o -> now.put(o.bucket(), o));
+        } catch (RuntimeException e) {
+            log.debug("sharded worker {}: reading the leases of lost buckets failed: {}", worker, e.toString());
+        }
+        for (int b : lost) {
+            long held = heldEpochs.getOrDefault(b, -1L);
+            ShardOwnership o = now.get(b);
+            String state = o == null ? "its lease as stored now is unknown"
+                    : o.owner().map(owner -> "now held by " + owner + " at epoch " + o.epoch()
+                            + (o.live() ? "" : ", expired")).orElse("now free at epoch " + o.epoch());
+            log.warn("sharded worker {} of '{}': lost bucket {} (held at epoch {}; {}); its reader stops", worker,
+                    leases.subscription(), b, held < 0 ? "?" : held, state);
+        }
     }
 
     private void failed(String step, RuntimeException e) {

@@ -139,7 +139,14 @@ public final class ShardWorker implements ShardedSubscription {
     public ShardStats stats() {
         return new ShardStats(owned.size(), claims.get(), sheds.get(), losses.get(), restarts.get(),
                 readers.deliveries.get(), readers.retries.get(), readers.deadLetters.get(),
-                Duration.ofNanos(readers.handlerNanos.get()), readers.draining().size());
+                Duration.ofNanos(readers.handlerNanos.get()), stuckReaders());
+    }
+
+    /** Buckets whose handler is stuck: stopped readers not ended, and handlers past the threshold. */
+    private int stuckReaders() {
+        Set<Integer> stuck = new java.util.HashSet<>(readers.draining());
+        stuck.addAll(readers.stuckHandlers());
+        return stuck.size();
     }
 
     @Override
@@ -264,6 +271,18 @@ public final class ShardWorker implements ShardedSubscription {
         @Override
         public void readerStuck(String workerId, int bucket) {
             next.readerStuck(workerId, bucket);
+        }
+
+        @Override
+        public void handlerStuck(String workerId, int bucket, dev.waymark.store.RecordedEvent event,
+                Duration running) {
+            next.handlerStuck(workerId, bucket, event, running);
+        }
+
+        @Override
+        public void handlerUnstuck(String workerId, int bucket, dev.waymark.store.RecordedEvent event,
+                Duration took) {
+            next.handlerUnstuck(workerId, bucket, event, took);
         }
 
         @Override

@@ -6,6 +6,7 @@ import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.LeaseFence;
+import dev.waymark.subscription.LeaseLostException;
 import dev.waymark.subscription.StartPosition;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.SubscriptionConfig;
@@ -50,6 +51,8 @@ public final class SubscriptionReaders implements BucketReaders {
     private final Map<Integer, Reader> readers = new ConcurrentHashMap<>();
     /** Readers stopped whose threads have not ended (a handler ignoring its interrupt). */
     private final Map<Integer, Reader> draining = new ConcurrentHashMap<>();
+    /** Buckets whose handler runs longer than the stuck threshold, with no stop requested, and on what. */
+    private final Map<Integer, RecordedEvent> stuckHandlers = new ConcurrentHashMap<>();
 
     final AtomicLong deliveries = new AtomicLong();
     final AtomicLong retries = new AtomicLong();
@@ -105,6 +108,7 @@ public final class SubscriptionReaders implements BucketReaders {
                 .fence(new LeaseFence(name, bucket, worker, epoch))
                 .batchSize(options.batchSize())
                 .retry(options.maxAttempts(), options.handlerRetryDelay())
+                .stuckHandlerThreshold(options.stuckHandlerThreshold())
                 .startFrom(StartPosition.checkpointOrBeginning())
                 .listener(new Counting(bucket, stopRequested))
                 .start(d -> handle(d, epoch));
@@ -194,6 +198,11 @@ public final class SubscriptionReaders implements BucketReaders {
         }
     }
 
+    /** Buckets whose handler has run longer than the stuck threshold, with no stop requested, and not returned. */
+    public Set<Integer> stuckHandlers() {
+        return Set.copyOf(stuckHandlers.keySet());
+    }
+
     @Override
     public Set<Integer> draining() {
         draining.values().removeIf(r -> !r.subscription().isRunning());
@@ -223,8 +232,10 @@ public final class SubscriptionReaders implements BucketReaders {
         @Override
         public void stopped(SubscriptionConfig config, GlobalPosition position, Throwable error) {
             if (!stopRequested.get()) {
-                log.warn("sharded worker {} of '{}': the reader of bucket {} died: {}", worker, name, bucket,
-                        error == null ? "it ended without an error" : error.toString());
+                if (!(error instanceof LeaseLostException)) { // the reader logged that one itself, with the state
+                    log.warn("sharded worker {} of '{}': the reader of bucket {} died: {}", worker, name, bucket,
+                            error == null ? "it ended without an error" : error.toString());
+                }
                 ReconcilePass.safely(() -> listener.readerDied(worker, bucket, error));
             }
         }
@@ -239,6 +250,18 @@ public final class SubscriptionReaders implements BucketReaders {
         @Override
         public void deadLettered(SubscriptionConfig config, RecordedEvent event, DeadLetterReason reason, int attempts) {
             deadLetters.incrementAndGet();
+        }
+
+        @Override
+        public void handlerStuck(SubscriptionConfig config, Delivery delivery, Duration running) {
+            stuckHandlers.put(bucket, delivery.event());
+            ReconcilePass.safely(() -> listener.handlerStuck(worker, bucket, delivery.event(), running));
+        }
+
+        @Override
+        public void handlerUnstuck(SubscriptionConfig config, Delivery delivery, Duration took) {
+            stuckHandlers.remove(bucket, delivery.event());
+            ReconcilePass.safely(() -> listener.handlerUnstuck(worker, bucket, delivery.event(), took));
         }
     }
 }
