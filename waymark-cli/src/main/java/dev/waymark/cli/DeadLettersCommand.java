@@ -155,14 +155,24 @@ final class DeadLettersCommand {
             value.put("reason", l.reasonSummary());
             value.put("reasonJson", StoredJson.of(l.reasonJson()));
             value.put("attempts", l.attempts());
+            value.put("error", l.error().map(DeadLettersCommand::error).orElse(null));
             value.put("createdAt", l.createdAt().toString());
             value.put("replayedAt", l.replayedAt().map(Object::toString).orElse(null));
             value.put("replayOutcome", l.replayOutcome().orElse(null));
             StringBuilder text = new StringBuilder();
-            value.forEach((k, v) -> text.append(Output.row("%-14s %s%n", k, v)));
+            value.forEach((k, v) -> text.append(Output.row("%-14s %s%n", k, v instanceof Map<?, ?> e
+                    ? e.get("type") + (e.get("message") == null ? "" : ": " + e.get("message")) : v)));
             cli.print(spec.commandLine().getOut(), value, text.toString());
             return 0;
         }
+    }
+
+    /** The handler's exception as printed: its class and, when it had one, its message. */
+    private static Map<String, String> error(DeadLetter.HandlerError error) {
+        Map<String, String> value = new java.util.LinkedHashMap<>();
+        value.put("type", error.type());
+        value.put("message", error.message().orElse(null));
+        return value;
     }
 
     /** One replayed (or, in a preview, to-be-replayed) dead letter as printed. */

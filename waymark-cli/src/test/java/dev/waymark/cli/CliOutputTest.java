@@ -44,6 +44,11 @@ class CliOutputTest {
                     .start(d -> Ack.deadLetter(DeadLetterReason.poison(REASON)))) {
                 Awaitility.await().atMost(WAIT).until(() -> DeadLetters.of(store).count("billing") == 2);
             }
+            try (Subscription s = Subscription.builder(store, "shipping", Target.category("order"))
+                    .start(d -> Ack.deadLetter(DeadLetterReason.poison("no address"),
+                            new IllegalStateException("carrier refused\nat the gate")))) {
+                Awaitility.await().atMost(WAIT).until(() -> DeadLetters.of(store).count("shipping") == 2);
+            }
             WorkflowRegistry registry = new WorkflowRegistry().register("doomed", String.class, String.class,
                     (ctx, in) -> {
                         throw new IllegalStateException("line one\nline two");
@@ -89,6 +94,24 @@ class CliOutputTest {
         assertThat(reason.get("kind").asText()).isEqualTo("poison");
         assertThat(reason.get("detail").asText()).isEqualTo(REASON);
         assertThat(show.json().get("reason").asText()).isEqualTo("poison: " + REASON);
+    }
+
+    @Test
+    void dead_letters_show_prints_the_handlers_exception() throws Exception {
+        long id = CliRun.of("dead-letters", "list", "--subscription", "shipping", "--url", url, "--json").json()
+                .get(0).get("id").asLong();
+        CliRun json = CliRun.of("dead-letters", "show", "--id", Long.toString(id), "--url", url, "--json");
+        assertThat(json.code()).as(json.err()).isZero();
+        JsonNode error = json.json().get("error");
+        assertThat(error.get("type").asText()).isEqualTo("java.lang.IllegalStateException");
+        assertThat(error.get("message").asText()).isEqualTo("carrier refused\nat the gate");
+
+        CliRun text = CliRun.of("dead-letters", "show", "--id", Long.toString(id), "--url", url);
+        assertThat(text.out().lines().filter(l -> l.startsWith("error "))).singleElement().asString()
+                .endsWith("java.lang.IllegalStateException: carrier refused\\nat the gate");
+        // a dead letter without an exception shows none
+        CliRun none = CliRun.of("dead-letters", "show", "--id", Long.toString(firstLetter()), "--url", url, "--json");
+        assertThat(none.json().get("error").isNull()).isTrue();
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.waymark.workflow;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.internal.Utf16;
 import dev.waymark.workflow.internal.Args;
@@ -54,7 +55,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
         this.store = Args.notNull(store, "store");
         this.runtime = runtime;
         this.instances = runtime.instances();
-        this.collection = new Collection(store.dataSource(), store.schema());
+        this.collection = new Collection(store.dataSource(), store.schema(), TransactionBounds.of(store));
         this.maxPayloadBytes = maxPayloadBytes;
     }
 
@@ -79,7 +80,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
     public static WorkflowClient create(EventStore store, WorkflowCodec codec, int maxPayloadBytes) {
         Args.notNull(store, "store");
         requireMaxPayloadBytes(maxPayloadBytes);
-        Instances instances = new Instances(store.dataSource(), store.schema());
+        Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
         return new WorkflowClient(store, new Runtime(instances, Args.notNull(codec, "codec"), null,
                 new WorkflowListener() {}, maxPayloadBytes, store::signalAppended, (p, c, s) -> { },
                 null, Duration.ZERO), maxPayloadBytes);

@@ -1,5 +1,6 @@
 package dev.waymark.workflow;
 
+import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Advancer;
@@ -430,7 +431,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         /** Builds the engine; it runs started workflows at once. */
         public WorkflowEngine build() {
             String id = owner != null ? owner : "engine-" + UUID.randomUUID();
-            Instances instances = new Instances(store.dataSource(), store.schema());
+            Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
             WorkflowEngine[] self = new WorkflowEngine[1];
             Runtime runtime = new Runtime(instances, codec, registry, listener, maxPayloadBytes, store::signalAppended,
                     (parent, child, started) -> self[0].childSpawned(parent, child, started), id, leaseTtl);

@@ -56,8 +56,9 @@ final class Appender {
     private final Clock clock;
     private final Runnable afterCommit;
     private final ResendCheck resendCheck;
+    private final TransactionBounds bounds;
 
-    Appender(DataSource dataSource, String schema, Clock clock, Runnable afterCommit) {
+    Appender(DataSource dataSource, String schema, Clock clock, Runnable afterCommit, TransactionBounds bounds) {
         this.dataSource = dataSource;
         this.schema = schema;
         this.sql = APPEND_SQL.formatted(Schema.quote(schema));
@@ -65,6 +66,7 @@ final class Appender {
         this.clock = clock;
         this.afterCommit = afterCommit;
         this.resendCheck = new ResendCheck(schema);
+        this.bounds = bounds;
     }
 
     /**
@@ -224,6 +226,9 @@ final class Appender {
     private List<AppendResult> commitOrRollBack(Connection connection, List<StreamAppend> prepared, OffsetDateTime now)
             throws SQLException {
         try {
+            // A pool without autocommit: the append is a transaction of the store's own, bounded as
+            // every other (a process frozen between the append and the commit holds the horizon).
+            bounds.apply(connection);
             List<AppendResult> results = execute(connection, prepared, now);
             connection.commit();
             return results;

@@ -34,22 +34,9 @@ public final class Jdbc {
     public static <T> T inTransaction(DataSource dataSource, String schema, TransactionBounds bounds, String action,
             Work<T> work) {
         try {
-            return run(dataSource, bounds, work);
+            return run(dataSource, bounds, action, work);
         } catch (SQLException e) {
             throw bounds.translate(e, action, schema);
-        }
-    }
-
-    /**
-     * Runs {@code work} in one transaction without server-side bounds. Only for callers not moved
-     * to {@link #inTransaction(EventStore, String, Work)} yet: a process frozen inside such a
-     * transaction holds every reader's visibility horizon until it wakes.
-     */
-    public static <T> T inTransaction(DataSource dataSource, String schema, String action, Work<T> work) {
-        try {
-            return run(dataSource, null, work);
-        } catch (SQLException e) {
-            throw SqlErrors.translate(e, action, schema);
         }
     }
 
@@ -69,17 +56,16 @@ public final class Jdbc {
         }
     }
 
-    private static <T> T run(DataSource dataSource, TransactionBounds bounds, Work<T> work) throws SQLException {
+    private static <T> T run(DataSource dataSource, TransactionBounds bounds, String action, Work<T> work)
+            throws SQLException {
         try (Connection c = dataSource.getConnection()) {
             boolean autoCommit = c.getAutoCommit();
             c.setAutoCommit(false);
             T result;
             try {
-                if (bounds != null) {
-                    bounds.apply(c);
-                }
+                bounds.apply(c);
                 result = work.run(c);
-                c.commit();
+                Commits.commit(c, action, null); // a failure the work caught must not pass for a commit
             } catch (SQLException | RuntimeException | Error e) {
                 try {
                     c.rollback();

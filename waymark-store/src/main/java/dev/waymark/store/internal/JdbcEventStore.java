@@ -44,7 +44,7 @@ public final class JdbcEventStore implements EventStore {
         this.dataSource = dataSource;
         this.schema = schema;
         this.notifier = new Notifier(dataSource, schema, settings);
-        this.appender = new Appender(dataSource, schema, clock, notifier::appended);
+        this.appender = new Appender(dataSource, schema, clock, notifier::appended, transactionBounds);
         this.reader = new EventReader(dataSource, schema);
         this.lifecycle = new StreamLifecycle(dataSource, schema);
         this.transactions = new Transactions(dataSource, schema, appender, notifier::appended);

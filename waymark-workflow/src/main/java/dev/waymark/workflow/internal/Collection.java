@@ -1,5 +1,6 @@
 package dev.waymark.workflow.internal;
 
+import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.workflow.FinishedWorkflow;
 import dev.waymark.workflow.WorkflowStatus;
 import java.time.Duration;
@@ -13,9 +14,14 @@ public final class Collection {
     private final Sql sql;
     private final String s;
 
-    /** Collection over the workflow tables of {@code schema}. */
+    /** Collection over the workflow tables of {@code schema}, transactions bounded by the default bounds. */
     public Collection(DataSource dataSource, String schema) {
-        this.sql = new Sql(dataSource, schema);
+        this(dataSource, schema, TransactionBounds.DEFAULT);
+    }
+
+    /** Collection over the workflow tables of {@code schema}, transactions bounded by {@code bounds}. */
+    public Collection(DataSource dataSource, String schema, TransactionBounds bounds) {
+        this.sql = new Sql(dataSource, schema, bounds);
         this.s = "\"" + schema + "\".";
     }
 

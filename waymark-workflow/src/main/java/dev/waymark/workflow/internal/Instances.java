@@ -1,5 +1,6 @@
 package dev.waymark.workflow.internal;
 
+import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.workflow.JournalEntry;
 import dev.waymark.workflow.WorkflowInfo;
 import dev.waymark.workflow.WorkflowStatus;
@@ -50,9 +51,14 @@ public final class Instances {
     private final Queries queries;
     private volatile StepBatcher batcher;
 
-    /** Statements on {@code schema} through {@code dataSource}. */
+    /** Statements on {@code schema} through {@code dataSource}, transactions bounded by the default bounds. */
     public Instances(DataSource dataSource, String schema) {
-        this.sql = new Sql(dataSource, schema);
+        this(dataSource, schema, TransactionBounds.DEFAULT);
+    }
+
+    /** Statements on {@code schema} through {@code dataSource}, transactions bounded by {@code bounds}. */
+    public Instances(DataSource dataSource, String schema, TransactionBounds bounds) {
+        this.sql = new Sql(dataSource, schema, bounds);
         this.s = "\"" + schema + "\".";
         this.awakeables = new Awakeables(sql);
         this.leases = new Leases(sql);

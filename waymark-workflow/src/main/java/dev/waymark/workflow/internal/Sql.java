@@ -2,6 +2,7 @@ package dev.waymark.workflow.internal;
 
 import dev.waymark.store.internal.Jdbc;
 import dev.waymark.store.internal.SqlErrors;
+import dev.waymark.store.internal.TransactionBounds;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -25,10 +26,12 @@ final class Sql {
 
     private final DataSource dataSource;
     private final String schema;
+    private final TransactionBounds bounds;
 
-    Sql(DataSource dataSource, String schema) {
+    Sql(DataSource dataSource, String schema, TransactionBounds bounds) {
         this.dataSource = dataSource;
         this.schema = schema;
+        this.bounds = bounds;
     }
 
     String schema() {
@@ -65,9 +68,13 @@ final class Sql {
         });
     }
 
-    /** Runs {@code work} in one transaction on one pooled connection; any failure rolls it back. */
+    /**
+     * Runs {@code work} in one transaction on one pooled connection, bounded by the server (a process
+     * frozen inside it holds no lock and no reader's horizon longer than the bound); any failure
+     * rolls it back.
+     */
     <T> T inTransaction(String action, Jdbc.Work<T> work) {
-        return Jdbc.inTransaction(dataSource, schema, action, work);
+        return Jdbc.inTransaction(dataSource, schema, bounds, action, work);
     }
 
     static Instant instant(ResultSet rs, String column) throws SQLException {
