@@ -1,11 +1,13 @@
 package dev.waymark.store;
 
+import dev.waymark.store.internal.GroupCommitSettings;
 import dev.waymark.store.internal.JdbcEventStore;
 import dev.waymark.store.internal.NotifierSettings;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.store.internal.TransactionBounds;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -33,6 +35,12 @@ public final class EventStoreBuilder {
      * See {@link #internalTransactionTimeout(Duration)}.
      */
     public static final Duration DEFAULT_INTERNAL_TRANSACTION_TIMEOUT = Duration.ofSeconds(10);
+    /** Default: group commit on. See {@link #groupCommit(boolean)}. */
+    public static final boolean DEFAULT_GROUP_COMMIT = true;
+    /** Default most appends in one group commit: 64. Bounds: 1 to 1,000. */
+    public static final int DEFAULT_MAX_APPEND_BATCH_SIZE = 64;
+    /** Default most estimated bytes in one group commit: 1 MiB. Bounds: 1 KiB to 64 MiB. */
+    public static final long DEFAULT_MAX_APPEND_BATCH_BYTES = 1L << 20;
 
     private static final Logger log = LoggerFactory.getLogger(EventStoreBuilder.class);
 
@@ -45,6 +53,10 @@ public final class EventStoreBuilder {
     private Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
     private Duration reconnectMax = DEFAULT_RECONNECT_MAX;
     private Duration internalTransactionTimeout = DEFAULT_INTERNAL_TRANSACTION_TIMEOUT;
+    private boolean groupCommit = DEFAULT_GROUP_COMMIT;
+    private int maxAppendBatchSize = DEFAULT_MAX_APPEND_BATCH_SIZE;
+    private long maxAppendBatchBytes = DEFAULT_MAX_APPEND_BATCH_BYTES;
+    private AppendBatchListener appendBatchListener = AppendBatchListener.NONE;
 
     EventStoreBuilder(DataSource dataSource) {
         this.dataSource = dataSource;
@@ -113,6 +125,50 @@ public final class EventStoreBuilder {
     }
 
     /**
+     * Group commit (default on): concurrent {@link EventStore#append(String, ExpectedVersion, List)
+     * append} and {@link EventStore#appendMultiStream(List) appendMultiStream} calls of this handle
+     * that commit on their own share one transaction and one statement, which multiplies the append
+     * rate of many concurrent writers. An append that finds no other in flight goes at once, with no
+     * timer and no added latency; appends arriving while one is in flight wait for it to end and are
+     * then committed together (at most {@link #maxAppendBatchSize(int)} appends and
+     * {@link #maxAppendBatchBytes(long)} bytes at a time). Every guarantee of an append alone holds:
+     * each call returns after its own append committed; a failed condition, an invalid or duplicate
+     * event fails that call alone, never its neighbours; two appends to one stream in one batch get
+     * consecutive versions in call order, the second's expected version checked against the first;
+     * per-stream order, the global order and the no-skip guarantee are unchanged; readers are woken
+     * once per batch. Appends on the caller's connection or inside {@link EventStore#inTransaction}
+     * are never batched. Turn it off to give every append a transaction of its own.
+     */
+    public EventStoreBuilder groupCommit(boolean enabled) {
+        this.groupCommit = enabled;
+        return this;
+    }
+
+    /** The most appends (calls, single or multi-stream) one group commit takes; default 64, 1 to 1,000. */
+    public EventStoreBuilder maxAppendBatchSize(int appends) {
+        this.maxAppendBatchSize = appends;
+        return this;
+    }
+
+    /**
+     * The most estimated bytes (event data, metadata, types, stream names) one group commit takes;
+     * default 1 MiB, 1 KiB to 64 MiB. A single append larger than this still goes, in a batch of its own.
+     */
+    public EventStoreBuilder maxAppendBatchBytes(long bytes) {
+        this.maxAppendBatchBytes = bytes;
+        return this;
+    }
+
+    /**
+     * Hears of every group commit (size, wait, duration): for metrics
+     * ({@code StoreMetrics.appendBatches}) or tests. Default: none.
+     */
+    public EventStoreBuilder appendBatchListener(AppendBatchListener listener) {
+        this.appendBatchListener = listener;
+        return this;
+    }
+
+    /**
      * Validates the options and creates the store (without connecting).
      *
      * @throws StoreConfigException naming the first invalid option
@@ -131,14 +187,27 @@ public final class EventStoreBuilder {
         requireBetween("reconnectBackoff max", reconnectMax, reconnectInitial, Duration.ofMinutes(10));
         requireBetween("internalTransactionTimeout", internalTransactionTimeout, Duration.ofMillis(100),
                 Duration.ofHours(1));
+        if (maxAppendBatchSize < 1 || maxAppendBatchSize > 1_000) {
+            throw new StoreConfigException("maxAppendBatchSize must be between 1 and 1000 appends, got "
+                    + maxAppendBatchSize);
+        }
+        if (maxAppendBatchBytes < 1024 || maxAppendBatchBytes > 64L << 20) {
+            throw new StoreConfigException("maxAppendBatchBytes must be between 1024 and " + (64L << 20)
+                    + " bytes (1 KiB to 64 MiB), got " + maxAppendBatchBytes);
+        }
+        if (appendBatchListener == null) {
+            throw new StoreConfigException("appendBatchListener must not be null (AppendBatchListener.NONE for none)");
+        }
         NotifierSettings settings =
                 new NotifierSettings(notifications, notifyWindow, fallbackPoll, reconnectInitial, reconnectMax);
         log.info("waymark event store: schema={}, notifications={}, notifyWindow={}ms, fallbackPoll={}ms,"
-                        + " reconnectBackoff={}..{}ms, internalTransactionTimeout={}ms, clock={}", schema, notifications,
+                        + " reconnectBackoff={}..{}ms, internalTransactionTimeout={}ms, groupCommit={},"
+                        + " maxAppendBatchSize={}, maxAppendBatchBytes={}, clock={}", schema, notifications,
                 notifyWindow.toMillis(), fallbackPoll.toMillis(), reconnectInitial.toMillis(), reconnectMax.toMillis(),
-                internalTransactionTimeout.toMillis(), clock);
+                internalTransactionTimeout.toMillis(), groupCommit, maxAppendBatchSize, maxAppendBatchBytes, clock);
         return new JdbcEventStore(dataSource, schema, clock, settings,
-                new TransactionBounds(internalTransactionTimeout));
+                new TransactionBounds(internalTransactionTimeout),
+                new GroupCommitSettings(groupCommit, maxAppendBatchSize, maxAppendBatchBytes, appendBatchListener));
     }
 
     private static void requireBetween(String option, Duration value, Duration min, Duration max) {

@@ -30,7 +30,10 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Appends: one call of the {@code append_events} function per append, single or multi-stream. */
+/**
+ * Appends: one call of the {@code append_events} function per append, single or multi-stream; with
+ * group commit on, concurrent appends that commit on their own go through the {@link AppendBatcher}.
+ */
 final class Appender {
 
     private static final Logger log = LoggerFactory.getLogger(Appender.class);
@@ -57,8 +60,11 @@ final class Appender {
     private final Runnable afterCommit;
     private final ResendCheck resendCheck;
     private final TransactionBounds bounds;
+    /** Null when group commit is off. */
+    private final AppendBatcher batcher;
 
-    Appender(DataSource dataSource, String schema, Clock clock, Runnable afterCommit, TransactionBounds bounds) {
+    Appender(DataSource dataSource, String schema, Clock clock, Runnable afterCommit, TransactionBounds bounds,
+            GroupCommitSettings groupCommit) {
         this.dataSource = dataSource;
         this.schema = schema;
         this.sql = APPEND_SQL.formatted(Schema.quote(schema));
@@ -67,6 +73,9 @@ final class Appender {
         this.afterCommit = afterCommit;
         this.resendCheck = new ResendCheck(schema);
         this.bounds = bounds;
+        this.batcher = groupCommit.enabled()
+                ? new AppendBatcher(dataSource, schema, bounds, afterCommit, groupCommit, this::appendAlone)
+                : null;
     }
 
     /**
@@ -78,6 +87,17 @@ final class Appender {
         List<StreamAppend> prepared = AppendValidator.prepare(appends, allowReserved, clock);
         boolean checkResend = ResendCheck.idsChosenByCaller(appends);
         OffsetDateTime now = OffsetDateTime.now(clock).withOffsetSameInstant(ZoneOffset.UTC);
+        if (batcher != null) {
+            List<AppendResult> batched = batcher.append(prepared, checkResend, now);
+            if (batched != null) {
+                return batched;
+            }
+        }
+        return appendAlone(prepared, checkResend, now);
+    }
+
+    /** {@link #appendCommitted} of validated appends in a transaction of their own, with the retries. */
+    private List<AppendResult> appendAlone(List<StreamAppend> prepared, boolean checkResend, OffsetDateTime now) {
         for (int attempt = 1; ; attempt++) {
             try (Connection connection = dataSource.getConnection()) {
                 List<AppendResult> results;
@@ -182,18 +202,7 @@ final class Appender {
     /** Runs the append in a transaction of the store's own on {@code connection}, and commits it. */
     private List<AppendResult> inOwnTransaction(Connection connection, List<StreamAppend> prepared,
             OffsetDateTime now) throws SQLException {
-        boolean autoCommit = connection.getAutoCommit();
-        try {
-            return autoCommit ? execute(connection, prepared, now) : commitOrRollBack(connection, prepared, now);
-        } catch (SQLException e) {
-            if (!SqlErrors.APPEND_ISOLATION.equals(e.getSQLState())) {
-                throw e;
-            }
-            // The pool's (or the server's) default isolation is not READ COMMITTED. The
-            // transaction is the store's own, so it sets the level for it (asking the
-            // connection for its level on every append would cost a round trip).
-            return atReadCommitted(connection, prepared, now, autoCommit);
-        }
+        return OwnTransaction.run(connection, bounds, c -> execute(c, prepared, now));
     }
 
     private static boolean autoCommit(Connection connection) {
@@ -208,38 +217,6 @@ final class Appender {
         String state = e.getSQLState();
         return SqlErrors.WRONG_VERSION.equals(state) || SqlErrors.STREAM_NOT_FOUND.equals(state)
                 || SqlErrors.STREAM_EXISTS.equals(state);
-    }
-
-    private List<AppendResult> atReadCommitted(Connection connection, List<StreamAppend> prepared, OffsetDateTime now,
-            boolean autoCommit) throws SQLException {
-        int isolation = connection.getTransactionIsolation();
-        connection.setAutoCommit(false);
-        connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-        try {
-            return commitOrRollBack(connection, prepared, now);
-        } finally {
-            connection.setTransactionIsolation(isolation);
-            connection.setAutoCommit(autoCommit);
-        }
-    }
-
-    private List<AppendResult> commitOrRollBack(Connection connection, List<StreamAppend> prepared, OffsetDateTime now)
-            throws SQLException {
-        try {
-            // A pool without autocommit: the append is a transaction of the store's own, bounded as
-            // every other (a process frozen between the append and the commit holds the horizon).
-            bounds.apply(connection);
-            List<AppendResult> results = execute(connection, prepared, now);
-            connection.commit();
-            return results;
-        } catch (SQLException | RuntimeException e) {
-            try {
-                connection.rollback();
-            } catch (SQLException rollback) {
-                e.addSuppressed(rollback);
-            }
-            throw e;
-        }
     }
 
     private List<AppendResult> execute(Connection connection, List<StreamAppend> appends, OffsetDateTime now)
@@ -310,7 +287,8 @@ final class Appender {
         }
     }
 
-    private static long encode(ExpectedVersion expected) {
+    /** The expected version as the append functions take it: -1 any, -2 no stream, -3 exists, n exactly n. */
+    static long encode(ExpectedVersion expected) {
         return switch (expected) {
             case ExpectedVersion.Any any -> -1;
             case ExpectedVersion.NoStream none -> -2;
@@ -331,14 +309,7 @@ final class Appender {
         String state = e.getSQLState();
         ConflictDetail detail = ConflictDetail.parse(SqlErrors.serverDetail(e));
         StreamAppend append = appends.get(Math.min(detail.index(), appends.size() - 1));
-        String name = append.streamName();
-        StoreException conflict = switch (state) {
-            case SqlErrors.WRONG_VERSION -> new WrongExpectedVersionException(name,
-                    ((ExpectedVersion.Exactly) append.expected()).version(), detail.actual(), detail.deleted(),
-                    state, e);
-            case SqlErrors.STREAM_NOT_FOUND -> new StreamNotFoundException(name, detail.deleted(), state, e);
-            default -> new StreamAlreadyExistsException(name, detail.actual(), detail.deleted(), state, e);
-        };
+        StoreException conflict = conflict(state, append, detail.actual(), detail.deleted(), e);
         if (lookup == null) {
             return conflict;
         }
@@ -355,7 +326,21 @@ final class Appender {
         return conflict;
     }
 
-    private static String describe(List<StreamAppend> appends) {
+    /**
+     * The exception of a failed condition of {@code append}: {@code state} is the conflict's SQLSTATE
+     * (WM010, WM011 or WM012), {@code actual} the stream's version ({@code -1} when it does not exist).
+     */
+    static StoreException conflict(String state, StreamAppend append, long actual, boolean deleted, Throwable cause) {
+        String name = append.streamName();
+        return switch (state) {
+            case SqlErrors.WRONG_VERSION -> new WrongExpectedVersionException(name,
+                    ((ExpectedVersion.Exactly) append.expected()).version(), actual, deleted, state, cause);
+            case SqlErrors.STREAM_NOT_FOUND -> new StreamNotFoundException(name, deleted, state, cause);
+            default -> new StreamAlreadyExistsException(name, actual, deleted, state, cause);
+        };
+    }
+
+    static String describe(List<StreamAppend> appends) {
         if (appends.size() == 1) {
             return "stream '" + appends.get(0).streamName() + "'";
         }

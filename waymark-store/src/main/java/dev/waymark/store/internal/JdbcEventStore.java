@@ -39,12 +39,12 @@ public final class JdbcEventStore implements EventStore {
 
     /** Created by {@link dev.waymark.store.EventStoreBuilder}, which validated the arguments. */
     public JdbcEventStore(DataSource dataSource, String schema, Clock clock, NotifierSettings settings,
-            TransactionBounds transactionBounds) {
+            TransactionBounds transactionBounds, GroupCommitSettings groupCommit) {
         this.transactionBounds = transactionBounds;
         this.dataSource = dataSource;
         this.schema = schema;
         this.notifier = new Notifier(dataSource, schema, settings);
-        this.appender = new Appender(dataSource, schema, clock, notifier::appended, transactionBounds);
+        this.appender = new Appender(dataSource, schema, clock, notifier::appended, transactionBounds, groupCommit);
         this.reader = new EventReader(dataSource, schema);
         this.lifecycle = new StreamLifecycle(dataSource, schema);
         this.transactions = new Transactions(dataSource, schema, appender, notifier::appended);
