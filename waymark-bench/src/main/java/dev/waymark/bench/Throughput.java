@@ -51,6 +51,16 @@ final class Throughput {
         return sorted[Math.min(sorted.length - 1, (int) Math.floor(p * sorted.length))];
     }
 
+    /** {@code op}, adding the nanoseconds of each call to {@code latencies}. */
+    static Op timed(Op op, java.util.Queue<Long> latencies) {
+        return (thread, i) -> {
+            long start = System.nanoTime();
+            int n = op.run(thread, i);
+            latencies.add(System.nanoTime() - start);
+            return n;
+        };
+    }
+
     static double measure(int threads, Duration duration, Op op) throws InterruptedException {
         LongAdder events = new LongAdder();
         AtomicBoolean stop = new AtomicBoolean();

@@ -41,6 +41,8 @@ public final class EventStoreBuilder {
     public static final int DEFAULT_MAX_APPEND_BATCH_SIZE = 64;
     /** Default most estimated bytes in one group commit: 1 MiB. Bounds: 1 KiB to 64 MiB. */
     public static final long DEFAULT_MAX_APPEND_BATCH_BYTES = 1L << 20;
+    /** Default group commit lanes (batches in flight at once): 4. Bounds: 1 to 64. */
+    public static final int DEFAULT_GROUP_COMMIT_LANES = 4;
 
     private static final Logger log = LoggerFactory.getLogger(EventStoreBuilder.class);
 
@@ -56,6 +58,7 @@ public final class EventStoreBuilder {
     private boolean groupCommit = DEFAULT_GROUP_COMMIT;
     private int maxAppendBatchSize = DEFAULT_MAX_APPEND_BATCH_SIZE;
     private long maxAppendBatchBytes = DEFAULT_MAX_APPEND_BATCH_BYTES;
+    private int groupCommitLanes = DEFAULT_GROUP_COMMIT_LANES;
     private AppendBatchListener appendBatchListener = AppendBatchListener.NONE;
 
     EventStoreBuilder(DataSource dataSource) {
@@ -131,7 +134,8 @@ public final class EventStoreBuilder {
      * rate of many concurrent writers. An append that finds no other in flight goes at once, with no
      * timer and no added latency; appends arriving while one is in flight wait for it to end and are
      * then committed together (at most {@link #maxAppendBatchSize(int)} appends and
-     * {@link #maxAppendBatchBytes(long)} bytes at a time). Every guarantee of an append alone holds:
+     * {@link #maxAppendBatchBytes(long)} bytes at a time, up to {@link #groupCommitLanes(int)}
+     * batches in flight). Every guarantee of an append alone holds:
      * each call returns after its own append committed; a failed condition, an invalid or duplicate
      * event fails that call alone, never its neighbours; two appends to one stream in one batch get
      * consecutive versions in call order, the second's expected version checked against the first;
@@ -156,6 +160,17 @@ public final class EventStoreBuilder {
      */
     public EventStoreBuilder maxAppendBatchBytes(long bytes) {
         this.maxAppendBatchBytes = bytes;
+        return this;
+    }
+
+    /**
+     * How many group commits may be in flight at once (default 4, 1 to 64), each on a connection
+     * of its own. Appends are spread over this many lanes by their (first) stream's name, one batch
+     * in flight per lane, so appends to one stream always meet in the same lane. More lanes keep
+     * more connections and server cores busy; fewer make bigger batches.
+     */
+    public EventStoreBuilder groupCommitLanes(int lanes) {
+        this.groupCommitLanes = lanes;
         return this;
     }
 
@@ -195,6 +210,9 @@ public final class EventStoreBuilder {
             throw new StoreConfigException("maxAppendBatchBytes must be between 1024 and " + (64L << 20)
                     + " bytes (1 KiB to 64 MiB), got " + maxAppendBatchBytes);
         }
+        if (groupCommitLanes < 1 || groupCommitLanes > 64) {
+            throw new StoreConfigException("groupCommitLanes must be between 1 and 64, got " + groupCommitLanes);
+        }
         if (appendBatchListener == null) {
             throw new StoreConfigException("appendBatchListener must not be null (AppendBatchListener.NONE for none)");
         }
@@ -202,12 +220,14 @@ public final class EventStoreBuilder {
                 new NotifierSettings(notifications, notifyWindow, fallbackPoll, reconnectInitial, reconnectMax);
         log.info("waymark event store: schema={}, notifications={}, notifyWindow={}ms, fallbackPoll={}ms,"
                         + " reconnectBackoff={}..{}ms, internalTransactionTimeout={}ms, groupCommit={},"
-                        + " maxAppendBatchSize={}, maxAppendBatchBytes={}, clock={}", schema, notifications,
-                notifyWindow.toMillis(), fallbackPoll.toMillis(), reconnectInitial.toMillis(), reconnectMax.toMillis(),
-                internalTransactionTimeout.toMillis(), groupCommit, maxAppendBatchSize, maxAppendBatchBytes, clock);
+                        + " maxAppendBatchSize={}, maxAppendBatchBytes={}, groupCommitLanes={}, clock={}", schema,
+                notifications, notifyWindow.toMillis(), fallbackPoll.toMillis(), reconnectInitial.toMillis(),
+                reconnectMax.toMillis(), internalTransactionTimeout.toMillis(), groupCommit, maxAppendBatchSize,
+                maxAppendBatchBytes, groupCommitLanes, clock);
         return new JdbcEventStore(dataSource, schema, clock, settings,
                 new TransactionBounds(internalTransactionTimeout),
-                new GroupCommitSettings(groupCommit, maxAppendBatchSize, maxAppendBatchBytes, appendBatchListener));
+                new GroupCommitSettings(groupCommit, maxAppendBatchSize, maxAppendBatchBytes, groupCommitLanes,
+                        appendBatchListener));
     }
 
     private static void requireBetween(String option, Duration value, Duration min, Duration max) {

@@ -41,7 +41,8 @@ class GroupCommitTest {
 
     @BeforeAll
     static void setUp() {
-        store = EventStore.builder(POSTGRES.dataSource()).appendBatchListener(BATCHES::add).build();
+        // one lane: every append of a test meets the gate's append in the same lane
+        store = EventStore.builder(POSTGRES.dataSource()).groupCommitLanes(1).appendBatchListener(BATCHES::add).build();
         store.migrate();
     }
 
@@ -278,6 +279,9 @@ class GroupCommitTest {
         assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource()).maxAppendBatchBytes(100).build())
                 .isInstanceOf(StoreConfigException.class).hasMessageContaining("maxAppendBatchBytes")
                 .hasMessageContaining("got 100");
+        assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource()).groupCommitLanes(65).build())
+                .isInstanceOf(StoreConfigException.class).hasMessageContaining("groupCommitLanes")
+                .hasMessageContaining("got 65");
         assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource()).appendBatchListener(null).build())
                 .isInstanceOf(StoreConfigException.class).hasMessageContaining("appendBatchListener");
     }
