@@ -72,15 +72,16 @@ public final class AppendBenchmark {
         Duration duration = Duration.ofSeconds(Long.getLong("bench.seconds", 3));
         int rounds = Integer.getInteger("bench.rounds", 3);
         try (BenchDatabase db = BenchDatabase.create(); HikariDataSource pool = db.pool(16)) {
-            int lanes = Integer.getInteger("bench.lanes", EventStoreBuilder.DEFAULT_GROUP_COMMIT_LANES);
-            try (EventStore store = EventStore.builder(pool).notifications(false).groupCommitLanes(lanes).build();
+            int flights = Integer.getInteger("bench.flights", EventStoreBuilder.DEFAULT_MAX_CONCURRENT_APPEND_BATCHES);
+            try (EventStore store = EventStore.builder(pool).notifications(false).maxConcurrentAppendBatches(flights)
+                    .build();
                     EventStore alone = EventStore.builder(pool).notifications(false).groupCommit(false).build()) {
                 store.migrate();
                 createBaselineTables(pool);
                 out.setup("append benchmark: %s; %d cores; %d round(s) of %d s per cell, rates: median of rounds;"
                         + " ratios: median of per-round ratios; latency of a call p50 / p99 in ms: median of rounds;"
-                        + " a pool of 16 connections for every kind; group commit lanes: %d",
-                        db.server(), Runtime.getRuntime().availableProcessors(), rounds, duration.toSeconds(), lanes);
+                        + " a pool of 16 connections for every kind; maxConcurrentAppendBatches: %d",
+                        db.server(), Runtime.getRuntime().availableProcessors(), rounds, duration.toSeconds(), flights);
                 Map<String, Cell> results = new LinkedHashMap<>();
                 Map<String, Throughput.Op> kinds = new LinkedHashMap<>();
                 kinds.put("raw", rawInsert(pool));

@@ -41,8 +41,8 @@ public final class EventStoreBuilder {
     public static final int DEFAULT_MAX_APPEND_BATCH_SIZE = 64;
     /** Default most estimated bytes in one group commit: 1 MiB. Bounds: 1 KiB to 64 MiB. */
     public static final long DEFAULT_MAX_APPEND_BATCH_BYTES = 1L << 20;
-    /** Default group commit lanes (batches in flight at once): 4. Bounds: 1 to 64. */
-    public static final int DEFAULT_GROUP_COMMIT_LANES = 4;
+    /** Default most group commits in flight at once: 4. Bounds: 1 to 64. */
+    public static final int DEFAULT_MAX_CONCURRENT_APPEND_BATCHES = 4;
 
     private static final Logger log = LoggerFactory.getLogger(EventStoreBuilder.class);
 
@@ -58,7 +58,7 @@ public final class EventStoreBuilder {
     private boolean groupCommit = DEFAULT_GROUP_COMMIT;
     private int maxAppendBatchSize = DEFAULT_MAX_APPEND_BATCH_SIZE;
     private long maxAppendBatchBytes = DEFAULT_MAX_APPEND_BATCH_BYTES;
-    private int groupCommitLanes = DEFAULT_GROUP_COMMIT_LANES;
+    private int maxConcurrentAppendBatches = DEFAULT_MAX_CONCURRENT_APPEND_BATCHES;
     private AppendBatchListener appendBatchListener = AppendBatchListener.NONE;
 
     EventStoreBuilder(DataSource dataSource) {
@@ -134,8 +134,8 @@ public final class EventStoreBuilder {
      * rate of many concurrent writers. An append that finds no other in flight goes at once, with no
      * timer and no added latency; appends arriving while one is in flight wait for it to end and are
      * then committed together (at most {@link #maxAppendBatchSize(int)} appends and
-     * {@link #maxAppendBatchBytes(long)} bytes at a time, up to {@link #groupCommitLanes(int)}
-     * batches in flight). Every guarantee of an append alone holds:
+     * {@link #maxAppendBatchBytes(long)} bytes at a time, up to
+     * {@link #maxConcurrentAppendBatches(int)} batches in flight). Every guarantee of an append alone holds:
      * each call returns after its own append committed; a failed condition, an invalid or duplicate
      * event fails that call alone, never its neighbours; two appends to one stream in one batch get
      * consecutive versions in call order, the second's expected version checked against the first;
@@ -164,13 +164,15 @@ public final class EventStoreBuilder {
     }
 
     /**
-     * How many group commits may be in flight at once (default 4, 1 to 64), each on a connection
-     * of its own. Appends are spread over this many lanes by their (first) stream's name, one batch
-     * in flight per lane, so appends to one stream always meet in the same lane. More lanes keep
-     * more connections and server cores busy; fewer make bigger batches.
+     * The most group commits in flight at once, each on a connection of its own (default 4, 1 to
+     * 64). With none in flight, an append goes at once; beside batches in flight, another starts
+     * only once it is full ({@link #maxAppendBatchSize(int)}, {@link #maxAppendBatchBytes(long)})
+     * or holds 32 events, so that batches grow rather than split, while large appends and heavy
+     * load still keep several connections and server cores busy. Batches in flight never share a
+     * stream: an append to a stream a batch in flight writes waits for that batch.
      */
-    public EventStoreBuilder groupCommitLanes(int lanes) {
-        this.groupCommitLanes = lanes;
+    public EventStoreBuilder maxConcurrentAppendBatches(int batches) {
+        this.maxConcurrentAppendBatches = batches;
         return this;
     }
 
@@ -210,8 +212,9 @@ public final class EventStoreBuilder {
             throw new StoreConfigException("maxAppendBatchBytes must be between 1024 and " + (64L << 20)
                     + " bytes (1 KiB to 64 MiB), got " + maxAppendBatchBytes);
         }
-        if (groupCommitLanes < 1 || groupCommitLanes > 64) {
-            throw new StoreConfigException("groupCommitLanes must be between 1 and 64, got " + groupCommitLanes);
+        if (maxConcurrentAppendBatches < 1 || maxConcurrentAppendBatches > 64) {
+            throw new StoreConfigException("maxConcurrentAppendBatches must be between 1 and 64, got "
+                    + maxConcurrentAppendBatches);
         }
         if (appendBatchListener == null) {
             throw new StoreConfigException("appendBatchListener must not be null (AppendBatchListener.NONE for none)");
@@ -220,13 +223,13 @@ public final class EventStoreBuilder {
                 new NotifierSettings(notifications, notifyWindow, fallbackPoll, reconnectInitial, reconnectMax);
         log.info("waymark event store: schema={}, notifications={}, notifyWindow={}ms, fallbackPoll={}ms,"
                         + " reconnectBackoff={}..{}ms, internalTransactionTimeout={}ms, groupCommit={},"
-                        + " maxAppendBatchSize={}, maxAppendBatchBytes={}, groupCommitLanes={}, clock={}", schema,
+                        + " maxAppendBatchSize={}, maxAppendBatchBytes={}, maxConcurrentAppendBatches={}, clock={}", schema,
                 notifications, notifyWindow.toMillis(), fallbackPoll.toMillis(), reconnectInitial.toMillis(),
                 reconnectMax.toMillis(), internalTransactionTimeout.toMillis(), groupCommit, maxAppendBatchSize,
-                maxAppendBatchBytes, groupCommitLanes, clock);
+                maxAppendBatchBytes, maxConcurrentAppendBatches, clock);
         return new JdbcEventStore(dataSource, schema, clock, settings,
                 new TransactionBounds(internalTransactionTimeout),
-                new GroupCommitSettings(groupCommit, maxAppendBatchSize, maxAppendBatchBytes, groupCommitLanes,
+                new GroupCommitSettings(groupCommit, maxAppendBatchSize, maxAppendBatchBytes, maxConcurrentAppendBatches,
                         appendBatchListener));
     }
 

@@ -29,7 +29,7 @@ class GroupCommitMetricsTest {
     void group_commits_show_as_batch_size_wait_and_duration() throws Exception {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         int writers = 8;
-        try (EventStore batching = EventStore.builder(POSTGRES.dataSource()).groupCommitLanes(1)
+        try (EventStore batching = EventStore.builder(POSTGRES.dataSource())
                 .appendBatchListener(StoreMetrics.appendBatches(registry, "waymark")).build()) {
             List<Thread> threads = new ArrayList<>();
             for (int w = 0; w < writers; w++) {

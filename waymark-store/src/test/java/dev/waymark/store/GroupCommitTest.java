@@ -41,8 +41,7 @@ class GroupCommitTest {
 
     @BeforeAll
     static void setUp() {
-        // one lane: every append of a test meets the gate's append in the same lane
-        store = EventStore.builder(POSTGRES.dataSource()).groupCommitLanes(1).appendBatchListener(BATCHES::add).build();
+        store = EventStore.builder(POSTGRES.dataSource()).appendBatchListener(BATCHES::add).build();
         store.migrate();
     }
 
@@ -242,6 +241,29 @@ class GroupCommitTest {
     }
 
     @Test
+    void beside_a_batch_in_flight_only_a_full_one_starts_and_an_append_to_its_stream_waits_for_it() throws Exception {
+        try (Gate gate = new Gate("gate-full")) {
+            Call<AppendResult> sameStream = gate.queue("same-stream", () -> store.append("gate-full",
+                    ExpectedVersion.any(), events(1)));
+            Call<AppendResult> small = gate.queue("small", () -> store.append("full-a", ExpectedVersion.any(), events(3)));
+            await("a small batch waits for the batch in flight").during(Duration.ofMillis(300)).atMost(WAIT)
+                    .until(small::queued);
+            // 40 more events: worth a transaction of their own, so they go, with the small append, while
+            // the gate's batch still waits; the append to the gate's stream stays queued behind it
+            AppendResult large = new Call<>("large", () -> store.append("full-b", ExpectedVersion.any(), events(40)))
+                    .get();
+            assertThat(large.streamVersion()).isEqualTo(40);
+            assertThat(small.get().firstPosition().transaction()).isEqualTo(large.firstPosition().transaction());
+            assertThat(sameStream.queued()).isTrue();
+            gate.open();
+
+            assertThat(sameStream.get().streamVersion()).as("after the gate's append, in call order").isEqualTo(2);
+        }
+        assertThat(batchOf(2).committed()).isEqualTo(2);
+        await("the append to the gate's stream ended").atMost(WAIT).until(() -> BATCHES.size() == 3);
+    }
+
+    @Test
     void a_lone_append_goes_at_once_in_a_batch_of_its_own() {
         store.append("lone-1", ExpectedVersion.any(), events(3));
 
@@ -279,8 +301,8 @@ class GroupCommitTest {
         assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource()).maxAppendBatchBytes(100).build())
                 .isInstanceOf(StoreConfigException.class).hasMessageContaining("maxAppendBatchBytes")
                 .hasMessageContaining("got 100");
-        assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource()).groupCommitLanes(65).build())
-                .isInstanceOf(StoreConfigException.class).hasMessageContaining("groupCommitLanes")
+        assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource()).maxConcurrentAppendBatches(65).build())
+                .isInstanceOf(StoreConfigException.class).hasMessageContaining("maxConcurrentAppendBatches")
                 .hasMessageContaining("got 65");
         assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource()).appendBatchListener(null).build())
                 .isInstanceOf(StoreConfigException.class).hasMessageContaining("appendBatchListener");

@@ -12,7 +12,11 @@ import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.locks.ReentrantLock;
@@ -21,13 +25,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Group commit for appends that commit on their own (issue 31), by leader and followers, with no
- * thread of its own and no timer. A caller that finds no batch in flight is the leader of a batch
- * of one and appends at once, exactly as without group commit. Callers that arrive while a batch
- * is in flight queue up; when the batch ends, its leader hands the queue (up to the size and byte
- * bounds) to the first of them, which commits them all with one {@code append_batch} statement in
- * one transaction while the next callers queue up. So batches grow with concurrency only, and each
- * caller still returns after its own append committed (or failed): nothing is acknowledged early.
+ * Group commit for appends that commit on their own (issue 31), by leaders and followers, with no
+ * thread of its own and no timer. Every append joins a queue; batches are taken from its head:
+ * <ul>
+ *   <li>with no batch in flight, whatever waits goes at once: a lone caller leads a batch of one and
+ *       appends exactly as without group commit, with no added latency;
+ *   <li>while batches are in flight, the queue grows, and another batch starts beside them only
+ *       once it is full (the size or byte bound) or holds {@value #START_EVENTS} events, up to
+ *       {@code maxInFlight} batches; otherwise the next batch starts when one in flight ends;
+ *   <li>an append to a stream that a batch in flight writes waits for that batch, so batches in
+ *       flight never compete for a stream lock and appends to one stream keep their call order.
+ * </ul>
+ * A batch is handed to its first caller, which commits it with one {@code append_batch} statement
+ * in one transaction; each caller still returns after its own append committed (or failed):
+ * nothing is acknowledged early. So batches grow with concurrency only.
  *
  * <p>Each append of a batch gets its own outcome: a failed condition fails that caller alone. An
  * append the batch could not try (a stream lock held elsewhere, an event id already stored), and
@@ -41,6 +52,13 @@ final class AppendBatcher {
 
     /** Bytes counted for an event besides its text: ids, positions, timestamps. */
     private static final int EVENT_OVERHEAD = 64;
+
+    /**
+     * Events from which a waiting batch is worth a transaction of its own beside those in flight:
+     * fewer, and it waits to grow until one ends (more batches in flight make smaller ones); as
+     * many, and the work of its events, not the per-transaction cost, dominates.
+     */
+    static final int START_EVENTS = 32;
 
     /** An append on its own, as without group commit: the leader of a batch of one runs it. */
     @FunctionalInterface
@@ -68,6 +86,7 @@ final class AppendBatcher {
     /** One caller's append, waiting or in a batch. */
     private static final class Pending {
         final List<StreamAppend> prepared;
+        final List<String> streams;
         final boolean idsChosenByCaller;
         final OffsetDateTime createdAt;
         final int events;
@@ -77,6 +96,7 @@ final class AppendBatcher {
 
         Pending(List<StreamAppend> prepared, boolean idsChosenByCaller, OffsetDateTime createdAt) {
             this.prepared = prepared;
+            this.streams = prepared.stream().map(StreamAppend::streamName).toList();
             this.idsChosenByCaller = idsChosenByCaller;
             this.createdAt = createdAt;
             int n = 0;
@@ -103,7 +123,9 @@ final class AppendBatcher {
     private final AppendBatchSql sql;
     private final ReentrantLock lock = new ReentrantLock();
     private final ArrayDeque<Pending> queue = new ArrayDeque<>();
-    private boolean inFlight;
+    /** The streams of the batches in flight: no two batches in flight share one. */
+    private final Set<String> busy = new HashSet<>();
+    private int inFlight;
 
     AppendBatcher(DataSource dataSource, String schema, TransactionBounds bounds, Runnable afterCommit,
             GroupCommitSettings settings, Alone alone) {
@@ -124,19 +146,16 @@ final class AppendBatcher {
      */
     List<AppendResult> append(List<StreamAppend> prepared, boolean idsChosenByCaller, OffsetDateTime createdAt) {
         Pending self = new Pending(prepared, idsChosenByCaller, createdAt);
-        boolean lead;
+        List<List<Pending>> start;
         lock.lock();
         try {
-            lead = !inFlight;
-            if (lead) {
-                inFlight = true;
-            } else {
-                queue.addLast(self);
-            }
+            queue.addLast(self);
+            start = dispatch();
         } finally {
             lock.unlock();
         }
-        Turn turn = lead ? runBatch(List.of(self), self) : await(self);
+        handOut(start);
+        Turn turn = await(self);
         return switch (turn) {
             case Done done -> done.results();
             case Failed failed -> throw failed.failure();
@@ -181,7 +200,7 @@ final class AppendBatcher {
         }
     }
 
-    /** Commits {@code batch}, led by {@code self}, hands the queue on, and returns {@code self}'s turn. */
+    /** Commits {@code batch}, led by {@code self}, starts what may start next, and returns {@code self}'s turn. */
     private Turn runBatch(List<Pending> batch, Pending self) {
         long start = System.nanoTime();
         if (batch.size() == 1) {
@@ -191,7 +210,7 @@ final class AppendBatcher {
                 committed = true;
                 return new Done(results);
             } finally {
-                handOver();
+                ended(batch);
                 report(batch, committed ? 1 : 0, 0, start);
             }
         }
@@ -199,7 +218,7 @@ final class AppendBatcher {
         try {
             turns = commit(batch, start);
         } finally {
-            handOver();
+            ended(batch);
             if (turns == null) {
                 // An Error: the followers must not wait for ever, and cannot know whether the batch committed.
                 StoreException unknown = new StoreException("group commit of " + batch.size() + " appends failed"
@@ -218,29 +237,68 @@ final class AppendBatcher {
         return mine;
     }
 
-    /** Passes the batch slot to the first queued caller with the queue's head as its batch, or frees it. */
-    private void handOver() {
-        List<Pending> next;
+    /** {@code batch} is no longer in flight: frees its streams and starts what may start now. */
+    private void ended(List<Pending> batch) {
+        List<List<Pending>> start;
         lock.lock();
         try {
-            if (queue.isEmpty()) {
-                inFlight = false;
-                return;
-            }
-            next = new ArrayList<>(Math.min(queue.size(), settings.maxAppends()));
-            long bytes = 0;
-            while (!queue.isEmpty() && next.size() < settings.maxAppends()) {
-                Pending p = queue.peekFirst();
-                if (!next.isEmpty() && bytes + p.bytes > settings.maxBytes()) {
-                    break;
-                }
-                next.add(queue.pollFirst());
-                bytes += p.bytes;
-            }
+            inFlight--;
+            batch.forEach(p -> p.streams.forEach(busy::remove));
+            start = dispatch();
         } finally {
             lock.unlock();
         }
-        next.get(0).turn.complete(new Lead(next));
+        handOut(start);
+    }
+
+    /**
+     * Takes the batches that may start now off the queue (under the lock): in queue order, the
+     * appends none of whose streams a batch in flight writes, up to the bounds; with no batch in
+     * flight any such batch, beside others only a full one (see the class comment).
+     */
+    private List<List<Pending>> dispatch() {
+        List<List<Pending>> start = List.of();
+        while (inFlight < settings.maxInFlight() && !queue.isEmpty()) {
+            List<Pending> batch = new ArrayList<>();
+            long bytes = 0;
+            int events = 0;
+            boolean full = false;
+            for (Pending p : queue) {
+                if (batch.size() == settings.maxAppends()) {
+                    full = true;
+                    break;
+                }
+                if (p.streams.stream().anyMatch(busy::contains)) {
+                    continue;
+                }
+                if (!batch.isEmpty() && bytes + p.bytes > settings.maxBytes()) {
+                    full = true;
+                    break;
+                }
+                batch.add(p);
+                bytes += p.bytes;
+                events += p.events;
+            }
+            full |= batch.size() >= settings.maxAppends();
+            if (batch.isEmpty() || (inFlight > 0 && !full && events < START_EVENTS)) {
+                break;
+            }
+            Set<Pending> taken = Collections.newSetFromMap(new IdentityHashMap<>());
+            taken.addAll(batch);
+            queue.removeIf(taken::contains);
+            batch.forEach(p -> busy.addAll(p.streams));
+            inFlight++;
+            if (start.isEmpty()) {
+                start = new ArrayList<>(1);
+            }
+            start.add(batch);
+        }
+        return start;
+    }
+
+    /** Hands each batch to its first caller, who leads it (outside the lock). */
+    private static void handOut(List<List<Pending>> batches) {
+        batches.forEach(batch -> batch.get(0).turn.complete(new Lead(batch)));
     }
 
     /** One transaction, one statement for the whole batch; a turn per append, in batch order. */

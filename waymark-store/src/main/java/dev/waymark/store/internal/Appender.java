@@ -60,8 +60,8 @@ final class Appender {
     private final Runnable afterCommit;
     private final ResendCheck resendCheck;
     private final TransactionBounds bounds;
-    /** One batcher per lane of group commit; none when it is off. */
-    private final AppendBatcher[] batchers;
+    /** Null when group commit is off. */
+    private final AppendBatcher batcher;
 
     Appender(DataSource dataSource, String schema, Clock clock, Runnable afterCommit, TransactionBounds bounds,
             GroupCommitSettings groupCommit) {
@@ -73,10 +73,9 @@ final class Appender {
         this.afterCommit = afterCommit;
         this.resendCheck = new ResendCheck(schema);
         this.bounds = bounds;
-        this.batchers = new AppendBatcher[groupCommit.enabled() ? groupCommit.lanes() : 0];
-        for (int i = 0; i < batchers.length; i++) {
-            batchers[i] = new AppendBatcher(dataSource, schema, bounds, afterCommit, groupCommit, this::appendAlone);
-        }
+        this.batcher = groupCommit.enabled()
+                ? new AppendBatcher(dataSource, schema, bounds, afterCommit, groupCommit, this::appendAlone)
+                : null;
     }
 
     /**
@@ -88,11 +87,8 @@ final class Appender {
         List<StreamAppend> prepared = AppendValidator.prepare(appends, allowReserved, clock);
         boolean checkResend = ResendCheck.idsChosenByCaller(appends);
         OffsetDateTime now = OffsetDateTime.now(clock).withOffsetSameInstant(ZoneOffset.UTC);
-        if (batchers.length > 0) {
-            // Appends to one stream always share a lane: batches of different lanes, in flight at
-            // once, then never compete for a stream lock (which would send appends back alone).
-            AppendBatcher lane = batchers[Math.floorMod(prepared.get(0).streamName().hashCode(), batchers.length)];
-            List<AppendResult> batched = lane.append(prepared, checkResend, now);
+        if (batcher != null) {
+            List<AppendResult> batched = batcher.append(prepared, checkResend, now);
             if (batched != null) {
                 return batched;
             }

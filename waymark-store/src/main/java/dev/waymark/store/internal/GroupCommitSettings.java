@@ -8,9 +8,8 @@ import dev.waymark.store.AppendBatchListener;
  * @param enabled whether concurrent appends that commit on their own share transactions
  * @param maxAppends the most appends in one batch
  * @param maxBytes the most estimated bytes in one batch (a single larger append still goes alone)
- * @param lanes how many batches may be in flight at once; an append's lane is fixed by its (first)
- *     stream's name, so appends to one stream always meet in the same lane
+ * @param maxInFlight how many batches may be in flight at once
  * @param listener hears of every batch
  */
 public record GroupCommitSettings(
-        boolean enabled, int maxAppends, long maxBytes, int lanes, AppendBatchListener listener) {}
+        boolean enabled, int maxAppends, long maxBytes, int maxInFlight, AppendBatchListener listener) {}
