@@ -167,8 +167,8 @@ public final class EventStoreBuilder {
      * The most group commits in flight at once, each on a connection of its own (default 4, 1 to
      * 64). With none in flight, an append goes at once; beside batches in flight, another starts
      * only once it is full ({@link #maxAppendBatchSize(int)}, {@link #maxAppendBatchBytes(long)})
-     * or holds 32 events, so that batches grow rather than split, while large appends and heavy
-     * load still keep several connections and server cores busy. Batches in flight never share a
+     * or holds 4 events, so that a batch in flight waiting for its round trip and commit does not
+     * leave the server idle, while batches still grow with load. Batches in flight never share a
      * stream: an append to a stream a batch in flight writes waits for that batch.
      */
     public EventStoreBuilder maxConcurrentAppendBatches(int batches) {

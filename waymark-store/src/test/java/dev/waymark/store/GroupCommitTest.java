@@ -37,17 +37,23 @@ class GroupCommitTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
     private static final List<AppendBatch> BATCHES = new CopyOnWriteArrayList<>();
+    /** One batch in flight at a time: what queues behind the gate commits as one batch. */
     private static EventStore store;
+    /** The default number of batches in flight. */
+    private static EventStore parallel;
 
     @BeforeAll
     static void setUp() {
-        store = EventStore.builder(POSTGRES.dataSource()).appendBatchListener(BATCHES::add).build();
+        store = EventStore.builder(POSTGRES.dataSource()).maxConcurrentAppendBatches(1)
+                .appendBatchListener(BATCHES::add).build();
         store.migrate();
+        parallel = EventStore.builder(POSTGRES.dataSource()).appendBatchListener(BATCHES::add).build();
     }
 
     @AfterAll
     static void tearDown() {
         store.close();
+        parallel.close();
     }
 
     @BeforeEach
@@ -98,10 +104,14 @@ class GroupCommitTest {
         final Call<AppendResult> leader;
 
         Gate(String gate) throws Exception {
+            this(store, gate);
+        }
+
+        Gate(EventStore on, String gate) throws Exception {
             holder = POSTGRES.dataSource().getConnection();
             holder.setAutoCommit(false);
-            store.lockStreams(holder, List.of(gate));
-            leader = new Call<>("leader", () -> store.append(gate, ExpectedVersion.any(), events(1)));
+            on.lockStreams(holder, List.of(gate));
+            leader = new Call<>("leader", () -> on.append(gate, ExpectedVersion.any(), events(1)));
             await("the leading append waits for the gate's lock").atMost(WAIT).until(() -> StoreFixture.count(
                     POSTGRES.dataSource(), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
                     + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())") == 1);
@@ -242,18 +252,20 @@ class GroupCommitTest {
 
     @Test
     void beside_a_batch_in_flight_only_a_full_one_starts_and_an_append_to_its_stream_waits_for_it() throws Exception {
-        try (Gate gate = new Gate("gate-full")) {
-            Call<AppendResult> sameStream = gate.queue("same-stream", () -> store.append("gate-full",
+        try (Gate gate = new Gate(parallel, "gate-full")) {
+            Call<AppendResult> sameStream = gate.queue("same-stream", () -> parallel.append("gate-full",
                     ExpectedVersion.any(), events(1)));
-            Call<AppendResult> small = gate.queue("small", () -> store.append("full-a", ExpectedVersion.any(), events(3)));
+            Call<AppendResult> small = gate.queue("small", () -> parallel.append("full-a", ExpectedVersion.any(),
+                    events(2)));
             await("a small batch waits for the batch in flight").during(Duration.ofMillis(300)).atMost(WAIT)
                     .until(small::queued);
-            // 40 more events: worth a transaction of their own, so they go, with the small append, while
-            // the gate's batch still waits; the append to the gate's stream stays queued behind it
-            AppendResult large = new Call<>("large", () -> store.append("full-b", ExpectedVersion.any(), events(40)))
-                    .get();
-            assertThat(large.streamVersion()).isEqualTo(40);
+            // 2 events more make the waiting batch worth a transaction of its own, so it goes while the
+            // gate's batch still waits; the append to the gate's stream stays queued behind that one
+            AppendResult large = new Call<>("large", () -> parallel.append("full-b", ExpectedVersion.any(),
+                    events(2))).get();
+            assertThat(large.streamVersion()).isEqualTo(2);
             assertThat(small.get().firstPosition().transaction()).isEqualTo(large.firstPosition().transaction());
+            assertThat(small.get().streamVersion()).isEqualTo(2);
             assertThat(sameStream.queued()).isTrue();
             gate.open();
 

@@ -6,14 +6,12 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.StreamAppend;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 
 /**
  * The statement of a group commit: one call of {@code append_batch} (migration V18, which describes
@@ -59,28 +57,20 @@ final class AppendBatchSql {
     /** Runs the batch on {@code connection} (the caller commits); outcomes in the order of {@code items}. */
     List<Outcome> execute(Connection connection, List<Item> items) throws SQLException {
         Map<String, Integer> names = new LinkedHashMap<>();
-        int slots = 0;
-        int total = 0;
+        List<StreamAppend> appends = new ArrayList<>();
         for (Item item : items) {
-            slots += item.prepared().size();
             for (StreamAppend append : item.prepared()) {
                 names.putIfAbsent(append.streamName(), names.size() + 1);
-                total += append.events().size();
+                appends.add(append);
             }
         }
+        int slots = appends.size();
         Integer[] itemSlots = new Integer[items.size()];
         Integer[] slotName = new Integer[slots];
         Long[] expected = new Long[slots];
         Integer[] counts = new Integer[slots];
         OffsetDateTime[] created = new OffsetDateTime[slots];
-        UUID[] ids = new UUID[total];
-        String[] types = new String[total];
-        String[] data = new String[total];
-        String[] metadata = new String[total];
-        UUID[] causation = new UUID[total];
-        UUID[] correlation = new UUID[total];
         int s = 0;
-        int e = 0;
         for (int i = 0; i < items.size(); i++) {
             Item item = items.get(i);
             itemSlots[i] = item.prepared().size();
@@ -90,15 +80,6 @@ final class AppendBatchSql {
                 counts[s] = append.events().size();
                 created[s] = item.createdAt();
                 s++;
-                for (EventData event : append.events()) {
-                    ids[e] = event.eventId();
-                    types[e] = event.type();
-                    data[e] = event.data();
-                    metadata[e] = event.metadata();
-                    causation[e] = event.causationId();
-                    correlation[e] = event.correlationId();
-                    e++;
-                }
             }
         }
         long[] out;
@@ -109,20 +90,8 @@ final class AppendBatchSql {
             statement.setArray(4, connection.createArrayOf("int8", expected));
             statement.setArray(5, connection.createArrayOf("int4", counts));
             statement.setArray(6, connection.createArrayOf("timestamptz", created));
-            statement.setArray(7, connection.createArrayOf("uuid", ids));
-            statement.setArray(8, connection.createArrayOf("text", types));
-            statement.setArray(9, connection.createArrayOf("text", data));
-            statement.setArray(10, connection.createArrayOf("text", metadata));
-            statement.setArray(11, connection.createArrayOf("uuid", causation));
-            statement.setArray(12, connection.createArrayOf("uuid", correlation));
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                Long[] boxed = (Long[]) rs.getArray(1).getArray();
-                out = new long[boxed.length];
-                for (int i = 0; i < boxed.length; i++) {
-                    out[i] = boxed[i];
-                }
-            }
+            EventColumns.of(appends).bind(statement, connection, 7);
+            out = EventColumns.result(statement);
         }
         if (out.length != 1 + items.size() + 3 * slots) {
             throw new IllegalStateException("append_batch returned " + out.length + " values for " + items.size()

@@ -54,11 +54,12 @@ final class AppendBatcher {
     private static final int EVENT_OVERHEAD = 64;
 
     /**
-     * Events from which a waiting batch is worth a transaction of its own beside those in flight:
-     * fewer, and it waits to grow until one ends (more batches in flight make smaller ones); as
-     * many, and the work of its events, not the per-transaction cost, dominates.
+     * Events from which a waiting batch is worth a transaction of its own beside those in flight;
+     * fewer wait to grow until one ends. Low, because a batch in flight waits on its round trip and
+     * its commit's WAL flush, not only on the server's CPU: a second small batch beside it already
+     * shares those waits, while one batch at a time leaves the server idle during them.
      */
-    static final int START_EVENTS = 32;
+    static final int START_EVENTS = 4;
 
     /** An append on its own, as without group commit: the leader of a batch of one runs it. */
     @FunctionalInterface

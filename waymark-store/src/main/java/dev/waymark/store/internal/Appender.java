@@ -3,7 +3,6 @@ package dev.waymark.store.internal;
 import dev.waymark.store.AppendRefusedException;
 import dev.waymark.store.AppendResult;
 import dev.waymark.store.DuplicateEventException;
-import dev.waymark.store.EventData;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.StoreException;
@@ -13,7 +12,6 @@ import dev.waymark.store.StreamNotFoundException;
 import dev.waymark.store.WrongExpectedVersionException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -221,70 +219,42 @@ final class Appender {
 
     private List<AppendResult> execute(Connection connection, List<StreamAppend> appends, OffsetDateTime now)
             throws SQLException {
-        int total = appends.stream().mapToInt(a -> a.events().size()).sum();
         String[] streams = new String[appends.size()];
         Long[] expected = new Long[appends.size()];
         Integer[] counts = new Integer[appends.size()];
-        UUID[] ids = new UUID[total];
-        String[] types = new String[total];
-        String[] data = new String[total];
-        String[] metadata = new String[total];
-        UUID[] causation = new UUID[total];
-        UUID[] correlation = new UUID[total];
-        int e = 0;
         for (int s = 0; s < appends.size(); s++) {
             StreamAppend append = appends.get(s);
             streams[s] = append.streamName();
             expected[s] = encode(append.expected());
             counts[s] = append.events().size();
-            for (EventData event : append.events()) {
-                ids[e] = event.eventId();
-                types[e] = event.type();
-                data[e] = event.data();
-                metadata[e] = event.metadata();
-                causation[e] = event.causationId();
-                correlation[e] = event.correlationId();
-                e++;
-            }
         }
+        EventColumns events = EventColumns.of(appends);
+        long[] out;
         try (PreparedStatement statement = connection.prepareStatement(sql)) {
             statement.setArray(1, connection.createArrayOf("text", streams));
             statement.setArray(2, connection.createArrayOf("int8", expected));
             statement.setArray(3, connection.createArrayOf("int4", counts));
-            statement.setArray(4, connection.createArrayOf("uuid", ids));
-            statement.setArray(5, connection.createArrayOf("text", types));
-            statement.setArray(6, connection.createArrayOf("text", data));
-            statement.setArray(7, connection.createArrayOf("text", metadata));
-            statement.setArray(8, connection.createArrayOf("uuid", causation));
-            statement.setArray(9, connection.createArrayOf("uuid", correlation));
+            events.bind(statement, connection, 4);
             statement.setObject(10, now);
-            List<AppendResult> results = new ArrayList<>(appends.size());
-            long[] out;
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                Long[] boxed = (Long[]) rs.getArray(1).getArray();
-                out = new long[boxed.length];
-                for (int i = 0; i < boxed.length; i++) {
-                    out[i] = boxed[i];
-                }
-            }
-            if (out.length != 1 + 4 * appends.size()) {
-                throw new IllegalStateException("append_events returned " + out.length + " values for "
-                        + appends.size() + " streams");
-            }
-            long tx = out[0];
-            List<UUID> allIds = List.of(ids);
-            int offset = 0;
-            for (int s = 0; s < appends.size(); s++) {
-                StreamAppend append = appends.get(s);
-                int n = append.events().size();
-                int at = 1 + 4 * s;
-                results.add(new AppendResult(append.streamName(), out[at + 1], new GlobalPosition(tx, out[at + 2]),
-                        new GlobalPosition(tx, out[at + 3]), allIds.subList(offset, offset + n)));
-                offset += n;
-            }
-            return results;
+            out = EventColumns.result(statement);
         }
+        if (out.length != 1 + 4 * appends.size()) {
+            throw new IllegalStateException("append_events returned " + out.length + " values for "
+                    + appends.size() + " streams");
+        }
+        long tx = out[0];
+        List<UUID> allIds = events.ids();
+        List<AppendResult> results = new ArrayList<>(appends.size());
+        int offset = 0;
+        for (int s = 0; s < appends.size(); s++) {
+            StreamAppend append = appends.get(s);
+            int n = append.events().size();
+            int at = 1 + 4 * s;
+            results.add(new AppendResult(append.streamName(), out[at + 1], new GlobalPosition(tx, out[at + 2]),
+                    new GlobalPosition(tx, out[at + 3]), allIds.subList(offset, offset + n)));
+            offset += n;
+        }
+        return results;
     }
 
     /** The expected version as the append functions take it: -1 any, -2 no stream, -3 exists, n exactly n. */
