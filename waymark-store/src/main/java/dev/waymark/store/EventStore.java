@@ -56,7 +56,10 @@ public interface EventStore extends AutoCloseable {
     // ---- appends -------------------------------------------------------------------------------
 
     /**
-     * Appends events to one stream in a transaction of its own. A transient failure (SQLSTATE
+     * Appends events to one stream in a transaction of the store's: its own, or, with group commit
+     * (the default, see {@link EventStoreBuilder#groupCommit(boolean)}), one shared with appends of
+     * other threads of this handle made at the same moment; either way the append is atomic, its
+     * outcome its own, and the call returns once its events committed. A transient failure (SQLSTATE
      * class 40: a serialization failure, a deadlock) is retried with the same event ids, up to 5
      * attempts in all, after a backoff of 10 ms doubling up to 50 ms, of which a random half to all
      * is taken; an interrupt during a backoff ends the retries (the interrupt flag stays set).

@@ -141,7 +141,9 @@ public final class EventStoreBuilder {
      * consecutive versions in call order, the second's expected version checked against the first;
      * per-stream order, the global order and the no-skip guarantee are unchanged; readers are woken
      * once per batch. Appends on the caller's connection or inside {@link EventStore#inTransaction}
-     * are never batched. Turn it off to give every append a transaction of its own.
+     * are never batched. A caller interrupted while its append waits for a batch (not yet part of
+     * one) gets a {@link StoreException} and nothing of its append is written; its interrupt flag
+     * stays set. Turn it off to give every append a transaction of its own.
      */
     public EventStoreBuilder groupCommit(boolean enabled) {
         this.groupCommit = enabled;
