@@ -276,6 +276,28 @@ class GroupCommitTest {
     }
 
     @Test
+    void an_append_interrupted_while_it_waits_for_its_batch_fails_and_writes_nothing() throws Exception {
+        try (Gate gate = new Gate("gate-interrupt")) {
+            Call<Boolean> interrupted = gate.queue("interrupted", () -> {
+                try {
+                    store.append("interrupt-1", ExpectedVersion.any(), events(1));
+                    return false;
+                } catch (StoreException e) {
+                    assertThat(e).hasMessageContaining("interrupted while it waited for its group commit");
+                    return Thread.currentThread().isInterrupted();
+                }
+            });
+            Call<AppendResult> other = gate.queue("other", () -> store.append("interrupt-2", ExpectedVersion.any(),
+                    events(1)));
+            interrupted.thread.interrupt();
+            assertThat(interrupted.get()).as("failed, its interrupt flag kept").isTrue();
+            gate.open();
+            assertThat(other.get().streamVersion()).isEqualTo(1);
+        }
+        assertThat(store.streamInfo("interrupt-1")).isEmpty();
+    }
+
+    @Test
     void a_lone_append_goes_at_once_in_a_batch_of_its_own() {
         store.append("lone-1", ExpectedVersion.any(), events(3));
 
