@@ -298,6 +298,34 @@ class GroupCommitTest {
     }
 
     @Test
+    void conditions_on_a_deleted_stream_fail_in_a_batch_as_they_do_alone() throws Exception {
+        store.append("deleted-1", ExpectedVersion.noStream(), events(2));
+        assertThat(store.softDelete("deleted-1")).isTrue();
+        try (Gate gate = new Gate("gate-deleted")) {
+            Call<AppendResult> anyVersion = gate.queue("any", () -> store.append("deleted-1", ExpectedVersion.any(),
+                    events(1)));
+            Call<AppendResult> exactly = gate.queue("exactly", () -> store.append("deleted-1", ExpectedVersion.exactly(2),
+                    events(1)));
+            Call<AppendResult> exists = gate.queue("exists", () -> store.append("deleted-1",
+                    ExpectedVersion.streamExists(), events(1)));
+            Call<AppendResult> fresh = gate.queue("fresh", () -> store.append("deleted-2", ExpectedVersion.noStream(),
+                    events(1)));
+            gate.open();
+
+            assertThat(anyVersion.failure()).isInstanceOfSatisfying(StreamNotFoundException.class,
+                    e -> assertThat(e.isDeleted()).isTrue());
+            assertThat(exactly.failure()).isInstanceOfSatisfying(WrongExpectedVersionException.class, e -> {
+                assertThat(e.isDeleted()).isTrue();
+                assertThat(e.actualVersion()).isEqualTo(2);
+            });
+            assertThat(exists.failure()).isInstanceOfSatisfying(StreamNotFoundException.class,
+                    e -> assertThat(e.isDeleted()).isTrue());
+            assertThat(fresh.get().streamVersion()).isEqualTo(1);
+        }
+        assertThat(batchOf(4).committed()).isEqualTo(1);
+    }
+
+    @Test
     void a_lone_append_goes_at_once_in_a_batch_of_its_own() {
         store.append("lone-1", ExpectedVersion.any(), events(3));
 
