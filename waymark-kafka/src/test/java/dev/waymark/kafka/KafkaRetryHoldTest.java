@@ -174,4 +174,48 @@ class KafkaRetryHoldTest {
         assertThat(run.events().count(Kind.SEEK_FALLBACK)).as("the budget was reached").isPositive();
         assertThat(run.events().count(Kind.SEEK)).isPositive();
     }
+
+    @Test
+    void a_member_killed_with_sigkill_during_retries_loses_nothing_and_the_survivor_commits_everything()
+            throws Exception {
+        String topic = KAFKA.createTopic("hold-crash", PARTITIONS);
+        kafka.produce(topic, -1, 3_000, KEYS);
+        String group = kafka.group();
+        Set<String> handledBySurvivor = ConcurrentHashMap.newKeySet();
+        RecordingListener events = new RecordingListener();
+        ProcessingApp survivor = null;
+        try (ChildMember child = ChildMember.start(KAFKA.bootstrapServers(), group, topic, 10)) {
+            await().atMost(WAIT).until(() -> child.handled.size() >= 300);
+            survivor = ProcessingApp.builder().processor("survivor",
+                    KafkaSource.of(kafka.config(group, topic).listener(events).build()), Concurrency.orderedByKey(8),
+                    m -> {
+                        LockSupport.parkNanos(200_000);
+                        KafkaCoordinates at = KafkaCoordinates.of(m.envelope());
+                        if (m.envelope().attempt() == 0 && retried(at.partition(), at.offset(), 10)) {
+                            return AckDecision.retry(Duration.ofMillis(20));
+                        }
+                        handledBySurvivor.add(m.id());
+                        return AckDecision.ok();
+                    }).build().start();
+            // The group rebalanced onto both, and the survivor holds retries.
+            await().atMost(WAIT).until(() -> !handledBySurvivor.isEmpty() && events.count(Kind.RETRY_HELD) > 0);
+            child.kill(); // SIGKILL: no commit, no LeaveGroup, its held retries gone with it
+            kafka.produce(topic, -1, 1_000, KEYS);
+
+            ProcessingApp app = survivor;
+            await().atMost(Duration.ofSeconds(90)).until(() -> kafka.fullyCommitted(group, topic, PARTITIONS));
+            Set<String> all = ConcurrentHashMap.newKeySet();
+            all.addAll(child.handled);
+            all.addAll(handledBySurvivor);
+            assertThat(all).as("every record handled with ok by one member or the other").hasSize(4_000);
+            assertThat(app.snapshot().get("survivor").lifecycle()).isEqualTo(ProcessorState.Lifecycle.RUNNING);
+            assertThat(child.handled).isNotEmpty().hasSizeLessThan(4_000);
+            assertThat(events.count(Kind.ASSIGNED)).as("the survivor took the killed member's partitions over")
+                    .isGreaterThan(1);
+        } finally {
+            if (survivor != null) {
+                survivor.stop();
+            }
+        }
+    }
 }
