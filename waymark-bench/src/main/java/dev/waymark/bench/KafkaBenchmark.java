@@ -49,7 +49,7 @@ public final class KafkaBenchmark {
     private KafkaBenchmark() {}
 
     /** Counts records handled; knows when the first and the {@code target}-th were. */
-    private static final class Meter {
+    static final class Meter {
         final long target;
         final AtomicLong count = new AtomicLong();
         final CountDownLatch done = new CountDownLatch(1);
@@ -81,7 +81,7 @@ public final class KafkaBenchmark {
 
     private static final AtomicInteger groups = new AtomicInteger();
 
-    private static String group() {
+    static String group() {
         return "bench-" + groups.incrementAndGet();
     }
 
@@ -173,9 +173,11 @@ public final class KafkaBenchmark {
                 slowKeyed / slowSerial);
         out.target("8", "orderedByKey(16) / serial, 2 ms handler", slowKeyed / slowSerial,
                 BenchResult.Comparison.AT_LEAST, 8, "×", "");
+
+        KafkaRetryBenchmark.run(out, servers, "bench", Math.min(events, KafkaRetryBenchmark.events()));
     }
 
-    private static void produce(String servers, String topic, int count) throws Exception {
+    static void produce(String servers, String topic, int count) throws Exception {
         byte[] value = new byte[100];
         try (var producer = new KafkaProducer<>(Map.<String, Object>of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers,
                 ProducerConfig.LINGER_MS_CONFIG, "20", ProducerConfig.BATCH_SIZE_CONFIG, "262144",
@@ -187,7 +189,7 @@ public final class KafkaBenchmark {
         }
     }
 
-    private static Map<String, Object> consumerProps(String servers, String group) {
+    static Map<String, Object> consumerProps(String servers, String group) {
         return Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers, ConsumerConfig.GROUP_ID_CONFIG, group,
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false",
                 ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");
