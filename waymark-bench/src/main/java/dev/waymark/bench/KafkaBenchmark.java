@@ -48,13 +48,21 @@ public final class KafkaBenchmark {
 
     private KafkaBenchmark() {}
 
-    /** Counts records handled; knows when the first and the {@code target}-th were. */
+    /**
+     * Counts records handled; knows when the first and the {@code target}-th were, in wall time and
+     * in the CPU time of this JVM (the in-process broker included).
+     */
     static final class Meter {
+        private static final com.sun.management.OperatingSystemMXBean OS =
+                (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                        .getOperatingSystemMXBean();
         final long target;
         final AtomicLong count = new AtomicLong();
         final CountDownLatch done = new CountDownLatch(1);
         volatile long first;
         volatile long last;
+        volatile long firstCpu;
+        volatile long lastCpu;
 
         Meter(long target) {
             this.target = target;
@@ -64,9 +72,11 @@ public final class KafkaBenchmark {
             long n = count.incrementAndGet();
             if (n == 1) {
                 first = System.nanoTime();
+                firstCpu = OS.getProcessCpuTime();
             }
             if (n == target) {
                 last = System.nanoTime();
+                lastCpu = OS.getProcessCpuTime();
                 done.countDown();
             }
         }
@@ -76,6 +86,11 @@ public final class KafkaBenchmark {
                 throw new IllegalStateException("only " + count.get() + " of " + target + " records in 10 minutes");
             }
             return (target - 1) / ((last - first) / 1e9);
+        }
+
+        /** Records per CPU-second of this JVM between the first and the last record (after {@link #await}). */
+        double cpuRate() {
+            return (target - 1) / (Math.max(1, lastCpu - firstCpu) / 1e9);
         }
     }
 
