@@ -111,35 +111,9 @@ final class KafkaRetryBenchmark {
                 + " with retry(0) (Spring: a throw, DefaultErrorHandler with FixedBackOff(0, 1)); load average"
                 + " %.1f at the end", count, springCount(count, 1), springCount(count, 10), rounds,
                 java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
-        out.printf("| no-op handler, %,d records, retried once | KafkaSource serial msg/s | ratio to 0%% |"
-                + " KafkaSource orderedByKey(16) msg/s | ratio to 0%% | Spring DefaultErrorHandler msg/s |"
-                + " ratio to 0%% | serial / Spring |%n", count);
-        out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
-        for (int p = 0; p < percents.length; p++) {
-            List<Double> serial = rates.get(0).get(p);
-            List<Double> keyed = rates.get(1).get(p);
-            List<Double> spring = rates.get(2).get(p);
-            out.printf("| %d%% of records | %,.0f | %.2f | %,.0f | %.2f | %,.0f | %.2f | %.2f× |%n", percents[p],
-                    Throughput.median(serial), Throughput.pairedRatio(serial, rates.get(0).get(0)),
-                    Throughput.median(keyed), Throughput.pairedRatio(keyed, rates.get(1).get(0)),
-                    Throughput.median(spring), Throughput.pairedRatio(spring, rates.get(2).get(0)),
-                    Throughput.pairedRatio(serial, spring));
-        }
-        out.println("");
-        out.printf("| per CPU-second of the benchmark's JVM (broker included) | serial msg/CPU-s | ratio to 0%% |"
-                + " orderedByKey(16) msg/CPU-s | ratio to 0%% | Spring msg/CPU-s | ratio to 0%% | serial / Spring |%n");
-        out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
-        for (int p = 0; p < percents.length; p++) {
-            List<Double> serial = cpuRates.get(0).get(p);
-            List<Double> keyed = cpuRates.get(1).get(p);
-            List<Double> spring = cpuRates.get(2).get(p);
-            out.printf("| %d%% of records | %,.0f | %.2f | %,.0f | %.2f | %,.0f | %.2f | %.2f× |%n", percents[p],
-                    Throughput.median(serial), Throughput.pairedRatio(serial, cpuRates.get(0).get(0)),
-                    Throughput.median(keyed), Throughput.pairedRatio(keyed, cpuRates.get(1).get(0)),
-                    Throughput.median(spring), Throughput.pairedRatio(spring, cpuRates.get(2).get(0)),
-                    Throughput.pairedRatio(serial, spring));
-        }
-        out.println("");
+        table(out, String.format(java.util.Locale.ROOT, "no-op handler, %,d records, retried once", count), "msg/s",
+                percents, rates);
+        table(out, "per CPU-second of the benchmark's JVM (broker included)", "msg/CPU-s", percents, cpuRates);
         for (int v = 0; v < 3; v++) {
             out.printf("rounds (msg/s) %s: 0%% %s; 1%% %s; 10%% %s%n", v == 0 ? "serial" : v == 1 ? "orderedByKey(16)"
                     : "Spring", Throughput.format(rates.get(v).get(0)), Throughput.format(rates.get(v).get(1)),
@@ -170,6 +144,25 @@ final class KafkaRetryBenchmark {
      */
     static int springCount(int count, int percent) {
         return percent == 0 ? count : Math.min(count, percent >= 10 ? 5_000 : 20_000);
+    }
+
+    /** One table: a row per failure rate, each variant's median rate and paired ratio to its 0% runs. */
+    private static void table(BenchReport out, String title, String unit, int[] percents,
+            List<List<List<Double>>> rates) {
+        out.printf("| %s | KafkaSource serial %s | ratio to 0%% | KafkaSource orderedByKey(16) %s | ratio to 0%% |"
+                + " Spring DefaultErrorHandler %s | ratio to 0%% | serial / Spring |%n", title, unit, unit, unit);
+        out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
+        for (int p = 0; p < percents.length; p++) {
+            List<Double> serial = rates.get(0).get(p);
+            List<Double> keyed = rates.get(1).get(p);
+            List<Double> spring = rates.get(2).get(p);
+            out.printf("| %d%% of records | %,.0f | %.2f | %,.0f | %.2f | %,.0f | %.2f | %.2f× |%n", percents[p],
+                    Throughput.median(serial), Throughput.pairedRatio(serial, rates.get(0).get(0)),
+                    Throughput.median(keyed), Throughput.pairedRatio(keyed, rates.get(1).get(0)),
+                    Throughput.median(spring), Throughput.pairedRatio(spring, rates.get(2).get(0)),
+                    Throughput.pairedRatio(serial, spring));
+        }
+        out.println("");
     }
 
     private static List<List<List<Double>>> grid(int percents) {
