@@ -47,7 +47,8 @@ class KafkaRetryHoldTest {
 
     /** What one run saw. */
     private record Run(Map<String, List<Long>> seen, Map<Integer, List<String>> keysByPartition,
-            List<String> committedPastUnfinished, RecordingListener events, int retries) {}
+            List<String> committedPastUnfinished, List<String> handledAheadOfUnfinished, RecordingListener events,
+            int retries) {}
 
     /**
      * Handles {@code RECORDS} records over {@code PARTITIONS} partitions, retrying {@code percent}%
@@ -57,6 +58,20 @@ class KafkaRetryHoldTest {
     private Run run(String name, Concurrency concurrency, int percent, KafkaSourceConfig.Builder extra,
             String topic, String group) throws Exception {
         boolean byKey = concurrency instanceof Concurrency.OrderedByKey;
+        // The records as produced, per partition: the key of each offset; and each lane's offsets in order.
+        Map<Integer, List<String>> keys = new HashMap<>();
+        for (var r : kafka.readAll(topic, RECORDS)) {
+            keys.computeIfAbsent(r.partition(), p -> new ArrayList<>()).add(new String(r.key()));
+        }
+        Map<String, List<Long>> laneOffsets = new HashMap<>();
+        keys.forEach((partition, partitionKeys) -> {
+            for (int o = 0; o < partitionKeys.size(); o++) {
+                laneOffsets.computeIfAbsent(byKey ? partition + "/" + partitionKeys.get(o) : "" + partition,
+                        k -> new ArrayList<>()).add((long) o);
+            }
+        });
+        Map<String, Integer> laneDone = new ConcurrentHashMap<>(); // index of the lane's first unfinished offset
+        List<String> ahead = new CopyOnWriteArrayList<>();
         Map<String, List<Long>> seen = new ConcurrentHashMap<>();
         Set<String> ok = ConcurrentHashMap.newKeySet();
         List<String> violations = new CopyOnWriteArrayList<>();
@@ -79,6 +94,13 @@ class KafkaRetryHoldTest {
             KafkaCoordinates at = KafkaCoordinates.of(m.envelope());
             String lane = byKey ? at.partition() + "/" + new String(m.envelope().key().bytes()) : "" + at.partition();
             seen.computeIfAbsent(lane, k -> Collections.synchronizedList(new ArrayList<>())).add(at.offset());
+            // A lane's records run one at a time: nothing may be handled past its first unfinished record
+            // (a redelivery of a finished one, after a seek, is allowed).
+            List<Long> offsets = laneOffsets.get(lane);
+            int done = laneDone.getOrDefault(lane, 0);
+            if (done < offsets.size() && at.offset() > offsets.get(done)) {
+                ahead.add(lane + ": " + at.offset() + " before " + offsets.get(done));
+            }
             if (byKey) {
                 LockSupport.parkNanos(50_000); // a little work, so keys really run side by side
             }
@@ -86,6 +108,10 @@ class KafkaRetryHoldTest {
                 return AckDecision.retry(at.offset() % 2 == 0 ? Duration.ZERO : Duration.ofMillis(5));
             }
             ok.add(at.partition() + ":" + at.offset());
+            while (done < offsets.size() && ok.contains(at.partition() + ":" + offsets.get(done))) {
+                done++;
+            }
+            laneDone.put(lane, done);
             return AckDecision.ok();
         }).build().start();
         try {
@@ -94,18 +120,13 @@ class KafkaRetryHoldTest {
         } finally {
             app.stop();
         }
-        // The records as produced, per partition: key of each offset.
-        Map<Integer, List<String>> keys = new HashMap<>();
         int retries = 0;
-        for (var r : kafka.readAll(topic, RECORDS)) {
-            keys.computeIfAbsent(r.partition(), p -> new ArrayList<>()).add(new String(r.key()));
-        }
         for (var e : keys.entrySet()) {
             for (long o = 0; o < e.getValue().size(); o++) {
                 retries += retried(e.getKey(), o, percent) ? 1 : 0;
             }
         }
-        return new Run(seen, keys, violations, events, retries);
+        return new Run(seen, keys, violations, ahead, events, retries);
     }
 
     /** The offsets each lane should see: every offset in order, a retried one twice in a row. */
@@ -133,6 +154,7 @@ class KafkaRetryHoldTest {
         assertThat(run.seen()).as("each record once, a retried one again right after, in order")
                 .isEqualTo(expected(run.keysByPartition(), percent, byKey));
         assertThat(run.committedPastUnfinished()).isEmpty();
+        assertThat(run.handledAheadOfUnfinished()).isEmpty();
         assertThat(run.retries()).isPositive();
         assertThat(run.events().count(Kind.RETRY_HELD)).as("every retry held in memory").isEqualTo(run.retries());
         assertThat(run.events().count(Kind.SEEK)).as("no seek, no refetch").isZero();
@@ -171,8 +193,27 @@ class KafkaRetryHoldTest {
         assertThat(run.seen()).as("in order through the fallback")
                 .isEqualTo(expected(run.keysByPartition(), 10, false));
         assertThat(run.committedPastUnfinished()).isEmpty();
+        assertThat(run.handledAheadOfUnfinished()).isEmpty();
         assertThat(run.events().count(Kind.SEEK_FALLBACK)).as("the budget was reached").isPositive();
         assertThat(run.events().count(Kind.SEEK)).isPositive();
+    }
+
+    @Test
+    void ordered_by_key_past_the_memory_budget_keys_stay_in_order_and_nothing_is_committed_past_a_retry()
+            throws Exception {
+        String name = "hold-budget-keyed";
+        String topic = KAFKA.createTopic(name, PARTITIONS);
+        kafka.produce(topic, -1, RECORDS, KEYS);
+        String group = kafka.group();
+        // A seek back redelivers records of other keys already handled (at least once): each key's
+        // records are still handled in order, none past its first unfinished one.
+        Run run = run(name, Concurrency.orderedByKey(16), 10, kafka.config(group, topic).retryHoldBytes(2_000)
+                .maxPollRecords(100), topic, group);
+        assertThat(run.handledAheadOfUnfinished()).isEmpty();
+        assertThat(run.committedPastUnfinished()).isEmpty();
+        assertThat(run.events().count(Kind.SEEK_FALLBACK)).as("the budget was reached").isPositive();
+        run.seen().forEach((lane, offsets) -> assertThat(offsets).as(lane).containsAll(
+                expected(run.keysByPartition(), 0, true).get(lane)));
     }
 
     @Test
