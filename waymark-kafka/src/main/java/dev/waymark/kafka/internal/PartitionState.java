@@ -3,7 +3,6 @@ package dev.waymark.kafka.internal;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -38,10 +37,8 @@ final class PartitionState {
      * order; the first unacknowledged one bounds what may be committed.
      */
     private final ArrayDeque<Slot> inFlight = new ArrayDeque<>();
-    /** Records held behind retry barriers, by lane key. */
-    private final Map<Object, Lane> lanes = new HashMap<>();
-    /** The hold ran out of budget: paused until nothing is held for the partition any more. */
-    private boolean holdPaused;
+    /** Records held behind retry barriers. */
+    private final PartitionLanes lanes;
     /** Retries requested per offset in this assignment (the envelope's attempt). */
     private final Map<Long, Integer> attempts = new HashMap<>();
     /** Advances on every seek: records buffered under an older epoch are stale. */
@@ -71,6 +68,7 @@ final class PartitionState {
         this.partition = partition;
         this.id = partition.topic() + "-" + partition.partition();
         this.hold = hold;
+        this.lanes = new PartitionLanes(this, hold);
     }
 
     TopicPartition partition() {
@@ -94,12 +92,7 @@ final class PartitionState {
                 fenced += finish(s.delivery);
             }
         }
-        for (Lane lane : lanes.values()) {
-            lane.queue.forEach(hold::remove);
-            lane.dead = true;
-        }
         lanes.clear();
-        holdPaused = false;
         generation++;
         assigned = nowAssigned;
         inFlight.clear();
@@ -178,12 +171,12 @@ final class PartitionState {
 
     /** Whether any record of the partition is held behind a retry barrier. */
     boolean holding() {
-        return !lanes.isEmpty();
+        return lanes.any();
     }
 
     /** The lane held under {@code key}, or null. */
     Lane lane(Object key) {
-        return key == null ? null : lanes.get(key);
+        return lanes.get(key);
     }
 
     /**
@@ -192,33 +185,21 @@ final class PartitionState {
      */
     boolean holdFetched(Lane lane, ConsumerRecord<byte[], byte[]> record) {
         Slot slot = new Slot(record);
-        if (!hold.fits(slot.bytes())) {
+        if (!lanes.append(lane, slot)) {
             return false;
         }
         inFlight.addLast(slot);
-        lane.queue.addLast(slot);
-        hold.add(slot);
         return true;
     }
 
     /** Takes the next record of a ready lane to hand out again; a drained lane goes away. */
     Slot takeHeld(Lane lane) {
-        Slot slot = lane.queue.pollFirst();
-        hold.remove(slot);
-        if (lane.queue.isEmpty()) {
-            lanes.remove(lane.key);
-            hold.drained(lane);
-        }
-        return slot;
+        return lanes.take(lane);
     }
 
     /** Whether the partition was paused for the budget and holds nothing now (then it is no longer). */
     boolean holdReleased() {
-        if (holdPaused && lanes.isEmpty()) {
-            holdPaused = false;
-            return true;
-        }
-        return false;
+        return lanes.released();
     }
 
     /**
@@ -262,25 +243,8 @@ final class PartitionState {
             s.delivery.superseded = true;
             superseded += finish(s.delivery);
             s.delivery = null;
-            hold.add(s);
         }
-        Object key = laneKey != null ? laneKey : retried;
-        Lane lane = lanes.get(key);
-        if (lane == null) {
-            lane = new Lane(this, key);
-            lanes.put(key, lane);
-        }
-        if (lane.queue.isEmpty()) {
-            for (int i = moved.size() - 1; i >= 0; i--) {
-                lane.queue.addLast(moved.get(i)); // collected from the highest offset down
-            }
-        } else {
-            moved.addAll(lane.queue);
-            moved.sort(Comparator.comparingLong(s -> s.offset));
-            lane.queue.clear();
-            lane.queue.addAll(moved);
-        }
-        hold.schedule(lane, now, delay.toNanos());
+        lanes.holdBehind(laneKey != null ? laneKey : retried, moved, now, delay.toNanos());
         return superseded;
     }
 
@@ -290,7 +254,7 @@ final class PartitionState {
      */
     void fallBackToSeek(long offset) {
         barrier(offset);
-        holdPaused = true;
+        lanes.pauseUntilEmpty();
     }
 
     /** The attempt of the record at {@code offset}: retries requested for it in this assignment. */
@@ -326,7 +290,7 @@ final class PartitionState {
     int retryBySeek(Delivery d, Duration delay) {
         attempts.merge(d.offset, 1, Integer::sum);
         int superseded = barrier(d.offset);
-        holdPaused = true;
+        lanes.pauseUntilEmpty();
         if (!delay.isZero()) {
             long until = System.nanoTime() + delay.toNanos();
             retryPausedUntil = retryPaused ? Math.max(retryPausedUntil, until) : until;
@@ -357,17 +321,7 @@ final class PartitionState {
             }
             tail.remove();
         }
-        Iterator<Lane> held = lanes.values().iterator();
-        while (held.hasNext()) {
-            Lane lane = held.next();
-            while (!lane.queue.isEmpty() && lane.queue.peekLast().offset >= offset) {
-                hold.remove(lane.queue.pollLast());
-            }
-            if (lane.queue.isEmpty()) {
-                lane.dead = true;
-                held.remove();
-            }
-        }
+        lanes.dropFrom(offset);
         if (haltedAt > offset) {
             haltedAt = offset;
         }
@@ -397,7 +351,7 @@ final class PartitionState {
         long at = haltedAt;
         haltedAt = -1;
         int superseded = barrier(at);
-        lanes.values().forEach(hold::requeue); // held records before the halted one go out again
+        lanes.requeue(); // held records before the halted one go out again
         return superseded;
     }
 
@@ -426,8 +380,7 @@ final class PartitionState {
         if (retryPaused && now - retryPausedUntil >= 0) {
             retryPaused = false;
         }
-        holdReleased();
-        return haltedAt >= 0 || retryPaused || holdPaused;
+        return haltedAt >= 0 || retryPaused || lanes.pausing();
     }
 
     /** Nanoseconds until the retry delay ends, or {@code max} when there is none or it ends later. */
