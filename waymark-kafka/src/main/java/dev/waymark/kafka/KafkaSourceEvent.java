@@ -28,7 +28,10 @@ public record KafkaSourceEvent(Kind kind, String source, String topic, int parti
         COMMITTED,
         /** A commit attempt failed; it is retried within the budget. */
         COMMIT_FAILED,
-        /** The partition was sought back ({@code value} is the target offset): past the retry hold budget, or a halt resumed. */
+        /**
+         * The partition was sought back ({@code value} is the target offset): past the retry hold
+         * budget, or a halt resumed.
+         */
         SEEK,
         /** The partition was paused (a halt, a retry delay, or a full buffer). */
         PAUSED,
