@@ -48,13 +48,21 @@ public final class KafkaBenchmark {
 
     private KafkaBenchmark() {}
 
-    /** Counts records handled; knows when the first and the {@code target}-th were. */
-    private static final class Meter {
+    /**
+     * Counts records handled; knows when the first and the {@code target}-th were, in wall time and
+     * in the CPU time of this JVM (the in-process broker included).
+     */
+    static final class Meter {
+        private static final com.sun.management.OperatingSystemMXBean OS =
+                (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                        .getOperatingSystemMXBean();
         final long target;
         final AtomicLong count = new AtomicLong();
         final CountDownLatch done = new CountDownLatch(1);
         volatile long first;
         volatile long last;
+        volatile long firstCpu;
+        volatile long lastCpu;
 
         Meter(long target) {
             this.target = target;
@@ -64,9 +72,11 @@ public final class KafkaBenchmark {
             long n = count.incrementAndGet();
             if (n == 1) {
                 first = System.nanoTime();
+                firstCpu = OS.getProcessCpuTime();
             }
             if (n == target) {
                 last = System.nanoTime();
+                lastCpu = OS.getProcessCpuTime();
                 done.countDown();
             }
         }
@@ -77,11 +87,16 @@ public final class KafkaBenchmark {
             }
             return (target - 1) / ((last - first) / 1e9);
         }
+
+        /** Records per CPU-second of this JVM between the first and the last record (after {@link #await}). */
+        double cpuRate() {
+            return (target - 1) / (Math.max(1, lastCpu - firstCpu) / 1e9);
+        }
     }
 
     private static final AtomicInteger groups = new AtomicInteger();
 
-    private static String group() {
+    static String group() {
         return "bench-" + groups.incrementAndGet();
     }
 
@@ -173,9 +188,11 @@ public final class KafkaBenchmark {
                 slowKeyed / slowSerial);
         out.target("8", "orderedByKey(16) / serial, 2 ms handler", slowKeyed / slowSerial,
                 BenchResult.Comparison.AT_LEAST, 8, "×", "");
+
+        KafkaRetryBenchmark.run(out, servers, "bench", Math.min(events, KafkaRetryBenchmark.events()));
     }
 
-    private static void produce(String servers, String topic, int count) throws Exception {
+    static void produce(String servers, String topic, int count) throws Exception {
         byte[] value = new byte[100];
         try (var producer = new KafkaProducer<>(Map.<String, Object>of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, servers,
                 ProducerConfig.LINGER_MS_CONFIG, "20", ProducerConfig.BATCH_SIZE_CONFIG, "262144",
@@ -187,7 +204,7 @@ public final class KafkaBenchmark {
         }
     }
 
-    private static Map<String, Object> consumerProps(String servers, String group) {
+    static Map<String, Object> consumerProps(String servers, String group) {
         return Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, servers, ConsumerConfig.GROUP_ID_CONFIG, group,
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest", ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false",
                 ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500");

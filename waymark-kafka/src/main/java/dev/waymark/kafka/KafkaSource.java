@@ -1,6 +1,7 @@
 package dev.waymark.kafka;
 
 import dev.waymark.kafka.internal.SourceRuntime;
+import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.MessageSource;
 import java.time.Duration;
@@ -20,12 +21,16 @@ import org.slf4j.LoggerFactory;
  *       unordered) never commit past an unfinished record. Redelivery happens after a retry, a
  *       rebalance, a restart or an unacknowledged shutdown; handlers must tolerate duplicates
  *       (key on the message id {@code topic-partition-offset}).</li>
- *   <li><b>Retry.</b> {@code retry(delay)} seeks the partition back to the record after the delay
- *       (the partition is paused meanwhile; other partitions go on). Records after it come again,
- *       in their original order, after it; deliveries it superseded are never handed out, and
- *       acknowledging one already handed out does nothing. If the record is gone (retention,
- *       compaction), consumption goes on from the next record with a warning, whatever
- *       {@code auto.offset.reset} says. The envelope's
+ *   <li><b>Retry.</b> {@code retry(delay)} redelivers the record from memory after the delay, with
+ *       no seek and no refetch: the records the processor orders after it (the rest of its
+ *       partition under serial, the records of its key under orderedByKey, none under unordered)
+ *       wait in memory behind it and come, in their original order, after it; other keys and other
+ *       partitions go on meanwhile. Nothing is committed past it until it is acknowledged.
+ *       Deliveries it superseded are never handed out, and acknowledging one already handed out
+ *       does nothing. Past {@link KafkaSourceConfig.Builder#retryHoldBytes(long) retryHoldBytes} the
+ *       partition is paused and sought back to the record instead (the records after it are
+ *       fetched again); if the record is gone then (retention, compaction), consumption goes on
+ *       from the next record with a warning, whatever {@code auto.offset.reset} says. The envelope's
  *       attempt counts retries of that record in this assignment (it restarts at 0 after a
  *       rebalance or restart).</li>
  *   <li><b>Rebalances.</b> On revoke, acknowledged offsets are committed and records buffered for
@@ -103,6 +108,20 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
     @Override
     public Optional<Ingested> poll(Duration timeout) throws InterruptedException {
         return runtime.poll(timeout);
+    }
+
+    /**
+     * Learns how the processor orders records, so a retry holds back only what that order puts
+     * after the retried record: the rest of its partition (serial, or orderedByKey over
+     * {@link KafkaOrdering#PARTITION}), the records of its key (orderedByKey), or nothing
+     * (unordered). Serial until called.
+     */
+    @Override
+    public void processedWith(Concurrency concurrency) {
+        if (concurrency == null) {
+            throw new IllegalArgumentException("concurrency must not be null");
+        }
+        runtime.processedWith(concurrency);
     }
 
     /**

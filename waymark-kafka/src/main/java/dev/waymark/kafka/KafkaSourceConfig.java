@@ -62,6 +62,13 @@ public record KafkaSourceConfig(
     public static final int DEFAULT_MAX_POLL_RECORDS = 500;
     /** Default {@link Polling#bufferSize()}. */
     public static final int DEFAULT_BUFFER_SIZE = 2_000;
+    /**
+     * Default {@link Polling#retryHoldBytes()}: 32 MiB of records held in memory behind retry
+     * barriers, per source.
+     */
+    public static final long DEFAULT_RETRY_HOLD_BYTES = 32L << 20;
+    /** Largest {@link Polling#retryHoldBytes()}: 4 GiB. */
+    public static final long MAX_RETRY_HOLD_BYTES = 4L << 30;
     /** Default {@link Commits#interval()}. */
     public static final Duration DEFAULT_COMMIT_INTERVAL = Duration.ofSeconds(1);
     /**
@@ -92,8 +99,18 @@ public record KafkaSourceConfig(
      * @param maxPollRecords records per poll ({@code max.poll.records}), 1 to 100000
      * @param bufferSize records fetched but not yet handed to the processor before the source pauses
      *     fetching, at least {@code maxPollRecords}
+     * @param retryHoldBytes memory for records held behind retry barriers (a retried record and the
+     *     records its processor orders after it, redelivered from memory after the retry delay),
+     *     counted as key and value bytes plus 128 bytes per record, 0 to 4 GiB; past it the
+     *     partition is paused and sought back instead (0: every retry seeks back)
      */
-    public record Polling(Duration pollTimeout, int maxPollRecords, int bufferSize) {
+    public record Polling(Duration pollTimeout, int maxPollRecords, int bufferSize, long retryHoldBytes) {
+
+        /** With the default {@link #DEFAULT_RETRY_HOLD_BYTES}. */
+        public Polling(Duration pollTimeout, int maxPollRecords, int bufferSize) {
+            this(pollTimeout, maxPollRecords, bufferSize, DEFAULT_RETRY_HOLD_BYTES);
+        }
+
         /** Validates. */
         public Polling {
             requireBetween("pollTimeout", pollTimeout, Duration.ofMillis(1), Duration.ofSeconds(60));
@@ -103,6 +120,10 @@ public record KafkaSourceConfig(
             if (bufferSize < maxPollRecords) {
                 throw new MessagingConfigException("bufferSize must be >= maxPollRecords (" + maxPollRecords
                         + "), got " + bufferSize);
+            }
+            if (retryHoldBytes < 0 || retryHoldBytes > MAX_RETRY_HOLD_BYTES) {
+                throw new MessagingConfigException("retryHoldBytes must be between 0 and " + MAX_RETRY_HOLD_BYTES
+                        + " (4 GiB), got " + retryHoldBytes);
             }
         }
     }
@@ -185,7 +206,8 @@ public record KafkaSourceConfig(
         return "kafka source '" + name + "': bootstrap=" + bootstrapServers + " group=" + groupId
                 + (topicPattern != null ? " pattern=" + topicPattern : " topics=" + topics)
                 + " pollTimeout=" + polling.pollTimeout().toMillis() + "ms maxPollRecords=" + polling.maxPollRecords()
-                + " bufferSize=" + polling.bufferSize() + " commitInterval=" + commits.interval().toMillis()
+                + " bufferSize=" + polling.bufferSize() + " retryHoldBytes=" + polling.retryHoldBytes()
+                + " commitInterval=" + commits.interval().toMillis()
                 + "ms drainTimeout=" + commits.drainTimeout().toMillis() + "ms brokerRetry=" + brokerRetry.attempts()
                 + "x" + brokerRetry.backoff().toMillis() + "ms/" + brokerRetry.timeout().toMillis() + "ms deadLetters="
                 + (deadLetters instanceof DeadLetterPolicy.LogAndCommit ? "log-and-commit"
@@ -205,6 +227,7 @@ public record KafkaSourceConfig(
         private Duration pollTimeout = DEFAULT_POLL_TIMEOUT;
         private int maxPollRecords = DEFAULT_MAX_POLL_RECORDS;
         private Integer bufferSize;
+        private long retryHoldBytes = DEFAULT_RETRY_HOLD_BYTES;
         private Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
         private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
         private int brokerAttempts = DEFAULT_BROKER_ATTEMPTS;
@@ -264,6 +287,20 @@ public record KafkaSourceConfig(
         /** Records fetched ahead of the processor before fetching pauses, >= maxPollRecords; default max(2000, 4 x maxPollRecords). */
         public Builder bufferSize(int records) {
             this.bufferSize = records;
+            return this;
+        }
+
+        /**
+         * Memory for records held behind retry barriers, 0 to 4 GiB; default 32 MiB. A retried
+         * record is redelivered from memory after its delay, and the records its processor orders
+         * after it (the rest of the partition under serial, its key under orderedByKey) wait in
+         * memory behind it instead of being fetched again; other keys and partitions go on. Counted
+         * as key and value bytes plus 128 bytes per record, for the whole source. Past it, the
+         * partition falls back to seeking back (paused until it holds nothing); 0 makes every retry
+         * seek back.
+         */
+        public Builder retryHoldBytes(long bytes) {
+            this.retryHoldBytes = bytes;
             return this;
         }
 
@@ -381,7 +418,7 @@ public record KafkaSourceConfig(
                     : "kafka:" + (topicPattern != null ? topicPattern.pattern() : String.join(",", topics));
             int buffer = bufferSize != null ? bufferSize : Math.max(DEFAULT_BUFFER_SIZE, 4 * maxPollRecords);
             return new KafkaSourceConfig(effectiveName, bootstrapServers, groupId, topics, topicPattern,
-                    new Polling(pollTimeout, maxPollRecords, buffer), new Commits(commitInterval, drainTimeout),
+                    new Polling(pollTimeout, maxPollRecords, buffer, retryHoldBytes), new Commits(commitInterval, drainTimeout),
                     new BrokerRetry(brokerAttempts, brokerBackoff, brokerTimeout), deadLetters, missingDeadLetterTopic,
                     ordering,
                     consumerProperties, leaveGroupOnClose, producerProperties, listeners);

@@ -10,7 +10,8 @@ package dev.waymark.kafka;
  * @param value the offset committed, sought, halted at, dead-lettered (or not: a failed dead letter)
  *     or found after a retention gap;
  *     the lag for {@link Kind#LAG}; the partition's assignment generation for {@link Kind#ASSIGNED};
- *     else -1
+ *     the offset retried for {@link Kind#RETRY_HELD}, sought back to for {@link Kind#SEEK_FALLBACK};
+ *     the records held for {@link Kind#HELD}; else -1
  * @param detail a short text (a reason, an error), or null
  */
 public record KafkaSourceEvent(Kind kind, String source, String topic, int partition, long value, String detail) {
@@ -27,7 +28,10 @@ public record KafkaSourceEvent(Kind kind, String source, String topic, int parti
         COMMITTED,
         /** A commit attempt failed; it is retried within the budget. */
         COMMIT_FAILED,
-        /** The partition was sought back for a retry ({@code value} is the target offset). */
+        /**
+         * The partition was sought back ({@code value} is the target offset): past the retry hold
+         * budget, or a halt resumed.
+         */
         SEEK,
         /** The partition was paused (a halt, a retry delay, or a full buffer). */
         PAUSED,
@@ -48,6 +52,22 @@ public record KafkaSourceEvent(Kind kind, String source, String topic, int parti
         /** Records in the partition after the committed offset ({@code value}), reported every commit interval. */
         LAG,
         /** The source ended with a {@link KafkaSourceException}. */
-        FATAL
+        FATAL,
+        /**
+         * A retried record ({@code value} is its offset) is held in memory behind its retry barrier,
+         * with the records its processor orders after it, for redelivery after the delay: no seek.
+         */
+        RETRY_HELD,
+        /**
+         * Holding would have passed {@link KafkaSourceConfig.Polling#retryHoldBytes()}: the partition
+         * is sought back to {@code value} instead (a {@link #SEEK} follows) and paused until it holds
+         * nothing.
+         */
+        SEEK_FALLBACK,
+        /**
+         * Records held behind retry barriers in all partitions of the source now ({@code value};
+         * no topic), reported every commit interval.
+         */
+        HELD
     }
 }

@@ -28,9 +28,15 @@ final class ChildMember implements AutoCloseable {
 
     /** Starts a member of {@code group} consuming {@code topic} from {@code bootstrapServers}. */
     static ChildMember start(String bootstrapServers, String group, String topic) throws IOException {
+        return start(bootstrapServers, group, topic, 0);
+    }
+
+    /** As {@link #start(String, String, String)}, retrying {@code retryPercent}% of records once. */
+    static ChildMember start(String bootstrapServers, String group, String topic, int retryPercent)
+            throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         return new ChildMember(new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
-                CrashingMember.class.getName(), bootstrapServers, group, topic)
+                CrashingMember.class.getName(), bootstrapServers, group, topic, Integer.toString(retryPercent))
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start());
     }
 

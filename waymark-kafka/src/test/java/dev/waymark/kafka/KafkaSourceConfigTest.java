@@ -22,6 +22,8 @@ class KafkaSourceConfigTest {
         assertThat(c.polling().pollTimeout()).isEqualTo(KafkaSourceConfig.DEFAULT_POLL_TIMEOUT);
         assertThat(c.polling().maxPollRecords()).isEqualTo(500);
         assertThat(c.polling().bufferSize()).isEqualTo(2_000);
+        assertThat(c.polling().retryHoldBytes()).isEqualTo(KafkaSourceConfig.DEFAULT_RETRY_HOLD_BYTES)
+                .isEqualTo(32L << 20);
         assertThat(c.commits().interval()).isEqualTo(Duration.ofSeconds(1));
         assertThat(c.commits().drainTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.brokerRetry().attempts()).isEqualTo(5);
@@ -67,6 +69,11 @@ class KafkaSourceConfigTest {
         assertThatThrownBy(() -> valid().pollTimeout(Duration.ZERO).build()).hasMessageContaining("pollTimeout");
         assertThatThrownBy(() -> valid().maxPollRecords(0).build()).hasMessageContaining("maxPollRecords");
         assertThatThrownBy(() -> valid().bufferSize(10).build()).hasMessageContaining("bufferSize");
+        assertThatThrownBy(() -> valid().retryHoldBytes(-1).build()).isInstanceOf(MessagingConfigException.class)
+                .hasMessageContaining("retryHoldBytes").hasMessageContaining("-1");
+        assertThatThrownBy(() -> valid().retryHoldBytes(KafkaSourceConfig.MAX_RETRY_HOLD_BYTES + 1).build())
+                .hasMessageContaining("retryHoldBytes");
+        assertThat(valid().retryHoldBytes(0).build().polling().retryHoldBytes()).isZero();
         assertThatThrownBy(() -> valid().commitInterval(Duration.ofSeconds(-1)).build())
                 .hasMessageContaining("commitInterval");
         assertThatThrownBy(() -> valid().drainTimeout(null).build()).hasMessageContaining("drainTimeout");

@@ -26,12 +26,13 @@ class KafkaSourceMetricsTest {
 
     @Test
     void commits_seeks_pauses_dead_letters_rebalances_and_lag_are_measured() throws Exception {
+        // No retry hold: the retry seeks back and pauses for its delay, as past the budget.
         String topic = KAFKA.createTopic("metrics", 2);
         kafka.produce(topic, 0, 20, 1);
         kafka.produce(topic, 1, 20, 1);
         String group = kafka.group();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        KafkaSource source = KafkaSource.of(kafka.config(group, topic).name("orders")
+        KafkaSource source = KafkaSource.of(kafka.config(group, topic).name("orders").retryHoldBytes(0)
                 .deadLetters(DeadLetterPolicy.logAndCommit()).listener(new KafkaSourceMetrics(registry)).build());
         AtomicBoolean retried = new AtomicBoolean();
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(), m -> {
@@ -54,10 +55,40 @@ class KafkaSourceMetricsTest {
         }
         assertThat(registry.get("waymark.kafka.commits").tag("source", "orders").counter().count()).isPositive();
         assertThat(registry.get("waymark.kafka.seeks").counter().count()).isEqualTo(1);
+        assertThat(registry.get("waymark.kafka.seek_fallbacks").counter().count()).isEqualTo(1);
         assertThat(registry.get("waymark.kafka.pauses").counter().count()).as("the retry delay pauses").isPositive();
         assertThat(registry.get("waymark.kafka.dead_letters").counter().count()).isEqualTo(2);
         assertThat(registry.get("waymark.kafka.rebalances").tag("kind", "assigned").counter().count()).isEqualTo(2);
         assertThat(registry.find("waymark.kafka.lag").gauges()).as("removed when the partitions are revoked on close")
                 .isEmpty();
+    }
+
+    @Test
+    void retries_held_in_memory_and_the_records_held_are_measured() throws Exception {
+        String topic = KAFKA.createTopic("metrics-held", 1);
+        kafka.produce(topic, 0, 20, 1);
+        String group = kafka.group();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        KafkaSource source = KafkaSource.of(kafka.config(group, topic).name("held")
+                .listener(new KafkaSourceMetrics(registry)).build());
+        AtomicBoolean retried = new AtomicBoolean();
+        ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(), m -> {
+            long offset = KafkaCoordinates.of(m.envelope()).offset();
+            if (offset == 5 && retried.compareAndSet(false, true)) {
+                return AckDecision.retry(Duration.ofSeconds(2)); // 5-19 held meanwhile
+            }
+            return AckDecision.ok();
+        }).build().start();
+        try {
+            await().atMost(WAIT).until(() -> registry.find("waymark.kafka.held_records").gauge() != null
+                    && registry.get("waymark.kafka.held_records").gauge().value() == 15);
+            await().atMost(WAIT).until(() -> kafka.fullyCommitted(group, topic, 1));
+            await().atMost(WAIT).until(() -> registry.get("waymark.kafka.held_records").gauge().value() == 0);
+        } finally {
+            app.stop();
+        }
+        assertThat(registry.get("waymark.kafka.retries_held").tag("source", "held").counter().count()).isEqualTo(1);
+        assertThat(registry.find("waymark.kafka.seeks").counter()).as("no seek").isNull();
+        assertThat(registry.find("waymark.kafka.seek_fallbacks").counter()).isNull();
     }
 }

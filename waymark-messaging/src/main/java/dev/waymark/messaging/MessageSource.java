@@ -36,4 +36,14 @@ public interface MessageSource {
      * before or after {@code shutdown()}. Called once, from the processor's thread. Default: nothing.
      */
     default void processorEnded() {}
+
+    /**
+     * Tells the source, before its first {@link #poll}, how its processor orders what it takes, so a
+     * source that redelivers a retried message may hold back only the messages that order puts
+     * after it: under {@link Concurrency#serial()} every later message of its partition or stream,
+     * under {@link Concurrency#orderedByKey(int)} the later messages of its ordering key, under
+     * {@link Concurrency#unordered(int)} none. A source never told assumes {@code serial}. Called
+     * once per processor by {@link ProcessingApp} when the processor starts. Default: nothing.
+     */
+    default void processedWith(Concurrency concurrency) {}
 }

@@ -27,10 +27,15 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>Only the contiguous acknowledged prefix of what was handed out is committable, so
  *       out-of-order acknowledgements never commit past an unfinished record.</li>
- *   <li>A retry sets a barrier at its offset (the earliest outstanding one wins, since a retry of a
- *       later record was superseded by it), supersedes every delivery at or above it, and asks the
- *       consumer thread to seek there; buffered records above it are dropped and come back, in
- *       order, after the retried record. A superseded delivery's acknowledgement does nothing.</li>
+ *   <li>A retry holds the retried record in memory behind a barrier, with the records its
+ *       processor orders after it (the partition's, or its key's, see {@link LaneKeys}) that were
+ *       handed out after it (superseded) or are fetched since, and redelivers them in order after
+ *       the delay. Their slots stay in the commit order, so nothing commits past them; other keys
+ *       and partitions go on. A superseded delivery's acknowledgement does nothing.</li>
+ *   <li>When holding would pass the memory budget ({@code retryHoldBytes}), the retry falls back
+ *       to a seek: a barrier at the offset supersedes every delivery at or above it, drops what is
+ *       buffered or held from there on, and asks the consumer thread to seek there; the partition
+ *       pauses until it holds nothing.</li>
  *   <li>A revoke or assign advances the generation: older handles can no longer acknowledge,
  *       retry or halt, and buffered records of the old generation are never handed out.</li>
  *   <li>A halt stops the commit point at the halted record and pauses the partition; a retry of an
@@ -55,15 +60,34 @@ final class AckLedger {
     private final int lowWater;
     private final Events events;
     private final Runnable wakeConsumer;
+    private final RetryHold hold;
+    /** Set once, by the processor, before the first hand-out. */
+    private volatile LaneKeys laneKeys = LaneKeys.SERIAL;
     private boolean flowPaused;
     private boolean handoutClosed;
     private int outstanding;
 
-    AckLedger(int bufferSize, Events events, Runnable wakeConsumer) {
+    AckLedger(int bufferSize, long retryHoldBytes, Events events, Runnable wakeConsumer) {
+        this.hold = new RetryHold(retryHoldBytes);
         this.bufferSize = bufferSize;
         this.lowWater = bufferSize / 2;
         this.events = events;
         this.wakeConsumer = wakeConsumer;
+    }
+
+    /** What a retry holds back, from the processor's concurrency (serial until told). */
+    void laneKeys(LaneKeys keys) {
+        this.laneKeys = keys;
+    }
+
+    /** Records held behind retry barriers now. */
+    int heldRecords() {
+        lock.lock();
+        try {
+            return hold.records();
+        } finally {
+            lock.unlock();
+        }
     }
 
     // ---- consumer thread -------------------------------------------------------------------
@@ -73,7 +97,7 @@ final class AckLedger {
         lock.lock();
         try {
             for (TopicPartition tp : assigned) {
-                PartitionState ps = partitions.computeIfAbsent(tp, PartitionState::new);
+                PartitionState ps = partitions.computeIfAbsent(tp, t -> new PartitionState(t, hold));
                 if (!ps.assigned) {
                     outstanding -= ps.newGeneration(true);
                 }
@@ -284,18 +308,29 @@ final class AckLedger {
 
     // ---- processor threads -----------------------------------------------------------------
 
-    /** The next current record, waiting up to {@code timeout}; null if none. */
+    /**
+     * The next current record, waiting up to {@code timeout}; null if none. Records held behind a
+     * retry barrier whose delay ended come first; a fetched record whose lane is held joins it.
+     */
     Handout next(Duration timeout) throws InterruptedException {
-        long nanos = timeout.toNanos();
+        long deadline = System.nanoTime() + timeout.toNanos();
         lock.lockInterruptibly();
         try {
             while (!handoutClosed) {
+                if (hold.active()) {
+                    Handout held = nextHeld();
+                    if (held != null) {
+                        return held;
+                    }
+                }
                 Buffered b = buffer.pollFirst();
                 if (b == null) {
-                    if (nanos <= 0) {
+                    long now = System.nanoTime();
+                    long left = deadline - now;
+                    if (left <= 0) {
                         return null;
                     }
-                    nanos = available.awaitNanos(nanos);
+                    available.awaitNanos(hold.active() ? hold.nanosUntilReady(now, left) : left);
                     continue;
                 }
                 if (flowPaused && buffer.size() <= lowWater) {
@@ -306,7 +341,10 @@ final class AckLedger {
                 if (!ps.current(b.generation(), b.epoch())) {
                     continue; // revoked, superseded by a seek, or halted since it was fetched
                 }
-                Delivery d = ps.handOut(b.record().offset());
+                if (ps.holding() && joinedLane(ps, b.record())) {
+                    continue;
+                }
+                Delivery d = ps.handOut(b.record());
                 outstanding++;
                 return new Handout(b.record(), d, ps.attempt(d.offset), ps.id());
             }
@@ -314,6 +352,39 @@ final class AckLedger {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The next record of a lane whose retry delay ended, or null. */
+    private Handout nextHeld() {
+        Lane lane = hold.nextReady(System.nanoTime());
+        if (lane == null) {
+            return null;
+        }
+        PartitionState ps = lane.owner;
+        Slot slot = ps.takeHeld(lane);
+        if (ps.holdReleased()) {
+            wakeConsumer.run(); // resume fetching the partition now rather than after the current poll
+        }
+        Delivery d = ps.handOut(slot);
+        outstanding++;
+        return new Handout(slot.record, d, ps.attempt(d.offset), ps.id());
+    }
+
+    /**
+     * Holds a fetched record behind its lane's retry barrier if its lane is held; past the budget,
+     * falls back to seeking back to it. Returns false if it may be handed out.
+     */
+    private boolean joinedLane(PartitionState ps, ConsumerRecord<byte[], byte[]> record) {
+        Lane lane = ps.lane(laneKeys.of(record));
+        if (lane == null) {
+            return false;
+        }
+        if (!ps.holdFetched(lane, record)) {
+            ps.fallBackToSeek(record.offset());
+            events.emit(Kind.SEEK_FALLBACK, ps.partition(), record.offset(), "retryHoldBytes reached");
+            wakeConsumer.run();
+        }
+        return true;
     }
 
     /** Whether the delivery still counts (same generation, not superseded). */
@@ -351,8 +422,12 @@ final class AckLedger {
     }
 
     /**
-     * Sets the retry barrier at the delivery's offset and asks for a seek there after {@code delay};
-     * returns false (and does nothing) if the delivery no longer counts.
+     * Retries the delivery: holds it (and what its processor orders after it) in memory for
+     * redelivery after {@code delay}, or, past the memory budget, sets the retry barrier at its
+     * offset and asks for a seek there after {@code delay}.
+     *
+     * @return true if the consumer thread must act (a seek, a pause); false if the retry is held
+     *     in memory or the delivery no longer counts (then nothing changed)
      */
     boolean retry(Delivery d, Duration delay) {
         lock.lock();
@@ -361,7 +436,16 @@ final class AckLedger {
             if (ps == null) {
                 return false;
             }
-            outstanding -= ps.retry(d, delay);
+            LaneKeys keys = laneKeys;
+            int superseded = ps.hold(d, keys.of(d.slot.record), keys, delay, System.nanoTime());
+            if (superseded >= 0) {
+                outstanding -= superseded;
+                events.emit(Kind.RETRY_HELD, d.partition, d.offset, null);
+                available.signalAll(); // a waiting hand-out recomputes its wait (or takes it at once)
+                return false;
+            }
+            outstanding -= ps.retryBySeek(d, delay);
+            events.emit(Kind.SEEK_FALLBACK, d.partition, d.offset, "retryHoldBytes reached");
             return true;
         } finally {
             lock.unlock();

@@ -64,7 +64,8 @@ final class ConsumerLoop {
         this.events = events;
         this.deadLetterTopics = deadLetterTopics;
         this.closeResources = closeResources;
-        this.ledger = new AckLedger(config.polling().bufferSize(), events, this::wakeup);
+        this.ledger = new AckLedger(config.polling().bufferSize(), config.polling().retryHoldBytes(), events,
+                this::wakeup);
         this.seeks = new Seeks(config, events);
     }
 
@@ -211,6 +212,7 @@ final class ConsumerLoop {
             if (now - nextCommit >= 0) {
                 commit(ledger.committable(), false);
                 reportLag();
+                events.emit(Kind.HELD, null, ledger.heldRecords(), null);
                 nextCommit = System.nanoTime() + commitNanos;
             }
             long timeout = ledger.nanosUntilRetryResume(now, Math.min(pollNanos,

@@ -4,7 +4,7 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * One hand-out of a record to the processor. Its acknowledgement counts only while the partition's
- * assignment generation is unchanged and no retry seek has superseded it. Mutable fields are
+ * assignment generation is unchanged and no retry has superseded it. Mutable fields are
  * written under the {@link AckLedger}'s lock; {@link #isFenced()} reads without it.
  */
 final class Delivery {
@@ -12,6 +12,8 @@ final class Delivery {
     final TopicPartition partition;
     final long offset;
     final long generation;
+    /** The record's place in the commit order, kept across its redeliveries. */
+    final Slot slot;
     private final PartitionState owner;
     boolean acked;
     volatile boolean superseded;
@@ -22,10 +24,11 @@ final class Delivery {
      */
     boolean finished;
 
-    Delivery(PartitionState owner, long offset) {
+    Delivery(PartitionState owner, Slot slot) {
         this.owner = owner;
         this.partition = owner.partition();
-        this.offset = offset;
+        this.slot = slot;
+        this.offset = slot.offset;
         this.generation = owner.generation;
     }
 

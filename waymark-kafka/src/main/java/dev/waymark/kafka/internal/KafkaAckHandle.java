@@ -9,7 +9,7 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * The acknowledgement of one delivery. Idempotent: once a finalization completed, later calls do
- * nothing (so a delivery cannot resolve its own retry, and a repeated retry seeks once). A call
+ * nothing (so a delivery cannot resolve its own retry, and a repeated retry holds or seeks once). A call
  * that throws or is interrupted leaves it unfinished, and a later call may complete it. Calls on
  * one handle are serialized.
  */

@@ -2,9 +2,12 @@ package dev.waymark.kafka.internal;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -25,11 +28,17 @@ final class PartitionState {
 
     private final TopicPartition partition;
     private final String id;
+    private final RetryHold hold;
     /** Advances on every assign and revoke: handles of an older generation are fenced. */
     volatile long generation;
     volatile boolean assigned;
-    /** Handed out and not yet resolved, in offset order; the head bounds what may be committed. */
-    private final ArrayDeque<Delivery> inFlight = new ArrayDeque<>();
+    /**
+     * Handed out (or held behind a retry barrier) and not yet passed by the commit point, in offset
+     * order; the first unacknowledged one bounds what may be committed.
+     */
+    private final ArrayDeque<Slot> inFlight = new ArrayDeque<>();
+    /** Records held behind retry barriers. */
+    private final PartitionLanes lanes;
     /** Retries requested per offset in this assignment (the envelope's attempt). */
     private final Map<Long, Integer> attempts = new HashMap<>();
     /** Advances on every seek: records buffered under an older epoch are stale. */
@@ -55,9 +64,11 @@ final class PartitionState {
     private long retryPausedUntil;
     private boolean retryPaused;
 
-    PartitionState(TopicPartition partition) {
+    PartitionState(TopicPartition partition, RetryHold hold) {
         this.partition = partition;
         this.id = partition.topic() + "-" + partition.partition();
+        this.hold = hold;
+        this.lanes = new PartitionLanes(this, hold);
     }
 
     TopicPartition partition() {
@@ -76,9 +87,12 @@ final class PartitionState {
      */
     int newGeneration(boolean nowAssigned) {
         int fenced = 0;
-        for (Delivery d : inFlight) {
-            fenced += finish(d);
+        for (Slot s : inFlight) {
+            if (s.delivery != null) {
+                fenced += finish(s.delivery);
+            }
         }
+        lanes.clear();
         generation++;
         assigned = nowAssigned;
         inFlight.clear();
@@ -136,11 +150,111 @@ final class PartitionState {
         return assigned && generation == bufferedGeneration && epoch == bufferedEpoch && haltedAt < 0;
     }
 
-    /** Records a hand-out of {@code offset}; returns its delivery. */
-    Delivery handOut(long offset) {
-        Delivery d = new Delivery(this, offset);
-        inFlight.addLast(d);
+    /** Records a hand-out of a fetched record; returns its delivery. */
+    Delivery handOut(ConsumerRecord<byte[], byte[]> record) {
+        Slot slot = new Slot(record);
+        inFlight.addLast(slot);
+        return handOut(slot);
+    }
+
+    /** Hands a held record out again; returns its delivery. */
+    Delivery handOut(Slot slot) {
+        Delivery d = new Delivery(this, slot);
+        slot.delivery = d;
         return d;
+    }
+
+    /** Whether records of the partition may be handed out now (assigned, not halted). */
+    boolean handingOut() {
+        return assigned && haltedAt < 0;
+    }
+
+    /** Whether any record of the partition is held behind a retry barrier. */
+    boolean holding() {
+        return lanes.any();
+    }
+
+    /** The lane held under {@code key}, or null. */
+    Lane lane(Object key) {
+        return lanes.get(key);
+    }
+
+    /**
+     * Holds a fetched record, never handed out, at the end of {@code lane} (its key waits behind a
+     * retry barrier), or returns false if it does not fit in the budget.
+     */
+    boolean holdFetched(Lane lane, ConsumerRecord<byte[], byte[]> record) {
+        Slot slot = new Slot(record);
+        if (!lanes.append(lane, slot)) {
+            return false;
+        }
+        inFlight.addLast(slot);
+        return true;
+    }
+
+    /** Takes the next record of a ready lane to hand out again; a drained lane goes away. */
+    Slot takeHeld(Lane lane) {
+        return lanes.take(lane);
+    }
+
+    /** Whether the partition was paused for the budget and holds nothing now (then it is no longer). */
+    boolean holdReleased() {
+        return lanes.released();
+    }
+
+    /**
+     * Retries a counting delivery in memory: it and the records its processor orders after it that
+     * were handed out and are not finished (same lane) are held, in offset order, for redelivery
+     * after {@code delay}; their slots stay, so nothing commits past them. Records of that lane
+     * fetched later join the lane behind them.
+     *
+     * @param laneKey the lane the retried record's successors join, or null for a lane of its own
+     * @return how many unfinished deliveries it superseded, or -1 (nothing changed) if they do not
+     *     fit in the budget
+     */
+    int hold(Delivery d, Object laneKey, LaneKeys keys, Duration delay, long now) {
+        Slot retried = d.slot;
+        List<Slot> moved = new ArrayList<>();
+        long bytes = retried.bytes();
+        if (laneKey != null) {
+            Iterator<Slot> tail = inFlight.descendingIterator();
+            while (tail.hasNext()) {
+                Slot later = tail.next();
+                if (later.offset <= retried.offset) {
+                    break;
+                }
+                if (!later.acked && later.delivery != null && !later.delivery.superseded
+                        && keys.sameLane(retried.record, later.record)) {
+                    moved.add(later);
+                    bytes += later.bytes();
+                }
+            }
+        }
+        if (!hold.fits(bytes)) {
+            return -1;
+        }
+        moved.add(retried);
+        attempts.merge(d.offset, 1, Integer::sum);
+        if (haltedAt > d.offset) {
+            haltedAt = d.offset;
+        }
+        int superseded = 0;
+        for (Slot s : moved) {
+            s.delivery.superseded = true;
+            superseded += finish(s.delivery);
+            s.delivery = null;
+        }
+        lanes.holdBehind(laneKey != null ? laneKey : retried, moved, now, delay.toNanos());
+        return superseded;
+    }
+
+    /**
+     * The hold ran out of budget at a fetched record not handed out yet: it and everything after it
+     * is fetched again by a seek, and the partition pauses until nothing is held for it.
+     */
+    void fallBackToSeek(long offset) {
+        barrier(offset);
+        lanes.pauseUntilEmpty();
     }
 
     /** The attempt of the record at {@code offset}: retries requested for it in this assignment. */
@@ -156,6 +270,7 @@ final class PartitionState {
     /** Acknowledges a counting delivery and advances the commit point over the acknowledged prefix. */
     void acknowledge(Delivery d) {
         d.acked = true;
+        d.slot.acked = true;
         while (!inFlight.isEmpty() && inFlight.peekFirst().acked) {
             commitCandidate = inFlight.pollFirst().offset + 1;
         }
@@ -165,15 +280,17 @@ final class PartitionState {
     }
 
     /**
-     * Retries a counting delivery: the barrier moves to its offset (it lies below any barrier still
-     * pending, since deliveries at or above a barrier no longer count: the earliest retry wins) and
-     * the partition pauses for {@code delay}.
+     * Retries a counting delivery by seeking back, when holding it does not fit in the budget: the
+     * barrier moves to its offset (it lies below any barrier still pending, since deliveries at or
+     * above a barrier no longer count: the earliest retry wins) and the partition pauses for
+     * {@code delay}, and until nothing is held for it any more.
      *
      * @return how many unfinished deliveries it superseded
      */
-    int retry(Delivery d, Duration delay) {
+    int retryBySeek(Delivery d, Duration delay) {
         attempts.merge(d.offset, 1, Integer::sum);
         int superseded = barrier(d.offset);
+        lanes.pauseUntilEmpty();
         if (!delay.isZero()) {
             long until = System.nanoTime() + delay.toNanos();
             retryPausedUntil = retryPaused ? Math.max(retryPausedUntil, until) : until;
@@ -183,7 +300,8 @@ final class PartitionState {
     }
 
     /**
-     * Supersedes every delivery at or above {@code offset} and asks for a seek there. On a halted
+     * Supersedes every delivery at or above {@code offset}, drops what is held from there on, and
+     * asks for a seek there. On a halted
      * partition a barrier below the halted record moves the halt down to it: the records from there
      * on are no longer handed out, so a resume must start at the barrier, not at the halted record.
      *
@@ -191,16 +309,19 @@ final class PartitionState {
      */
     private int barrier(long offset) {
         int superseded = 0;
-        Iterator<Delivery> tail = inFlight.descendingIterator();
+        Iterator<Slot> tail = inFlight.descendingIterator();
         while (tail.hasNext()) {
-            Delivery later = tail.next();
+            Slot later = tail.next();
             if (later.offset < offset) {
                 break;
             }
-            later.superseded = true;
-            superseded += finish(later);
+            if (later.delivery != null) {
+                later.delivery.superseded = true;
+                superseded += finish(later.delivery);
+            }
             tail.remove();
         }
+        lanes.dropFrom(offset);
         if (haltedAt > offset) {
             haltedAt = offset;
         }
@@ -229,7 +350,9 @@ final class PartitionState {
         }
         long at = haltedAt;
         haltedAt = -1;
-        return barrier(at);
+        int superseded = barrier(at);
+        lanes.requeue(); // held records before the halted one go out again
+        return superseded;
     }
 
     /** The pending seek target after applying it, or -1 if there is none. */
@@ -249,12 +372,15 @@ final class PartitionState {
         return assigned && commitCandidate > committed ? commitCandidate : -1;
     }
 
-    /** Whether the partition must be paused now (halt or retry delay; ends an elapsed delay). */
+    /**
+     * Whether the partition must be paused now (halt, a seek-back retry's delay, or the hold out of
+     * budget while it holds records; ends an elapsed delay).
+     */
     boolean pauseWanted(long now) {
         if (retryPaused && now - retryPausedUntil >= 0) {
             retryPaused = false;
         }
-        return haltedAt >= 0 || retryPaused;
+        return haltedAt >= 0 || retryPaused || lanes.pausing();
     }
 
     /** Nanoseconds until the retry delay ends, or {@code max} when there is none or it ends later. */

@@ -3,6 +3,7 @@ package dev.waymark.kafka.internal;
 import dev.waymark.kafka.DeadLetterPolicy;
 import dev.waymark.kafka.KafkaSourceConfig;
 import dev.waymark.kafka.KafkaSourceException;
+import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Ingested;
 import java.time.Duration;
 import java.util.Map;
@@ -114,6 +115,11 @@ public final class SourceRuntime {
         if (fatal != null) {
             throw fatal;
         }
+    }
+
+    /** The processor's concurrency, before the first poll: what a retry holds back. */
+    public void processedWith(Concurrency concurrency) {
+        loop.ledger().laneKeys(LaneKeys.of(concurrency, config.ordering()));
     }
 
     /** Whether the consumer closed normally. */

@@ -24,7 +24,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code waymark.kafka.commit_failures}, {@code waymark.kafka.seeks}, {@code waymark.kafka.pauses},
  * {@code waymark.kafka.dead_letters}, {@code waymark.kafka.dead_letter_failures} (failed publications
  * to a dead-letter topic), {@code waymark.kafka.rebalances} (also tagged {@code kind}:
- * assigned, revoked, lost), {@code waymark.kafka.retention_gaps}, {@code waymark.kafka.fatal}.
+ * assigned, revoked, lost), {@code waymark.kafka.retention_gaps}, {@code waymark.kafka.fatal},
+ * {@code waymark.kafka.retries_held} (retries redelivered from memory, no seek),
+ * {@code waymark.kafka.seek_fallbacks} (retries or held records past the hold budget, sought back).
+ * Gauge {@code waymark.kafka.held_records} tagged {@code source}: records held behind retry
+ * barriers, updated every commit interval.
  * Gauge {@code waymark.kafka.lag} tagged {@code source, topic, partition}: records after the
  * committed offset, updated every commit interval while the partition is assigned (removed on revoke).
  */
@@ -33,6 +37,7 @@ public final class KafkaSourceMetrics implements KafkaSourceListener {
     private final MeterRegistry registry;
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Lag> lags = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> held = new ConcurrentHashMap<>();
 
     private record Lag(AtomicLong value, Gauge gauge) {}
 
@@ -41,7 +46,10 @@ public final class KafkaSourceMetrics implements KafkaSourceListener {
         this.registry = registry;
     }
 
-    /** Counts the event, or updates (lag) or removes (revoke, loss) the partition's lag gauge. */
+    /**
+     * Counts the event, or updates (lag) or removes (revoke, loss) the partition's lag gauge, or
+     * updates the source's held-records gauge.
+     */
     @Override
     public void onEvent(KafkaSourceEvent e) {
         switch (e.kind()) {
@@ -53,6 +61,15 @@ public final class KafkaSourceMetrics implements KafkaSourceListener {
             case DEAD_LETTER_FAILED -> count("waymark.kafka.dead_letter_failures", e.source(), null);
             case RETENTION_GAP -> count("waymark.kafka.retention_gaps", e.source(), null);
             case FATAL -> count("waymark.kafka.fatal", e.source(), null);
+            case RETRY_HELD -> count("waymark.kafka.retries_held", e.source(), null);
+            case SEEK_FALLBACK -> count("waymark.kafka.seek_fallbacks", e.source(), null);
+            case HELD -> held.computeIfAbsent(e.source(), source -> {
+                AtomicLong value = new AtomicLong();
+                Gauge.builder("waymark.kafka.held_records", value, AtomicLong::doubleValue)
+                        .description("records held in memory behind retry barriers").tag("source", source)
+                        .register(registry);
+                return value;
+            }).set(e.value());
             case ASSIGNED, REVOKED, LOST -> {
                 count("waymark.kafka.rebalances", e.source(), e.kind().name().toLowerCase(Locale.ROOT));
                 if (e.kind() != KafkaSourceEvent.Kind.ASSIGNED) {

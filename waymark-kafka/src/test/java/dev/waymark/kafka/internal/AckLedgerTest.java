@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The acknowledgement state machine without a broker: fetched records are real
- * {@code ConsumerRecord}s, seeks are recorded instead of applied. Checklist 18-20, 22-25, 27.
+ * {@code ConsumerRecord}s, seeks are recorded instead of applied. Checklist 18-20, 22-25, 27. No
+ * retry hold (a budget of 0): every retry seeks back, as it does past the budget.
  */
 class AckLedgerTest {
 
@@ -31,7 +32,7 @@ class AckLedgerTest {
 
     @BeforeEach
     void setUp() {
-        ledger = new AckLedger(1_000, new Events("test", List.of(events::add)), () -> {});
+        ledger = new AckLedger(1_000, 0, new Events("test", List.of(events::add)), () -> {});
         ledger.assign(List.of(TP));
     }
 
@@ -286,7 +287,7 @@ class AckLedgerTest {
 
     @Test
     void a_full_buffer_pauses_fetching_until_it_drains_to_half() throws Exception {
-        ledger = new AckLedger(10, new Events("test", List.of()), () -> {});
+        ledger = new AckLedger(10, 0, new Events("test", List.of()), () -> {});
         ledger.assign(List.of(TP));
         fetch(0, 9);
         assertThat(ledger.pausedWanted(System.nanoTime(), false)).containsExactly(TP);

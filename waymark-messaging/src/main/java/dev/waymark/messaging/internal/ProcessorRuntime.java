@@ -40,6 +40,7 @@ public final class ProcessorRuntime {
     private final String id;
     private final MessageSource source;
     private final Handler handler;
+    private final Concurrency concurrency;
     private final boolean inline;
     private final ProcessorListener listener;
     private final Duration exceptionRetryDelay;
@@ -80,6 +81,7 @@ public final class ProcessorRuntime {
         this.source = source;
         this.sourceShutdown = new SourceShutdown(id, source);
         this.handler = handler;
+        this.concurrency = concurrency;
         this.exceptionRetryDelay = exceptionRetryDelay;
         this.inbox = new ArrayBlockingQueue<>(inboxSize);
         this.onFailure = onFailure;
@@ -107,6 +109,7 @@ public final class ProcessorRuntime {
 
     /** Starts the ingester and the loop. */
     public void start() {
+        source.processedWith(concurrency); // before the first poll: what a retry must hold back
         lifecycle = Lifecycle.RUNNING;
         if (inline) {
             ingesterDone.countDown(); // no ingester: the loop pulls the source itself
