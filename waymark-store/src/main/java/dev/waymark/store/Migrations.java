@@ -31,7 +31,8 @@ public final class Migrations {
             "V11__workflow_fences_after_collection.sql", "V12__workflow_retry_revives_awakeables.sql",
             "V13__hidden_event_probe.sql", "V14__children_only_of_live_parents.sql",
             "V15__collection_detaches_children.sql",
-            "V16__appends_after_stream_locks.sql", "V17__dead_letter_errors.sql");
+            "V16__appends_after_stream_locks.sql", "V17__dead_letter_errors.sql",
+            "V20__workflow_resume_claims.sql");
 
     /** Where the scripts live on the classpath. */
     public static final String LOCATION = "db/waymark";

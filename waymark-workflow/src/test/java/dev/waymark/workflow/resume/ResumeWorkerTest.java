@@ -234,7 +234,8 @@ class ResumeWorkerTest {
             }
         };
         try (ResumeWorker worker = engine.resumeWorker(options().withListener(listener))) {
-            assertThat(worker.resumeOnce()).isEqualTo(new ResumeSummary(3, 2, 2, 0, 0, 0, 0, 0, 0, 1));
+            // the live lease is not even claimed (the claim skips it in the same statement): nothing to skip
+            assertThat(worker.resumeOnce()).isEqualTo(new ResumeSummary(2, 2, 2, 0, 0, 0, 0, 0, 0, 0));
         }
         assertThat(runs.get("held")).isNull();
         assertThat(info("quick", "held").leaseOwner()).isEqualTo("someone-else");
@@ -297,13 +298,14 @@ class ResumeWorkerTest {
         }
         ResumeSummary total = passes.stream().reduce(ResumeSummary.EMPTY, ResumeSummary::plus);
         int n = passes.size();
-        assertThat(total).isEqualTo(new ResumeSummary(total.discovered(), 3, 1, 0, 3 * n, 1, 0, 2, 0, 2 * n));
+        // the two held instances are never claimed, so never skipped
+        assertThat(total).isEqualTo(new ResumeSummary(total.discovered(), 3, 1, 0, 3 * n, 1, 0, 2, 0, 0));
         assertThat(registry.get("waymark.workflow.resume.resumed").counter().count()).isEqualTo(3);
         assertThat(registry.get("waymark.workflow.resume.completed").counter().count()).isEqualTo(1);
         assertThat(registry.get("waymark.workflow.resume.crashed").counter().count()).isEqualTo(2);
         assertThat(registry.get("waymark.workflow.resume.failed").counter().count()).isEqualTo(1);
         assertThat(registry.get("waymark.workflow.resume.unknown_name").counter().count()).isEqualTo(3 * n);
-        assertThat(registry.get("waymark.workflow.resume.lease_skipped").counter().count()).isEqualTo(2 * n);
+        assertThat(registry.get("waymark.workflow.resume.lease_skipped").counter().count()).isZero();
         assertThat(registry.get("waymark.workflow.resume.errors").counter().count()).isZero();
         assertThat(registry.get("waymark.workflow.resume.pass").timer().count()).isEqualTo(n);
         // every crash is reported as one, the last included, and then the failure it caused
@@ -379,7 +381,7 @@ class ResumeWorkerTest {
         assertThat(d.leaseTtl()).isEqualTo(Duration.ofSeconds(30));
         // the rest as ResumeOptions documents them
         assertThat(d.batchLimit()).isEqualTo(100);
-        assertThat(d.concurrency()).isEqualTo(4);
+        assertThat(d.concurrency()).isEqualTo(ResumeOptions.DEFAULT_CONCURRENCY).isEqualTo(64);
         assertThat(d.backoffBase()).isEqualTo(Duration.ofSeconds(2));
         assertThat(d.backoffCap()).isEqualTo(Duration.ofSeconds(64));
         assertThat(d.push()).isTrue();
