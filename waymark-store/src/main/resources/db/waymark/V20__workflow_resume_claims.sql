@@ -59,12 +59,13 @@ BEGIN
 END
 $$;
 
--- The runnable backlog, from the index of due work: instances runnable now (in flight included),
--- those of them waiting for a worker (unleased or with an expired lease, not paced by a crash), the
--- due time of the oldest waiting one, and the pending awakeables.
+-- The backlog, from the index of due work: instances runnable now (in flight included), those
+-- sleeping until a wake time still ahead, those of the runnable ones waiting for a worker (unleased or
+-- with an expired lease, not paced by a crash), the due time of the oldest waiting one, and the
+-- pending awakeables.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_backlog()
-RETURNS TABLE (runnable bigint, waiting bigint, oldest_waiting timestamptz, pending_awakeables bigint,
-               sampled_at timestamptz)
+RETURNS TABLE (runnable bigint, sleeping bigint, waiting bigint, oldest_waiting timestamptz,
+               pending_awakeables bigint, sampled_at timestamptz)
 LANGUAGE plpgsql STABLE
 SET enable_seqscan = off
 SET plan_cache_mode = force_generic_plan
@@ -73,16 +74,16 @@ AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
-    SELECT count(*),
-           count(*) FILTER (WHERE (w.lease_owner IS NULL OR w.lease_expires_at < now())
-                              AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now())),
-           min(CASE WHEN w.status = 'running' THEN w.updated_at ELSE w.wake_after END)
-             FILTER (WHERE (w.lease_owner IS NULL OR w.lease_expires_at < now())
-                       AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now())),
+    SELECT count(*) FILTER (WHERE x.due <= now()),
+           count(*) FILTER (WHERE x.due > now()),
+           count(*) FILTER (WHERE x.due <= now() AND x.free),
+           min(x.due) FILTER (WHERE x.due <= now() AND x.free),
            (SELECT count(*) FROM "${flyway:defaultSchema}".workflow_awakeables a WHERE a.status = 'pending'),
            now()
-      FROM "${flyway:defaultSchema}".workflows w
-     WHERE (w.status = 'running' OR (w.status = 'suspended' AND w.wake_after IS NOT NULL))
-       AND (CASE WHEN w.status = 'running' THEN w.updated_at ELSE w.wake_after END) <= now();
+      FROM (SELECT (CASE WHEN w.status = 'running' THEN w.updated_at ELSE w.wake_after END) AS due,
+                   ((w.lease_owner IS NULL OR w.lease_expires_at < now())
+                    AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now())) AS free
+              FROM "${flyway:defaultSchema}".workflows w
+             WHERE (w.status = 'running' OR (w.status = 'suspended' AND w.wake_after IS NOT NULL))) x;
 END
 $$;

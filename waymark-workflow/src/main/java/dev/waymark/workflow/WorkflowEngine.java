@@ -168,17 +168,17 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     }
 
     /**
-     * Waits until the runnable backlog is below {@code maxRunnable}, for up to {@code timeout}; true if
-     * it is. The piece for applying backpressure by hand (before starting a batch, or in a handler that
+     * Waits until the backlog ({@link WorkflowBacklog#total()}) is below {@code maxBacklog}, for up to
+     * {@code timeout}; true if it is. The piece for applying backpressure by hand (before starting a batch, or in a handler that
      * starts workflows through a {@link WorkflowClient}); an engine with {@link Builder#backpressure}
      * does this inside {@code start}.
      *
-     * @throws InvalidWorkflowInputException if {@code maxRunnable} is below 1 or {@code timeout} is null
+     * @throws InvalidWorkflowInputException if {@code maxBacklog} is below 1 or {@code timeout} is null
      *     or negative
      * @throws InterruptedException if the waiting thread is interrupted
      */
-    public boolean awaitCapacity(long maxRunnable, Duration timeout) throws InterruptedException {
-        Backpressure.MaxBacklog bound = new Backpressure.MaxBacklog(maxRunnable, timeout);
+    public boolean awaitCapacity(long maxBacklog, Duration timeout) throws InterruptedException {
+        Backpressure.MaxBacklog bound = new Backpressure.MaxBacklog(maxBacklog, timeout);
         Deadline deadline = Deadline.after(timeout);
         while (!backlog.current().within(bound)) {
             if (deadline.remainingNanos() <= 0) {
@@ -199,8 +199,8 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             if (deadline.remainingNanos() <= 0) {
                 WorkflowBacklog b = backlog.current();
                 throw new WorkflowBackpressureException("start of workflow " + name + "/" + id + " refused after "
-                        + bound.maxWait().toMillis() + " ms: " + b.runnable() + " runnable (bound "
-                        + bound.maxRunnable() + "), " + b.waiting() + " waiting for a worker, the oldest for "
+                        + bound.maxWait().toMillis() + " ms: backlog " + b.total() + " (bound " + bound.maxBacklog()
+                        + "; " + b.runnable() + " runnable, " + b.sleeping() + " sleeping), " + b.waiting() + " waiting for a worker, the oldest for "
                         + b.oldestWaiting().toMillis() + " ms", b);
             }
             try {
@@ -208,7 +208,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new WorkflowBackpressureException("start of workflow " + name + "/" + id
-                        + " interrupted while waiting for the backlog to fall below " + bound.maxRunnable(),
+                        + " interrupted while waiting for the backlog to fall below " + bound.maxBacklog(),
                         backlog.current());
             }
         }

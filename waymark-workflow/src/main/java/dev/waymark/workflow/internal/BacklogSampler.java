@@ -79,7 +79,7 @@ public final class BacklogSampler {
         WorkflowBacklog b = current();
         while (true) {
             long since = admittedSince.get();
-            if (b.runnable() + since >= bound.maxRunnable()) {
+            if (b.total() + since >= bound.maxBacklog()) {
                 return false;
             }
             if (admittedSince.compareAndSet(since, since + 1)) {

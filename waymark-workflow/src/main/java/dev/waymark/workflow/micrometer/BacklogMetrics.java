@@ -24,6 +24,8 @@ public final class BacklogMetrics {
     public static void bind(MeterRegistry registry, WorkflowEngine engine) {
         gauge(registry, engine, "waymark.workflow.backlog.runnable",
                 "instances runnable now (running, or with a due wake time), in flight included", WorkflowBacklog::runnable);
+        gauge(registry, engine, "waymark.workflow.backlog.sleeping",
+                "instances suspended until a wake time still ahead", WorkflowBacklog::sleeping);
         gauge(registry, engine, "waymark.workflow.backlog.waiting",
                 "runnable instances no live worker holds: work waiting for a resume worker", WorkflowBacklog::waiting);
         gauge(registry, engine, "waymark.workflow.backlog.oldest",
