@@ -59,35 +59,58 @@ class WorkflowSoakTest {
             for (int i = 0; i < 3; i++) {
                 start(i);
             }
+            java.util.concurrent.atomic.AtomicInteger kills = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicBoolean intakeDone = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicReference<Exception> killerFailed = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread killer = Thread.ofPlatform().name("soak-killer").start(() -> {
+                try {
+                    while (!intakeDone.get()) {
+                        LockSupport.parkNanos(KILL_EVERY.toNanos()); // the fault schedule
+                        if (intakeDone.get()) {
+                            return;
+                        }
+                        int slot = 1 + kills.getAndIncrement() % 2;
+                        workers[slot].destroyForcibly(); // SIGKILL: no lease released, no shutdown hook
+                        workers[slot].waitFor(30, TimeUnit.SECONDS);
+                        start(slot);
+                    }
+                } catch (Exception e) {
+                    killerFailed.set(e);
+                }
+            });
             int events = 0;
-            long t0 = System.nanoTime();
-            long nextKill = t0 + KILL_EVERY.toNanos();
-            int kills = 0;
             int threadsEarly = -1;
             long connectionsEarly = -1;
+            java.util.concurrent.atomic.AtomicInteger appended = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.ExecutorService appenders = java.util.concurrent.Executors.newFixedThreadPool(4);
+            long t0 = System.nanoTime();
             while (System.nanoTime() - t0 < INTAKE.toNanos()) {
                 long due = t0 + events * 1_000_000_000L / RATE;
                 long wait = due - System.nanoTime();
                 if (wait > 0) {
                     LockSupport.parkNanos(wait); // pacing the offered rate
                 }
-                store.append(SoakWorker.CATEGORY + "-" + (events % 97), ExpectedVersion.any(),
-                        List.of(EventData.json("Ordered", "{\"n\":" + events + "}")));
-                events++;
-                if (System.nanoTime() >= nextKill) {
-                    int slot = 1 + kills++ % 2;
-                    workers[slot].destroyForcibly(); // SIGKILL: no lease released, no shutdown hook
-                    workers[slot].waitFor(30, TimeUnit.SECONDS);
-                    start(slot);
-                    nextKill = System.nanoTime() + KILL_EVERY.toNanos();
-                }
+                int n = events++;
+                appenders.execute(() -> {
+                    store.append(SoakWorker.CATEGORY + "-" + (n % 97), ExpectedVersion.any(),
+                            List.of(EventData.json("Ordered", "{\"n\":" + n + "}")));
+                    appended.incrementAndGet();
+                });
                 if (threadsEarly < 0 && System.nanoTime() - t0 > INTAKE.toNanos() / 4) {
                     threadsEarly = threads[0].get();
                     connectionsEarly = connections("soak-w0-%");
                 }
             }
+            appenders.shutdown();
+            assertThat(appenders.awaitTermination(60, TimeUnit.SECONDS)).as("appends done").isTrue();
+            intakeDone.set(true);
+            killer.join(120_000);
+            assertThat(killerFailed.get()).as("the killer's failure").isNull();
+            assertThat(appended.get()).isEqualTo(events);
             int offered = events;
-            System.out.println("[soak] offered " + offered + " events, " + kills + " kills");
+            System.out.println("[soak] offered " + offered + " events in " + INTAKE.toSeconds() + " s, " + kills.get()
+                    + " kills");
+            assertThat(kills.get()).as("workers killed").isGreaterThanOrEqualTo(2);
             await("every event handled").atMost(DRAIN).pollInterval(Duration.ofMillis(500))
                     .until(() -> count("SELECT count(*) FROM soak_handled") == offered);
             await("every workflow completed").atMost(DRAIN).pollInterval(Duration.ofMillis(500))
