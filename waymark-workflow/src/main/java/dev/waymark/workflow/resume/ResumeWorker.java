@@ -84,8 +84,12 @@ public final class ResumeWorker implements AutoCloseable {
     private final Condition wakeup = lock.newCondition();
     /** Guarded by {@link #lock}: pokes so far. */
     private long pokes;
-    /** Guarded by {@link #lock}: when the waiting loop passes next (JVM epoch millis). */
-    private long plannedWakeMillis = Long.MAX_VALUE;
+    /**
+     * Guarded by {@link #lock}: the earliest wake time local runs told of since the loop last passed
+     * it (JVM epoch millis); kept apart from the pass's own plan, so that a hint heard during a pass
+     * is not lost when the loop plans its wait.
+     */
+    private long hintedWakeMillis = Long.MAX_VALUE;
     /** Whether the loop waits for an attempt to end (its last pass filled the free slots). */
     private volatile boolean waitingForSlot;
     /** Database clock minus this JVM's, as of the last claim. */
@@ -356,8 +360,8 @@ public final class ResumeWorker implements AutoCloseable {
         long at = wakeAfter.toEpochMilli() - clockOffsetMillis;
         lock.lock();
         try {
-            if (at < plannedWakeMillis) {
-                plannedWakeMillis = at;
+            if (at < hintedWakeMillis) {
+                hintedWakeMillis = at;
                 wakeup.signalAll();
             }
         } finally {
@@ -469,16 +473,19 @@ public final class ResumeWorker implements AutoCloseable {
         lock.lock();
         try {
             waitingForSlot = r.slotsFull();
-            plannedWakeMillis = Math.min(r.nextDueMillis(), System.currentTimeMillis() + options.pollInterval().toMillis());
+            long planned = Math.min(r.nextDueMillis(), System.currentTimeMillis() + options.pollInterval().toMillis());
             while (running && pokes == seen) {
                 if (waitingForSlot && inFlight.get() < options.concurrency()) {
                     break; // a slot freed before we began to wait
                 }
-                long left = plannedWakeMillis - System.currentTimeMillis();
+                long left = Math.min(planned, hintedWakeMillis) - System.currentTimeMillis();
                 if (left <= 0) {
                     break;
                 }
                 wakeup.await(left, TimeUnit.MILLISECONDS);
+            }
+            if (hintedWakeMillis <= System.currentTimeMillis()) {
+                hintedWakeMillis = Long.MAX_VALUE; // the pass about to run claims what came due
             }
             waitingForSlot = false;
         } finally {
