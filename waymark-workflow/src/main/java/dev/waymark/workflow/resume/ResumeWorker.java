@@ -56,6 +56,13 @@ public final class ResumeWorker implements AutoCloseable {
      */
     public static final Duration HOUSEKEEPING_INTERVAL = Duration.ofSeconds(10);
 
+    /**
+     * Least time between the start of a pass that claimed nothing and the next pass a wake of the
+     * store prompts: with push, every append of the process wakes the loop (its own runs' steps
+     * included), and back-to-back empty claims would cost a statement each for nothing.
+     */
+    static final Duration EMPTY_PASS_GAP = Duration.ofMillis(10);
+
     static {
         ResumeWorkers.register(ResumeWorker::new);
     }
@@ -389,6 +396,7 @@ public final class ResumeWorker implements AutoCloseable {
                 lock.unlock();
             }
             Round r = Round.IDLE;
+            long roundStarted = System.nanoTime();
             passing = true;
             try {
                 if (!closing) {
@@ -409,15 +417,21 @@ public final class ResumeWorker implements AutoCloseable {
             }
             try {
                 awaitNext(seen, r);
+                if (r.empty()) {
+                    awaitGap(roundStarted);
+                }
             } catch (InterruptedException e) {
                 break;
             }
         }
     }
 
-    /** What a pass found: whether it filled its batch, its free slots, and the next wake time it saw. */
-    private record Round(boolean fullBatch, boolean slotsFull, long nextDueMillis) {
-        static final Round IDLE = new Round(false, false, Long.MAX_VALUE);
+    /**
+     * What a pass found: whether it filled its batch, its free slots, the next wake time it saw, and
+     * whether it claimed nothing (then the next pass a wake prompts waits {@link #EMPTY_PASS_GAP}).
+     */
+    private record Round(boolean fullBatch, boolean slotsFull, long nextDueMillis, boolean empty) {
+        static final Round IDLE = new Round(false, false, Long.MAX_VALUE, true);
     }
 
     private Round round() {
@@ -429,7 +443,7 @@ public final class ResumeWorker implements AutoCloseable {
         }
         int limit = Math.min(options.batchLimit(), Math.max(0, options.concurrency() - inFlight.get()));
         if (limit == 0) {
-            return new Round(false, true, Long.MAX_VALUE);
+            return new Round(false, true, Long.MAX_VALUE, false);
         }
         Leases.DueBatch batch = claim(limit);
         for (Leases.Claimed c : batch.claimed()) {
@@ -456,7 +470,7 @@ public final class ResumeWorker implements AutoCloseable {
         reportFinished(Duration.ofNanos(System.nanoTime() - started));
         long next = batch.nextDue() == null || batch.dbNow() == null ? Long.MAX_VALUE
                 : System.currentTimeMillis() + Math.max(1, Duration.between(batch.dbNow(), batch.nextDue()).toMillis());
-        return new Round(n == options.batchLimit(), n == limit && limit < options.batchLimit(), next);
+        return new Round(n == options.batchLimit(), n == limit && limit < options.batchLimit(), next, n == 0);
     }
 
     /** Reports the pass: what it claimed, and the attempts that ended since the last report. */
@@ -466,6 +480,19 @@ public final class ResumeWorker implements AutoCloseable {
         long pending = last == null ? 0 : last.pendingAwakeables();
         long waiting = last == null ? s.discovered() : last.waiting();
         safely(() -> options.listener().onPass(s, elapsed, pending, waiting));
+    }
+
+    /** After an empty pass: waits out {@link #EMPTY_PASS_GAP} from its start (close ends the wait). */
+    private void awaitGap(long roundStarted) throws InterruptedException {
+        lock.lock();
+        try {
+            long left;
+            while (running && (left = roundStarted + EMPTY_PASS_GAP.toNanos() - System.nanoTime()) > 0) {
+                wakeup.awaitNanos(left);
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Waits for a poke, a free slot (when the pass filled them), the next wake time, or the poll interval. */
