@@ -10,6 +10,7 @@ import dev.waymark.workflow.internal.CascadeRepair;
 import dev.waymark.workflow.internal.Deadline;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
+import dev.waymark.workflow.internal.LoopWaker;
 import dev.waymark.workflow.internal.Leases;
 import dev.waymark.workflow.internal.ResumeWorkers;
 import dev.waymark.workflow.internal.Runtime;
@@ -22,8 +23,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Notices workflows that have work to do and runs them: each pass asks the database for runnable
@@ -86,21 +85,8 @@ public final class ResumeWorker implements AutoCloseable {
     /** What the loop's attempts did since the last pass report. */
     private final java.util.concurrent.atomic.AtomicReference<ResumeSummary> finished =
             new java.util.concurrent.atomic.AtomicReference<>(ResumeSummary.EMPTY);
-    private final ReentrantLock lock = new ReentrantLock();
-    /** Signalled by a poke (a wake of the store, a free slot the loop waits for), a due hint and close. */
-    private final Condition wakeup = lock.newCondition();
-    /** Guarded by {@link #lock}: pokes so far. */
-    private long pokes;
-    /**
-     * Guarded by {@link #lock}: the earliest wake time local runs told of since the loop last passed
-     * it (JVM epoch millis); kept apart from the pass's own plan, so that a hint heard during a pass
-     * is not lost when the loop plans its wait.
-     */
-    private long hintedWakeMillis = Long.MAX_VALUE;
-    /** Whether the loop waits for an attempt to end (its last pass filled the free slots). */
-    private volatile boolean waitingForSlot;
-    /** Database clock minus this JVM's, as of the last claim. */
-    private volatile long clockOffsetMillis;
+    /** When the loop passes next (pokes, due times, free slots). */
+    private final LoopWaker waker = new LoopWaker();
     private volatile long lastUnknownCheck = System.nanoTime() - HOUSEKEEPING_INTERVAL.toNanos();
     private Thread relay;
     private Runnable unhint = () -> { };
@@ -181,7 +167,7 @@ public final class ResumeWorker implements AutoCloseable {
             keeper.hold(c.key());
         }
         if (batch.dbNow() != null) {
-            clockOffsetMillis = batch.dbNow().toEpochMilli() - System.currentTimeMillis();
+            waker.databaseNow(batch.dbNow());
         }
         return batch;
     }
@@ -341,7 +327,7 @@ public final class ResumeWorker implements AutoCloseable {
         if (wake != null) {
             relay = Thread.ofVirtual().name("waymark-resume-wake-" + owner()).start(() -> relayWakes(wake));
         }
-        unhint = runtime.onDue(this::dueHint);
+        unhint = runtime.onDue(waker::dueHint);
         loop = Thread.ofPlatform().name("waymark-resume-loop-" + owner()).daemon().start(this::runLoop);
         return this;
     }
@@ -354,7 +340,7 @@ public final class ResumeWorker implements AutoCloseable {
                 long now = wake.awaitAfter(seen, options.pollInterval());
                 if (now != seen) {
                     seen = now;
-                    poke();
+                    waker.poke();
                 }
             } catch (InterruptedException e) {
                 return;
@@ -362,39 +348,9 @@ public final class ResumeWorker implements AutoCloseable {
         }
     }
 
-    /** A run in this process parked until {@code wakeAfter} (database time): pass then if sooner than planned. */
-    private void dueHint(java.time.Instant wakeAfter) {
-        long at = wakeAfter.toEpochMilli() - clockOffsetMillis;
-        lock.lock();
-        try {
-            if (at < hintedWakeMillis) {
-                hintedWakeMillis = at;
-                wakeup.signalAll();
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void poke() {
-        lock.lock();
-        try {
-            pokes++;
-            wakeup.signalAll();
-        } finally {
-            lock.unlock();
-        }
-    }
-
     private void runLoop() {
         while (running) {
-            long seen;
-            lock.lock();
-            try {
-                seen = pokes;
-            } finally {
-                lock.unlock();
-            }
+            long seen = waker.pokes();
             Round r = Round.IDLE;
             long roundStarted = System.nanoTime();
             passing = true;
@@ -416,9 +372,10 @@ public final class ResumeWorker implements AutoCloseable {
                 continue; // more work than one pass takes
             }
             try {
-                awaitNext(seen, r);
+                waker.awaitNext(seen, r.slotsFull(), () -> inFlight.get() < options.concurrency(), r.nextDueMillis(),
+                        options.pollInterval().toMillis(), () -> running);
                 if (r.empty()) {
-                    awaitGap(roundStarted);
+                    waker.awaitGap(roundStarted, EMPTY_PASS_GAP.toNanos(), () -> running);
                 }
             } catch (InterruptedException e) {
                 break;
@@ -455,9 +412,7 @@ public final class ResumeWorker implements AutoCloseable {
                         finished.accumulateAndGet(s, ResumeSummary::plus);
                     } finally {
                         inFlight.decrementAndGet();
-                        if (waitingForSlot) {
-                            poke();
-                        }
+                        waker.slotFreed();
                     }
                 });
             } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -480,44 +435,6 @@ public final class ResumeWorker implements AutoCloseable {
         long pending = last == null ? 0 : last.pendingAwakeables();
         long waiting = last == null ? s.discovered() : last.waiting();
         safely(() -> options.listener().onPass(s, elapsed, pending, waiting));
-    }
-
-    /** After an empty pass: waits out {@link #EMPTY_PASS_GAP} from its start (close ends the wait). */
-    private void awaitGap(long roundStarted) throws InterruptedException {
-        lock.lock();
-        try {
-            long left;
-            while (running && (left = roundStarted + EMPTY_PASS_GAP.toNanos() - System.nanoTime()) > 0) {
-                wakeup.awaitNanos(left);
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Waits for a poke, a free slot (when the pass filled them), the next wake time, or the poll interval. */
-    private void awaitNext(long seen, Round r) throws InterruptedException {
-        lock.lock();
-        try {
-            waitingForSlot = r.slotsFull();
-            long planned = Math.min(r.nextDueMillis(), System.currentTimeMillis() + options.pollInterval().toMillis());
-            while (running && pokes == seen) {
-                if (waitingForSlot && inFlight.get() < options.concurrency()) {
-                    break; // a slot freed before we began to wait
-                }
-                long left = Math.min(planned, hintedWakeMillis) - System.currentTimeMillis();
-                if (left <= 0) {
-                    break;
-                }
-                wakeup.await(left, TimeUnit.MILLISECONDS);
-            }
-            if (hintedWakeMillis <= System.currentTimeMillis()) {
-                hintedWakeMillis = Long.MAX_VALUE; // the pass about to run claims what came due
-            }
-            waitingForSlot = false;
-        } finally {
-            lock.unlock();
-        }
     }
 
     /**
@@ -551,12 +468,7 @@ public final class ResumeWorker implements AutoCloseable {
             running = false;
             t = loop;
         }
-        lock.lock();
-        try {
-            wakeup.signalAll();
-        } finally {
-            lock.unlock();
-        }
+        waker.poke();
         unhint.run();
         if (relay != null) {
             relay.interrupt();
@@ -591,7 +503,11 @@ public final class ResumeWorker implements AutoCloseable {
         }
         keeper.close();
         if (!finished.get().equals(ResumeSummary.EMPTY)) {
-            reportFinished(Duration.ZERO); // attempts that ended after the loop's last pass
+            try {
+                reportFinished(Duration.ZERO); // attempts that ended after the loop's last pass
+            } catch (RuntimeException | Error e) {
+                passFailed(e); // a listener's Error (safely lets those through) must not escape close
+            }
         }
     }
 
