@@ -1,4 +1,4 @@
-package dev.waymark.cli.demo;
+package dev.waymark.demo;
 
 import dev.waymark.workflow.AwakeableOutcome;
 import dev.waymark.workflow.WorkflowClient;

@@ -1,4 +1,4 @@
-package dev.waymark.cli.demo;
+package dev.waymark.demo;
 
 import dev.waymark.kafka.DeadLetterHeaders;
 import java.nio.charset.StandardCharsets;

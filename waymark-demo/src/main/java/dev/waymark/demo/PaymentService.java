@@ -1,4 +1,4 @@
-package dev.waymark.cli.demo;
+package dev.waymark.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

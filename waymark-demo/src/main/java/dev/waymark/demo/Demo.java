@@ -1,4 +1,4 @@
-package dev.waymark.cli;
+package dev.waymark.demo;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -11,7 +11,6 @@ import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StreamAppend;
 import dev.waymark.store.WakeSignal;
 import dev.waymark.store.WrongExpectedVersionException;
-import dev.waymark.cli.demo.DemoScenario;
 import dev.waymark.testkit.KafkaBroker;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.waymark.cli.demo;
+package dev.waymark.demo;
 
 import java.util.Map;
 import java.util.Properties;

@@ -1,4 +1,4 @@
-package dev.waymark.cli;
+package dev.waymark.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.waymark.cli.demo;
+package dev.waymark.demo;
 
 import java.io.BufferedReader;
 import java.io.IOException;
