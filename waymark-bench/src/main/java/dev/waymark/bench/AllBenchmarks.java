@@ -54,6 +54,11 @@ public final class AllBenchmarks {
                     new Declared("5", "Waymark steps/s / raw commits, 16 in flight ≥ 0.60", "—"),
                     new Declared("5", "Waymark steps/s / DBOS Transact steps/s, 16 in flight ≥ 3.00×", "—")), ""),
                     0),
+            new Item(new Entry("workflow-resume", "Suspending workflows", "dev.waymark.bench.WorkflowResumeBenchmark",
+                    List.of(new Declared("33", "suspending workflows' sustained rate / the same without suspension ≥ 0.50",
+                                    "—"),
+                            new Declared("33", "Waymark / DBOS Transact sustained rate, suspending workflow ≥ 2.00×",
+                                    "—")), ""), 0),
             new Item(new Entry("messaging", "Messaging runtime", "dev.waymark.bench.MessagingBenchmark", List.of(
                     new Declared("7", "serial runtime / bare loop, no-op handler ≥ 0.80", "—"),
                     new Declared("7", "orderedByKey(16) / serial, 2 ms handler ≥ 10.00×", "—")), ""), 0),

@@ -75,7 +75,10 @@ class NotifierTest {
 
         assertThat(terminate(oldPid)).isTrue();
         await("a new LISTEN backend replaced pid " + oldPid).atMost(Duration.ofSeconds(10))
-                .until(() -> listeningPid() != null && listeningPid() != oldPid);
+                .until(() -> {
+                    Integer pid = listeningPid(); // read once: the backend may change between two reads
+                    return pid != null && pid != oldPid;
+                });
 
         // the first wake may come from the reconnect itself; later rounds can only come from NOTIFY
         for (int round = 0; round < 3; round++) {
@@ -164,6 +167,36 @@ class NotifierTest {
         writer.append(stream, ExpectedVersion.any(), events(1));
         assertThat(woken.get(WAKE_WITHIN.toMillis() * 3, TimeUnit.MILLISECONDS))
                 .as("woken by the other handle's NOTIFY").isGreaterThan(seen);
+    }
+
+    @Test
+    void the_listen_connection_keeps_the_application_name_and_adds_waymarks_role() throws Exception {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(POSTGRES.jdbcUrl());
+        config.setMaximumPoolSize(2);
+        config.addDataSourceProperty("ApplicationName", "billing-service");
+        try (HikariDataSource named = new HikariDataSource(config);
+                EventStore handle = EventStore.builder(named).fallbackPoll(NO_FALLBACK).build()) {
+            handle.wakeSignal().awaitAfter(handle.wakeSignal().generation(), Duration.ofMillis(1)); // starts LISTEN
+            await("the named LISTEN backend").atMost(Duration.ofSeconds(10)).until(() -> countListening(
+                    "billing-service/" + Notifier.LISTENER_APPLICATION_NAME) == 1);
+        }
+        // without a name of the application's (pgjdbc's default), the role alone; long names keep the role
+        assertThat(Notifier.listenerApplicationName("PostgreSQL JDBC Driver")).isEqualTo("waymark-listener");
+        assertThat(Notifier.listenerApplicationName(null)).isEqualTo("waymark-listener");
+        assertThat(Notifier.listenerApplicationName("x".repeat(80))).hasSize(63).endsWith("/waymark-listener");
+    }
+
+    private static int countListening(String applicationName) throws SQLException {
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                java.sql.PreparedStatement s = c.prepareStatement("SELECT count(*) FROM pg_stat_activity"
+                        + " WHERE application_name = ? AND datname = current_database() AND query LIKE 'LISTEN%'")) {
+            s.setString(1, applicationName);
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
     }
 
     private static int awaitListening() throws SQLException {

@@ -118,6 +118,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
         checkRunnable(name);
         String json = runtime.encode(input, "input of workflow " + name + "/" + id);
         checkInput(name, id, json);
+        admitStart(name, id);
         Instances.Started started = instances.start(name, id, json, Ids.entryId(name, id, 0, "__started__"), null,
                 startOwner(), leaseTtl());
         if (!started.created()) {
@@ -402,6 +403,9 @@ public sealed class WorkflowClient permits WorkflowEngine {
 
     /** On an engine: refuses an input its registered input type cannot read (nothing is written). */
     void checkInput(String name, String id, String json) {}
+
+    /** On an engine with backpressure: waits until the runnable backlog admits one more start. */
+    void admitStart(String name, String id) {}
 
     String startOwner() {
         return null;

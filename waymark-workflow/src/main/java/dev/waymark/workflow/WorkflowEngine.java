@@ -5,6 +5,7 @@ import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
+import dev.waymark.workflow.internal.BacklogSampler;
 import dev.waymark.workflow.internal.Deadline;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
@@ -50,6 +51,12 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      */
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(30);
 
+    /**
+     * The default of {@link Builder#backlogSampleInterval}: the runnable backlog is read from the
+     * database at most this often by an engine, its resume workers and their metrics together.
+     */
+    public static final Duration DEFAULT_BACKLOG_SAMPLE_INTERVAL = Duration.ofMillis(100);
+
     /** Most journal entries one group-commit transaction holds (see {@link Builder#groupCommit}). */
     public static final int MAX_STEP_BATCH = 64;
     /** Group-commit transactions in flight at once: one commits while the next gathers. */
@@ -69,12 +76,20 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private final List<ResumeWorker> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Hears cancellations announced by any process (see {@link WorkflowClient#cancel}). */
     private final BroadcastRegistration cancelNotices;
+    /** Attempts running in this process: the engine's own runs and its workers' attempts. */
+    private final java.util.concurrent.atomic.AtomicLong inFlight = new java.util.concurrent.atomic.AtomicLong();
+    private final BacklogSampler backlog;
+    private final Backpressure backpressure;
+    private final Duration sampleInterval;
     private volatile boolean closed;
 
     private WorkflowEngine(EventStore store, Runtime runtime, int maxPayloadBytes, WorkflowRegistry registry,
             LeaseKeeper keeper, Advancer.Policy policy, boolean runOnStart, Duration shutdownTimeout,
-            boolean groupCommit) {
+            boolean groupCommit, Backpressure backpressure, Duration backlogSampleInterval) {
         super(store, runtime, maxPayloadBytes);
+        this.backpressure = backpressure;
+        this.sampleInterval = backlogSampleInterval;
+        this.backlog = new BacklogSampler(runtime.instances().queries(), backlogSampleInterval, inFlight::get);
         this.registry = registry;
         this.keeper = keeper;
         this.stepBatching = groupCommit
@@ -121,9 +136,94 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     public ResumeWorker resumeWorker(ResumeOptions options) {
         Args.notNull(options, "options");
         ResumeWorker worker = ResumeWorkers.create(new ResumeWorkers.Parts(runtime, registry, store,
-                (k, a) -> advanced(k, a, false), (name, id) -> cancel(name, id) == CancelOutcome.CANCELLED), options);
+                (k, a) -> advanced(k, a, false), (name, id) -> cancel(name, id) == CancelOutcome.CANCELLED, backlog,
+                inFlight), options);
         workers.add(worker);
         return worker;
+    }
+
+    /**
+     * The runnable backlog of this engine's schema (see {@link WorkflowBacklog}), sampled from the
+     * database at most {@link Builder#backlogSampleInterval} ago (shared with this engine's resume
+     * workers and backpressure).
+     *
+     * @throws dev.waymark.store.StoreException if the first sample cannot be read
+     */
+    public WorkflowBacklog backlog() {
+        return backlog.current();
+    }
+
+    /** The backpressure {@code start} applies (see {@link Builder#backpressure}). */
+    public Backpressure backpressure() {
+        return backpressure;
+    }
+
+    /**
+     * The health signal of intake: whether the last backlog sample is within this engine's
+     * backpressure bound (always true with {@link Backpressure#off()}), i.e. whether {@code start}
+     * would proceed without waiting now.
+     */
+    public boolean acceptsStarts() {
+        return backlog.current().within(backpressure);
+    }
+
+    /**
+     * Waits until the backlog ({@link WorkflowBacklog#total()}) is below {@code maxBacklog}, for up to
+     * {@code timeout}; true if it is. The piece for applying backpressure by hand (before starting a batch, or in a handler that
+     * starts workflows through a {@link WorkflowClient}); an engine with {@link Builder#backpressure}
+     * does this inside {@code start}.
+     *
+     * @throws InvalidWorkflowInputException if {@code maxBacklog} is below 1 or {@code timeout} is null
+     *     or negative
+     * @throws InterruptedException if the waiting thread is interrupted
+     */
+    public boolean awaitCapacity(long maxBacklog, Duration timeout) throws InterruptedException {
+        Backpressure.MaxBacklog bound = new Backpressure.MaxBacklog(maxBacklog, timeout);
+        Deadline deadline = Deadline.after(timeout);
+        while (!backlog.current().within(bound)) {
+            if (deadline.remainingNanos() <= 0) {
+                return false;
+            }
+            pause(deadline);
+        }
+        return true;
+    }
+
+    @Override
+    void admitStart(String name, String id) {
+        if (!(backpressure instanceof Backpressure.MaxBacklog bound)) {
+            return;
+        }
+        Deadline deadline = Deadline.after(bound.maxWait());
+        while (!backlog.tryAdmit(bound)) {
+            if (deadline.remainingNanos() <= 0) {
+                WorkflowBacklog b = backlog.current();
+                throw new WorkflowBackpressureException("start of workflow " + name + "/" + id + " refused after "
+                        + bound.maxWait().toMillis() + " ms: backlog " + b.total() + " (bound " + bound.maxBacklog()
+                        + "; " + b.runnable() + " runnable, " + b.sleeping() + " sleeping), " + b.waiting() + " waiting for a worker, the oldest for "
+                        + b.oldestWaiting().toMillis() + " ms", b);
+            }
+            try {
+                pause(deadline);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new WorkflowBackpressureException("start of workflow " + name + "/" + id
+                        + " interrupted while waiting for the backlog to fall below " + bound.maxBacklog(),
+                        backlog.current());
+            }
+        }
+    }
+
+    /** Waits one sample interval (less if the deadline is nearer): the next sample may admit more. */
+    private void pause(Deadline deadline) throws InterruptedException {
+        long nanos = Math.min(deadline.remainingNanos(), backlogSampleNanos());
+        if (nanos > 0) {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        }
+    }
+
+    private long backlogSampleNanos() {
+        return sampleInterval.toNanos();
     }
 
     /**
@@ -218,9 +318,17 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
 
     private void submit(Instances.Key key, long epoch, String freshInput) {
         local.submitted(key);
+        inFlight.incrementAndGet();
         try {
-            runs.execute(() -> advanced(key, advancer.advance(key, epoch, keeper, policy, freshInput), true));
+            runs.execute(() -> {
+                try {
+                    advanced(key, advancer.advance(key, epoch, keeper, policy, freshInput), true);
+                } finally {
+                    inFlight.decrementAndGet();
+                }
+            });
         } catch (java.util.concurrent.RejectedExecutionException e) {
+            inFlight.decrementAndGet();
             local.ended(key, null);
             // closing: the lease expires (or is released below) and a resume worker takes over
             instances.leases().release(key.name(), key.id(), keeper.owner(), epoch, false);
@@ -336,6 +444,8 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         private boolean groupCommit = true;
         private Duration shutdownTimeout = Duration.ofSeconds(10);
         private String owner;
+        private Backpressure backpressure = Backpressure.off();
+        private Duration backlogSampleInterval = DEFAULT_BACKLOG_SAMPLE_INTERVAL;
 
         private Builder(EventStore store, WorkflowRegistry registry) {
             this.store = Args.notNull(store, "store");
@@ -428,6 +538,30 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             return this;
         }
 
+        /**
+         * Whether {@code start} waits for the runnable backlog to fall below a bound (default
+         * {@link Backpressure#off()}); see {@link Backpressure#maxBacklog}.
+         */
+        public Builder backpressure(Backpressure backpressure) {
+            this.backpressure = Args.notNull(backpressure, "backpressure");
+            return this;
+        }
+
+        /**
+         * How old a backlog sample may be before the next {@link WorkflowEngine#backlog()}, backpressure
+         * check or metric reads it again (default {@link WorkflowEngine#DEFAULT_BACKLOG_SAMPLE_INTERVAL},
+         * 100 ms; 10 ms to 1 minute). Each read is one statement over the due instances.
+         */
+        public Builder backlogSampleInterval(Duration interval) {
+            positive(interval, "backlogSampleInterval");
+            if (interval.toMillis() < 10 || interval.compareTo(Duration.ofMinutes(1)) > 0) {
+                throw new InvalidWorkflowInputException("backlogSampleInterval must be in [10 ms, 1 min], got "
+                        + interval);
+            }
+            this.backlogSampleInterval = interval;
+            return this;
+        }
+
         /** Builds the engine; it runs started workflows at once. */
         public WorkflowEngine build() {
             String id = owner != null ? owner : "engine-" + UUID.randomUUID();
@@ -437,7 +571,8 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
                     (parent, child, started) -> self[0].childSpawned(parent, child, started), id, leaseTtl);
             LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
             self[0] = new WorkflowEngine(store, runtime, maxPayloadBytes, registry, keeper,
-                    new Advancer.Policy(maxAttempts, backoffBase, backoffCap), runOnStart, shutdownTimeout, groupCommit);
+                    new Advancer.Policy(maxAttempts, backoffBase, backoffCap), runOnStart, shutdownTimeout, groupCommit,
+                    backpressure, backlogSampleInterval);
             return self[0];
         }
 

@@ -33,8 +33,17 @@ import org.slf4j.LoggerFactory;
  */
 public final class Notifier implements WakeSignal, AutoCloseable {
 
-    /** The application_name of the LISTEN connection, visible in pg_stat_activity. */
+    /**
+     * Waymark's role in the application_name of the LISTEN connection, visible in pg_stat_activity:
+     * the whole name when the pool set none (or pgjdbc's default), else appended to the application's
+     * name as {@code <application>/waymark-listener} (see {@link #listenerApplicationName}).
+     */
     public static final String LISTENER_APPLICATION_NAME = "waymark-listener";
+
+    /** pgjdbc's application_name when the application set none: not the application's name. */
+    private static final String DRIVER_DEFAULT_APPLICATION_NAME = "PostgreSQL JDBC Driver";
+    /** Postgres keeps the first 63 bytes of an application_name. */
+    private static final int MAX_APPLICATION_NAME_BYTES = 63;
 
     private static final Logger log = LoggerFactory.getLogger(Notifier.class);
     private static final Duration LISTEN_WAIT = Duration.ofMillis(250);
@@ -236,8 +245,8 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                 // heartbeat's read until TCP gives up, a quarter of an hour on Linux, and with it the
                 // fallback tick of every waiter; past this timeout the connection is dropped and replaced.
                 pooledTimeout = limitReads(connection);
+                nameListener(connection);
                 try (Statement statement = connection.createStatement()) {
-                    statement.execute("SET application_name = '" + LISTENER_APPLICATION_NAME + "'");
                     statement.execute("LISTEN " + channel);
                 }
                 if (failures > 0) {
@@ -329,6 +338,50 @@ public final class Notifier implements WakeSignal, AutoCloseable {
             log.debug("waymark: no network timeout on the LISTEN connection for schema {}: {}", schema, e.toString());
             return -1;
         }
+    }
+
+    /** Keeps the application's name on the LISTEN connection and adds Waymark's role to it. */
+    private static void nameListener(Connection connection) throws SQLException {
+        String current;
+        try (Statement statement = connection.createStatement();
+                java.sql.ResultSet rs = statement.executeQuery("SHOW application_name")) {
+            current = rs.next() ? rs.getString(1) : null;
+        }
+        try (java.sql.PreparedStatement set = connection.prepareStatement(
+                "SELECT set_config('application_name', ?, false)")) {
+            set.setString(1, listenerApplicationName(current));
+            set.execute();
+        }
+    }
+
+    /**
+     * The LISTEN connection's application_name for a connection named {@code application}: the role
+     * alone when the application set no name, else {@code <application>/waymark-listener}, the
+     * application's part shortened so that the role survives Postgres's 63-byte limit.
+     */
+    public static String listenerApplicationName(String application) {
+        String suffix = "/" + LISTENER_APPLICATION_NAME;
+        if (application == null || application.isBlank() || application.equals(DRIVER_DEFAULT_APPLICATION_NAME)
+                || application.equals(LISTENER_APPLICATION_NAME)) {
+            return LISTENER_APPLICATION_NAME;
+        }
+        if (application.endsWith(suffix)) {
+            return application; // a pooled connection named before (RESET failed on a broken close)
+        }
+        StringBuilder app = new StringBuilder();
+        int bytes = 0;
+        int room = MAX_APPLICATION_NAME_BYTES - suffix.length();
+        for (int i = 0; i < application.length(); ) {
+            int cp = application.codePointAt(i);
+            int n = new String(Character.toChars(cp)).getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            if (bytes + n > room) {
+                break;
+            }
+            app.appendCodePoint(cp);
+            bytes += n;
+            i += Character.charCount(cp);
+        }
+        return app + suffix;
     }
 
     private void closeListener(Connection connection, int pooledTimeout) {

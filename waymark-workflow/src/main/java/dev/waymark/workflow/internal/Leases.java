@@ -12,6 +12,15 @@ public final class Leases {
     /** A claimed lease: its epoch, and the expiry of the dead owner's lease it replaced (null if none). */
     public record Claim(long epoch, Instant previousExpiry, Instant claimedAt) {}
 
+    /** An instance claimed by {@link #claimDue}, with its claim. */
+    public record Claimed(Instances.Key key, Claim claim) {}
+
+    /**
+     * What {@link #claimDue} took, the next future wake time of any instance (null if none) and the
+     * database time of the claim.
+     */
+    public record DueBatch(List<Claimed> claimed, Instant nextDue, Instant dbNow) {}
+
     private final Sql sql;
     private final String s;
 
@@ -35,6 +44,41 @@ public final class Leases {
                 }, rs -> rs.next()
                         ? Optional.of(new Claim(rs.getLong(1), Sql.instant(rs, "expired"), Sql.instant(rs, "claimed_at")))
                         : Optional.empty());
+    }
+
+    /**
+     * Claims up to {@code limit} due instances of {@code names} in one statement ({@code wf_claim_due},
+     * schema V20): runnable (running, or suspended with a due wake time), unleased or with an expired
+     * lease, not backing off; oldest due first; rows another transaction holds are skipped, so workers
+     * claiming side by side take disjoint batches. With {@code limit} 0 it only reads the next wake time.
+     */
+    public DueBatch claimDue(java.util.Collection<String> names, String owner, Duration ttl, int limit) {
+        return sql.query("claim due workflows for " + owner,
+                "SELECT name, id, epoch, previous_expiry AS expired, claimed_at, next_due FROM " + s
+                        + "wf_claim_due(?, ?, ?, ?)", ps -> {
+                    ps.setArray(1, ps.getConnection().createArrayOf("text", names.toArray(String[]::new)));
+                    ps.setString(2, owner);
+                    ps.setLong(3, ttl.toMillis());
+                    ps.setInt(4, limit);
+                }, rs -> {
+                    List<Claimed> out = new java.util.ArrayList<>();
+                    Instant next = null;
+                    Instant now = null;
+                    while (rs.next()) {
+                        String name = rs.getString(1);
+                        if (name == null) {
+                            next = Sql.instant(rs, "next_due");
+                            now = Sql.instant(rs, "claimed_at");
+                        } else {
+                            out.add(new Claimed(new Instances.Key(name, rs.getString(2)),
+                                    new Claim(rs.getLong(3), Sql.instant(rs, "expired"), Sql.instant(rs, "claimed_at"))));
+                        }
+                    }
+                    if (out.size() > limit) {
+                        throw new IllegalStateException("claimed " + out.size() + " workflows, asked for at most " + limit);
+                    }
+                    return new DueBatch(List.copyOf(out), next, now);
+                });
     }
 
     /**

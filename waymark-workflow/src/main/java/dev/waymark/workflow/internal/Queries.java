@@ -105,6 +105,21 @@ public final class Queries {
         return sql.count("count runnable workflows", "SELECT " + s + "wf_count_runnable()");
     }
 
+    /** The runnable backlog as the database sees it now ({@code wf_backlog}, schema V20). */
+    public dev.waymark.workflow.WorkflowBacklog backlog(long inFlightHere) {
+        return sql.query("measure the workflow backlog",
+                "SELECT runnable, sleeping, waiting, oldest_waiting, pending_awakeables, sampled_at FROM " + s + "wf_backlog()",
+                ps -> {}, rs -> {
+                    rs.next();
+                    java.time.Instant sampled = Sql.instant(rs, "sampled_at");
+                    java.time.Instant oldest = Sql.instant(rs, "oldest_waiting");
+                    java.time.Duration age = oldest == null || oldest.isAfter(sampled) ? java.time.Duration.ZERO
+                            : java.time.Duration.between(oldest, sampled);
+                    return new dev.waymark.workflow.WorkflowBacklog(rs.getLong(1), rs.getLong(2), rs.getLong(3), age,
+                            rs.getLong(5), inFlightHere, sampled);
+                });
+    }
+
     private static List<Instances.Key> keys(ResultSet rs) throws SQLException {
         List<Instances.Key> out = new ArrayList<>();
         while (rs.next()) {

@@ -17,7 +17,8 @@ public final class ResumeWorkers {
 
     /** What a worker shares with the engine that creates it. */
     public record Parts(Runtime runtime, WorkflowRegistry registry, EventStore store,
-            BiConsumer<Instances.Key, Advancer.Advance> advanced, BiPredicate<String, String> cancel) {}
+            BiConsumer<Instances.Key, Advancer.Advance> advanced, BiPredicate<String, String> cancel,
+            BacklogSampler backlog, java.util.concurrent.atomic.AtomicLong inFlight) {}
 
     /** The worker's constructor. */
     @FunctionalInterface

@@ -298,7 +298,12 @@ final class RunContext implements WorkflowContext {
             Supplier<String> value) {
         String r = rt.instances.suspend(name, id, generation, epoch, waitingOn, wakeAfter, awakeable, child);
         switch (r) {
-            case "suspended" -> throw new Unwind.Suspend(waitingOn);
+            case "suspended" -> {
+                if (wakeAfter != null) {
+                    rt.parkedUntil(wakeAfter);
+                }
+                throw new Unwind.Suspend(waitingOn);
+            }
             case "resolved" -> {
                 return journalStep(key, Objects.requireNonNull(value.get(), "resolved source without a value"));
             }

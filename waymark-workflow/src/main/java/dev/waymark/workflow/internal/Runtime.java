@@ -25,6 +25,9 @@ public final class Runtime {
     final java.time.Duration leaseTtl;
     /** Cancellations heard of for runs under way here (see {@link CancelNotices}). */
     final CancelNotices cancels = new CancelNotices();
+    /** Told of every wake time a run here parked on (resume workers plan their next pass by it). */
+    private final java.util.List<java.util.function.Consumer<java.time.Instant>> dueHints =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** Told when a run created a child workflow (leased to this runtime's owner when it has one). */
     @FunctionalInterface
@@ -107,6 +110,19 @@ public final class Runtime {
                         + " register the workflow with Void.class as its input type to start it without one");
             }
         });
+    }
+
+    /** Hears the wake time of every run here that parks on one (a sleep, a deadline); returns the un-registration. */
+    public Runnable onDue(java.util.function.Consumer<java.time.Instant> hint) {
+        dueHints.add(hint);
+        return () -> dueHints.remove(hint);
+    }
+
+    /** A run here parked until {@code wakeAfter} (database time). */
+    void parkedUntil(java.time.Instant wakeAfter) {
+        for (java.util.function.Consumer<java.time.Instant> h : dueHints) {
+            safely(() -> h.accept(wakeAfter));
+        }
     }
 
     /** Tells the store that something was appended (wakes local waiters, coalesced NOTIFY). */

@@ -45,11 +45,14 @@ public interface ResumeListener {
     default void onEvent(ResumeEvent event) {}
 
     /**
-     * A pass ended.
+     * A pass ended. For {@link ResumeWorker#resumeOnce()} the summary is what the pass did; for the
+     * started loop, which does not wait for the attempts it starts, it is what the pass claimed plus
+     * the attempts that ended since the previous report.
      *
-     * @param pendingAwakeables awakeables still waiting, sampled this pass
-     * @param runnableBacklog runnable instances of registered names this pass found (at most the
-     *     batch limit)
+     * @param pendingAwakeables awakeables still waiting, as of the last backlog sample (see
+     *     {@link dev.waymark.workflow.WorkflowBacklog})
+     * @param runnableBacklog runnable instances waiting for a worker, as of the last backlog sample
+     *     ({@link dev.waymark.workflow.WorkflowBacklog#waiting()}; before any sample, what the pass claimed)
      */
     default void onPass(ResumeSummary summary, Duration elapsed, long pendingAwakeables, long runnableBacklog) {}
 

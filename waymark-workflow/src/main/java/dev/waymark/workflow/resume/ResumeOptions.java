@@ -21,8 +21,12 @@ import java.time.Duration;
  * @param leaseTtl lease of a claimed instance; renewed every third of it while the attempt runs (default
  *     {@link dev.waymark.workflow.WorkflowEngine#DEFAULT_LEASE_TTL}, 30 s, the engine's too: a crashed
  *     worker's instances are taken over about this long after its last renewal)
- * @param batchLimit most instances looked at per pass, oldest first (default 100)
- * @param concurrency instances advanced in parallel on virtual threads (default 4; size the connection pool for it)
+ * @param batchLimit most due instances one pass claims (one statement), oldest due first (default
+ *     {@link #DEFAULT_BATCH_LIMIT}, 100)
+ * @param concurrency most attempts in flight at once, on virtual threads (default {@link #DEFAULT_CONCURRENCY},
+ *     64): the started loop claims only as many due instances as it has free slots, so the attempts in
+ *     flight follow the backlog up to this bound; each attempt holds a pooled connection only while one of
+ *     its statements runs (see docs/OPERATIONS.md for sizing the pool)
  * @param backoffBase first crash backoff; doubles per crash (default 2 s)
  * @param backoffCap longest crash backoff (default 64 s)
  * @param push whether the loop also wakes on the store's wake signal (default true; see {@code pollInterval})
@@ -33,6 +37,12 @@ import java.time.Duration;
 public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration leaseTtl, int batchLimit, int concurrency,
         Duration backoffBase, Duration backoffCap, boolean push, Duration cascadeRepairInterval,
         ResumeListener listener) {
+
+    /** The default {@link #concurrency()}: most attempts one worker has in flight at once. */
+    public static final int DEFAULT_CONCURRENCY = 64;
+
+    /** The default {@link #batchLimit()}: most instances one pass claims. */
+    public static final int DEFAULT_BATCH_LIMIT = 100;
 
     /** Validates every field. */
     public ResumeOptions {
@@ -61,7 +71,8 @@ public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration lea
 
     /** The defaults. */
     public static ResumeOptions defaults() {
-        return new ResumeOptions(Duration.ofSeconds(1), 5, WorkflowEngine.DEFAULT_LEASE_TTL, 100, 4, Duration.ofSeconds(2),
+        return new ResumeOptions(Duration.ofSeconds(1), 5, WorkflowEngine.DEFAULT_LEASE_TTL, DEFAULT_BATCH_LIMIT,
+                DEFAULT_CONCURRENCY, Duration.ofSeconds(2),
                 Duration.ofSeconds(64), true, Duration.ofSeconds(60), ResumeListener.LOGGING);
     }
 

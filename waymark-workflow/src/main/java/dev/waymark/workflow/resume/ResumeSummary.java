@@ -3,7 +3,8 @@ package dev.waymark.workflow.resume;
 /**
  * What one resume pass did.
  *
- * @param discovered runnable instances of registered names the pass looked at (at most the batch limit)
+ * @param discovered due instances of registered names the pass claimed (at most the batch limit; an
+ *     instance under a live lease is never claimed, so never counted)
  * @param resumed re-invocations performed (including crashed and transient ones; not lease skips)
  * @param completed re-invocations that completed the workflow
  * @param stillSuspended re-invocations that parked again (or moved to a new generation and parked)
@@ -16,7 +17,7 @@ package dev.waymark.workflow.resume;
  *     run, by anyone); also counted in {@code resumed}
  * @param crashed re-invocations whose body threw (an attempt recorded, retried after backoff)
  * @param transientErrors store errors while advancing (no attempt consumed)
- * @param leaseSkipped instances held by a live foreign lease, or whose lease was lost mid-run
+ * @param leaseSkipped attempts whose lease was lost mid-run (instances under a live lease are not claimed)
  */
 public record ResumeSummary(int discovered, int resumed, int completed, int stillSuspended, int unknownName,
         int failed, int cancelled, int crashed, int transientErrors, int leaseSkipped) {

@@ -2,27 +2,27 @@ package dev.waymark.workflow.resume;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.WakeSignal;
+import dev.waymark.workflow.WorkflowBacklog;
 import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.internal.Advancer;
+import dev.waymark.workflow.internal.BacklogSampler;
 import dev.waymark.workflow.internal.CascadeRepair;
 import dev.waymark.workflow.internal.Deadline;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
+import dev.waymark.workflow.internal.LoopWaker;
 import dev.waymark.workflow.internal.Leases;
 import dev.waymark.workflow.internal.ResumeWorkers;
 import dev.waymark.workflow.internal.Runtime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Notices workflows that have work to do and runs them: each pass asks the database for runnable
@@ -49,6 +49,19 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class ResumeWorker implements AutoCloseable {
 
+    /**
+     * How often the loop looks for runnable instances of names not registered here (every
+     * {@link #resumeOnce()} does).
+     */
+    public static final Duration HOUSEKEEPING_INTERVAL = Duration.ofSeconds(10);
+
+    /**
+     * Least time between the start of a pass that claimed nothing and the next pass a wake of the
+     * store prompts: with push, every append of the process wakes the loop (its own runs' steps
+     * included), and back-to-back empty claims would cost a statement each for nothing.
+     */
+    static final Duration EMPTY_PASS_GAP = Duration.ofMillis(10);
+
     static {
         ResumeWorkers.register(ResumeWorker::new);
     }
@@ -64,8 +77,19 @@ public final class ResumeWorker implements AutoCloseable {
     private final ExecutorService advances;
     private final java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced;
     private final CascadeRepair cascades;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition stopped = lock.newCondition();
+    private final BacklogSampler backlog;
+    /** Attempts running in the process (the engine's runs and its workers' attempts), for the backlog. */
+    private final java.util.concurrent.atomic.AtomicLong engineInFlight;
+    /** Attempts this worker's loop has in flight. */
+    private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+    /** What the loop's attempts did since the last pass report. */
+    private final java.util.concurrent.atomic.AtomicReference<ResumeSummary> finished =
+            new java.util.concurrent.atomic.AtomicReference<>(ResumeSummary.EMPTY);
+    /** When the loop passes next (pokes, due times, free slots). */
+    private final LoopWaker waker = new LoopWaker();
+    private volatile long lastUnknownCheck = System.nanoTime() - HOUSEKEEPING_INTERVAL.toNanos();
+    private Thread relay;
+    private Runnable unhint = () -> { };
     private volatile boolean running;
     /** Set by {@link #close}: a pass in progress claims nothing more. */
     private volatile boolean closing;
@@ -89,6 +113,8 @@ public final class ResumeWorker implements AutoCloseable {
         this.policy = new Advancer.Policy(options.maxAttempts(), options.backoffBase(), options.backoffCap());
         this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
         this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());
+        this.backlog = parts.backlog();
+        this.engineInFlight = parts.inFlight();
         this.cascades = new CascadeRepair(instances, parts.cancel(), options.cascadeRepairInterval(),
                 options.batchLimit());
     }
@@ -104,36 +130,56 @@ public final class ResumeWorker implements AutoCloseable {
     }
 
     /**
-     * One discover-claim-advance pass, in the calling thread (advances fan out to virtual threads up
-     * to the concurrency). Never throws for a single workflow's failure; a failure of discovery
-     * itself propagates.
+     * One claim-advance pass, in the calling thread: claims up to the batch limit of due instances in
+     * one statement and advances them (fanned out to virtual threads, at most the concurrency at once),
+     * then returns when all have ended. Also samples the backlog and reports runnable instances of
+     * unregistered names. Never throws for a single workflow's failure; a failure of the claim itself
+     * propagates.
      */
     public ResumeSummary resumeOnce() {
         long started = System.nanoTime();
         repairCascades();
-        long pendingAwakeables = instances.awakeables().countPending();
-        java.util.Set<String> names = registry.names();
-        List<Instances.Key> candidates = instances.queries().discover(names, options.batchLimit());
-        // runnable instances nobody here can run: counted and reported, never claimed, never in the batch
-        List<Instances.Key> unknown = instances.queries().discoverUnknown(names, options.batchLimit());
+        WorkflowBacklog sample = backlog.refresh();
+        int unknown = reportUnknown();
+        Leases.DueBatch batch = claim(options.batchLimit());
+        ResumeSummary summary = new ResumeSummary(batch.claimed().size(), 0, 0, 0, unknown, 0, 0, 0, 0, 0);
+        if (options.concurrency() == 1 || batch.claimed().size() <= 1) {
+            for (Leases.Claimed c : batch.claimed()) {
+                if (closing || Thread.currentThread().isInterrupted()) {
+                    release(c); // closing: run nothing more after the attempt close interrupted
+                    continue;
+                }
+                summary = summary.plus(advanceClaimed(c));
+            }
+        } else {
+            summary = summary.plus(advanceAll(batch.claimed()));
+        }
+        ResumeSummary done = summary;
+        safely(() -> options.listener().onPass(done, Duration.ofNanos(System.nanoTime() - started),
+                sample.pendingAwakeables(), sample.waiting()));
+        return done;
+    }
+
+    /** Claims up to {@code limit} due instances (one statement); each is held by the keeper until advanced. */
+    private Leases.DueBatch claim(int limit) {
+        Leases.DueBatch batch = instances.leases().claimDue(registry.names(), keeper.owner(), keeper.ttl(), limit);
+        for (Leases.Claimed c : batch.claimed()) {
+            keeper.hold(c.key());
+        }
+        if (batch.dbNow() != null) {
+            waker.databaseNow(batch.dbNow());
+        }
+        return batch;
+    }
+
+    /** Reports runnable instances nobody here can run (never claimed); returns how many. */
+    private int reportUnknown() {
+        List<Instances.Key> unknown = instances.queries().discoverUnknown(registry.names(), options.batchLimit());
         for (Instances.Key key : unknown) {
             safely(() -> options.listener().onEvent(new ResumeEvent.UnknownName(key.name(), key.id())));
         }
-        ResumeSummary summary = new ResumeSummary(candidates.size(), 0, 0, 0, unknown.size(), 0, 0, 0, 0, 0);
-        if (options.concurrency() == 1 || candidates.size() <= 1) {
-            for (Instances.Key key : candidates) {
-                if (closing || Thread.currentThread().isInterrupted()) {
-                    break; // closing: claim nothing more after the attempt close interrupted
-                }
-                summary = summary.plus(advanceOne(key));
-            }
-        } else {
-            summary = summary.plus(advanceAll(candidates));
-        }
-        ResumeSummary done = summary;
-        safely(() -> options.listener().onPass(done, Duration.ofNanos(System.nanoTime() - started), pendingAwakeables,
-                candidates.size()));
-        return done;
+        lastUnknownCheck = System.nanoTime();
+        return unknown.size();
     }
 
     /** Cancels live children of cancelled workflows when due; a failure here never costs the pass. */
@@ -149,18 +195,22 @@ public final class ResumeWorker implements AutoCloseable {
         }
     }
 
-    private ResumeSummary advanceAll(List<Instances.Key> candidates) {
+    private ResumeSummary advanceAll(List<Leases.Claimed> claimed) {
         java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(options.concurrency());
         List<Future<ResumeSummary>> futures = new ArrayList<>();
-        for (Instances.Key key : candidates) {
-            futures.add(advances.submit(() -> {
-                permits.acquire();
-                try {
-                    return advanceOne(key);
-                } finally {
-                    permits.release();
-                }
-            }));
+        for (Leases.Claimed c : claimed) {
+            try {
+                futures.add(advances.submit(() -> {
+                    permits.acquire();
+                    try {
+                        return closing ? releaseEmpty(c) : advanceClaimed(c);
+                    } finally {
+                        permits.release();
+                    }
+                }));
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                release(c); // closed meanwhile
+            }
         }
         ResumeSummary sum = ResumeSummary.EMPTY;
         for (Future<ResumeSummary> f : futures) {
@@ -170,6 +220,8 @@ public final class ResumeWorker implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 futures.forEach(x -> x.cancel(true));
                 return sum;
+            } catch (java.util.concurrent.CancellationException e) {
+                // cancelled by close; its lease expires or was released
             } catch (ExecutionException e) {
                 sum = sum.plus(new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 1, 0));
                 safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e.getCause())));
@@ -178,35 +230,48 @@ public final class ResumeWorker implements AutoCloseable {
         return sum;
     }
 
-    private ResumeSummary advanceOne(Instances.Key key) {
-        if (closing) {
-            return ResumeSummary.EMPTY; // closing: claim nothing more (attempts in flight may finish)
-        }
-        if (registry.find(key.name()).isEmpty()) {
-            safely(() -> options.listener().onEvent(new ResumeEvent.UnknownName(key.name(), key.id())));
-            return new ResumeSummary(0, 0, 0, 0, 1, 0, 0, 0, 0, 0);
-        }
-        Optional<Leases.Claim> claim;
+    private ResumeSummary releaseEmpty(Leases.Claimed c) {
+        release(c);
+        return ResumeSummary.EMPTY;
+    }
+
+    /** Gives back a claimed lease that will not be run (closing), so another worker takes it at once. */
+    private void release(Leases.Claimed c) {
         try {
-            claim = instances.leases().claim(key.name(), key.id(), keeper.owner(), keeper.ttl());
+            instances.leases().release(c.key().name(), c.key().id(), keeper.owner(), c.claim().epoch(), false);
         } catch (RuntimeException e) {
-            safely(() -> options.listener().onEvent(new ResumeEvent.TransientError(key.name(), key.id(), e)));
-            return new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 1, 0);
+            org.slf4j.LoggerFactory.getLogger(ResumeWorker.class)
+                    .debug("waymark resume: releasing {} failed; the lease expires by itself", c.key(), e);
+        } finally {
+            keeper.drop(c.key());
         }
-        if (claim.isEmpty()) {
-            return new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 0, 1);
+    }
+
+    /** Runs one claimed instance and reports how it ended; the claim's hold on the lease ends with it. */
+    private ResumeSummary advanceClaimed(Leases.Claimed claimed) {
+        Instances.Key key = claimed.key();
+        Leases.Claim c = claimed.claim();
+        Advancer.Advance a;
+        engineInFlight.incrementAndGet();
+        try {
+            if (c.previousExpiry() != null) {
+                Duration since = Duration.between(c.previousExpiry(), c.claimedAt());
+                safely(() -> options.listener().onRecovered(key.name(), key.id(), since));
+            }
+            a = advancer.advance(key, c.epoch(), keeper, policy, null);
+        } finally {
+            keeper.drop(key);
+            engineInFlight.decrementAndGet();
         }
-        Leases.Claim c = claim.get();
-        if (c.previousExpiry() != null) {
-            Duration since = Duration.between(c.previousExpiry(), c.claimedAt());
-            safely(() -> options.listener().onRecovered(key.name(), key.id(), since));
-        }
-        Advancer.Advance a = advancer.advance(key, c.epoch(), keeper, policy, null);
         try {
             advanced.accept(key, a);
         } catch (RuntimeException e) {
             org.slf4j.LoggerFactory.getLogger(ResumeWorker.class).warn("waymark resume: advance hook failed", e);
         }
+        return summaryOf(key, a);
+    }
+
+    private ResumeSummary summaryOf(Instances.Key key, Advancer.Advance a) {
         return switch (a.result()) {
             case COMPLETED -> new ResumeSummary(0, 1, 1, 0, 0, 0, 0, 0, 0, 0);
             case SUSPENDED -> new ResumeSummary(0, 1, 0, 1, 0, 0, 0, 0, 0, 0);
@@ -239,12 +304,16 @@ public final class ResumeWorker implements AutoCloseable {
     }
 
     /**
-     * Starts the loop on a thread of its own: a pass, then a wait of the poll interval; with
-     * {@link ResumeOptions#push()} the wait ends early whenever the store's wake signal fires: after
-     * any append through the store handle (a wake, a completion, a start, an application event), on
-     * NOTIFY of another handle's append, and on the store's fallback tick, so a woken workflow
-     * resumes within milliseconds and an idle worker passes at least once per fallback tick (see
-     * {@link ResumeOptions#pollInterval()}). A pass that filled its batch is followed by the next at once.
+     * Starts the loop on a thread of its own. Each pass claims, in one statement, as many due instances
+     * as the worker has free slots (at most the batch limit; the concurrency is the most attempts in
+     * flight at once), starts them on virtual threads, and does not wait for them: the attempts in
+     * flight follow the backlog up to the concurrency. The next pass starts at once after a pass that
+     * filled its batch; after a pass that filled the free slots, when an attempt ends; otherwise at
+     * the earliest wake time it knows of (a run in this process that parks on a sleep tells it), after
+     * the poll interval, or (with {@link ResumeOptions#push()}) when the store's wake signal fires:
+     * after any append through the store handle (a wake, a completion, a start, an application event),
+     * on NOTIFY of another handle's append, and on the store's fallback tick. An idle pass is one
+     * statement; the look for instances of unregistered names runs every {@link #HOUSEKEEPING_INTERVAL}.
      */
     public synchronized ResumeWorker start() {
         if (loop != null) {
@@ -255,18 +324,39 @@ public final class ResumeWorker implements AutoCloseable {
         }
         running = true;
         WakeSignal wake = options.push() ? store.wakeSignal() : null;
-        loop = Thread.ofPlatform().name("waymark-resume-loop-" + owner()).daemon().start(() -> runLoop(wake));
+        if (wake != null) {
+            relay = Thread.ofVirtual().name("waymark-resume-wake-" + owner()).start(() -> relayWakes(wake));
+        }
+        unhint = runtime.onDue(waker::dueHint);
+        loop = Thread.ofPlatform().name("waymark-resume-loop-" + owner()).daemon().start(this::runLoop);
         return this;
     }
 
-    private void runLoop(WakeSignal wake) {
+    /** Turns every wake of the store into a poke of the loop. */
+    private void relayWakes(WakeSignal wake) {
+        long seen = wake.generation();
         while (running) {
-            long seen = wake == null ? 0 : wake.generation();
-            ResumeSummary summary = ResumeSummary.EMPTY;
+            try {
+                long now = wake.awaitAfter(seen, options.pollInterval());
+                if (now != seen) {
+                    seen = now;
+                    waker.poke();
+                }
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private void runLoop() {
+        while (running) {
+            long seen = waker.pokes();
+            Round r = Round.IDLE;
+            long roundStarted = System.nanoTime();
             passing = true;
             try {
                 if (!closing) {
-                    summary = resumeOnce();
+                    r = round();
                 }
             } catch (RuntimeException | Error e) {
                 // an Error too (a StackOverflowError, an OutOfMemoryError that freed its memory):
@@ -276,32 +366,75 @@ public final class ResumeWorker implements AutoCloseable {
                 passing = false;
             }
             if (!running) {
-                return;
+                break;
             }
-            if (summary.discovered() >= options.batchLimit() && summary.resumed() > 0) {
+            if (r.fullBatch()) {
                 continue; // more work than one pass takes
             }
             try {
-                if (wake != null) {
-                    wake.awaitAfter(seen, options.pollInterval());
-                } else {
-                    waitStopped(options.pollInterval());
+                waker.awaitNext(seen, r.slotsFull(), () -> inFlight.get() < options.concurrency(), r.nextDueMillis(),
+                        options.pollInterval().toMillis(), () -> running);
+                if (r.empty()) {
+                    waker.awaitGap(roundStarted, EMPTY_PASS_GAP.toNanos(), () -> running);
                 }
             } catch (InterruptedException e) {
-                return;
+                break;
             }
         }
     }
 
-    private void waitStopped(Duration d) throws InterruptedException {
-        lock.lock();
-        try {
-            if (running) {
-                stopped.await(d.toNanos(), TimeUnit.NANOSECONDS);
-            }
-        } finally {
-            lock.unlock();
+    /**
+     * What a pass found: whether it filled its batch, its free slots, the next wake time it saw, and
+     * whether it claimed nothing (then the next pass a wake prompts waits {@link #EMPTY_PASS_GAP}).
+     */
+    private record Round(boolean fullBatch, boolean slotsFull, long nextDueMillis, boolean empty) {
+        static final Round IDLE = new Round(false, false, Long.MAX_VALUE, true);
+    }
+
+    private Round round() {
+        long started = System.nanoTime();
+        repairCascades();
+        if (System.nanoTime() - lastUnknownCheck >= HOUSEKEEPING_INTERVAL.toNanos()) {
+            int unknown = reportUnknown();
+            finished.accumulateAndGet(new ResumeSummary(0, 0, 0, 0, unknown, 0, 0, 0, 0, 0), ResumeSummary::plus);
         }
+        int limit = Math.min(options.batchLimit(), Math.max(0, options.concurrency() - inFlight.get()));
+        if (limit == 0) {
+            return new Round(false, true, Long.MAX_VALUE, false);
+        }
+        Leases.DueBatch batch = claim(limit);
+        for (Leases.Claimed c : batch.claimed()) {
+            inFlight.incrementAndGet();
+            try {
+                advances.execute(() -> {
+                    try {
+                        ResumeSummary s = closing ? releaseEmpty(c) : advanceClaimed(c);
+                        finished.accumulateAndGet(s, ResumeSummary::plus);
+                    } finally {
+                        inFlight.decrementAndGet();
+                        waker.slotFreed();
+                    }
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                inFlight.decrementAndGet();
+                release(c); // closing
+            }
+        }
+        int n = batch.claimed().size();
+        finished.accumulateAndGet(new ResumeSummary(n, 0, 0, 0, 0, 0, 0, 0, 0, 0), ResumeSummary::plus);
+        reportFinished(Duration.ofNanos(System.nanoTime() - started));
+        long next = batch.nextDue() == null || batch.dbNow() == null ? Long.MAX_VALUE
+                : System.currentTimeMillis() + Math.max(1, Duration.between(batch.dbNow(), batch.nextDue()).toMillis());
+        return new Round(n == options.batchLimit(), n == limit && limit < options.batchLimit(), next, n == 0);
+    }
+
+    /** Reports the pass: what it claimed, and the attempts that ended since the last report. */
+    private void reportFinished(Duration elapsed) {
+        ResumeSummary s = finished.getAndSet(ResumeSummary.EMPTY);
+        WorkflowBacklog last = backlog.last();
+        long pending = last == null ? 0 : last.pendingAwakeables();
+        long waiting = last == null ? s.discovered() : last.waiting();
+        safely(() -> options.listener().onPass(s, elapsed, pending, waiting));
     }
 
     /**
@@ -335,11 +468,10 @@ public final class ResumeWorker implements AutoCloseable {
             running = false;
             t = loop;
         }
-        lock.lock();
-        try {
-            stopped.signalAll();
-        } finally {
-            lock.unlock();
+        waker.poke();
+        unhint.run();
+        if (relay != null) {
+            relay.interrupt();
         }
         if (t != null) {
             if (passing) {
@@ -370,6 +502,26 @@ public final class ResumeWorker implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         keeper.close();
+        if (!finished.get().equals(ResumeSummary.EMPTY)) {
+            try {
+                reportFinished(Duration.ZERO); // attempts that ended after the loop's last pass
+            } catch (RuntimeException | Error e) {
+                passFailed(e); // a listener's Error (safely lets those through) must not escape close
+            }
+        }
+    }
+
+    /**
+     * The runnable backlog of the schema (see {@link WorkflowBacklog}), sampled at most the engine's
+     * {@code backlogSampleInterval} ago, shared with the engine.
+     */
+    public WorkflowBacklog backlog() {
+        return backlog.current();
+    }
+
+    /** Attempts this worker's loop has in flight now (at most {@link ResumeOptions#concurrency()}). */
+    public int inFlight() {
+        return inFlight.get();
     }
 
     /** Reports a failed pass; whatever the listener throws, the loop goes on. */

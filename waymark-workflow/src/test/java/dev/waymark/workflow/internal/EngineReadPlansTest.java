@@ -99,11 +99,20 @@ class EngineReadPlansTest {
             reads.put("discover unknown names", () -> onThisConnection.queries().discoverUnknown(List.of("pass"), 10));
             reads.put("count runnable", onThisConnection.queries()::countRunnable);
             reads.put("count pending awakeables", onThisConnection.awakeables()::countPending);
+            // a claim that finds nothing of its names (a claim that took r1 and r2 would change the next answer)
+            reads.put("claim due", () -> onThisConnection.leases().claimDue(List.of("nobody"), "me", Duration.ofMinutes(1),
+                    10).claimed());
+            reads.put("backlog", () -> {
+                dev.waymark.workflow.WorkflowBacklog b = onThisConnection.queries().backlog(0);
+                return List.of(b.runnable(), b.sleeping(), b.waiting(), b.pendingAwakeables());
+            });
             Map<String, Object> expected = new LinkedHashMap<>(); // what the small tables answer: the finished rows change nothing
             reads.forEach((what, read) -> expected.put(what, read.get()));
             assertThat(expected.get("discover")).isEqualTo(List.of(new Instances.Key("pass", "r1"), new Instances.Key("pass", "r2")));
             assertThat(expected.get("discover unknown names")).asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.LIST).contains(new Instances.Key("gone", "r3"));
             assertThat(expected.get("count pending awakeables")).isEqualTo(1L);
+            assertThat(expected.get("claim due")).isEqualTo(List.of());
+            assertThat(expected.get("backlog")).isEqualTo(List.of(3L, 0L, 3L, 1L));
             for (int k = 1; k < EARLY_READS; k++) {
                 reads.values().forEach(Supplier::get);
                 c.commit();

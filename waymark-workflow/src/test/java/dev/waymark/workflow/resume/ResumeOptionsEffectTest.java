@@ -223,7 +223,8 @@ class ResumeOptionsEffectTest {
             assertThat(worker.options().batchLimit()).isEqualTo(2);
         }
         // oldest first, two per pass; the short pass ends the burst (the loop then waits its hour)
-        assertThat(discoveredPerPass).containsExactly(2L, 2L, 2L, 1L);
+        // (a last report may carry only attempts that ended after the last pass: it claimed nothing)
+        assertThat(discoveredPerPass).filteredOn(n -> n > 0).containsExactly(2L, 2L, 2L, 1L);
         for (int i = 1; i <= 7; i++) {
             assertThat(stepRuns.get("b" + i).get()).as("step runs of b" + i).isEqualTo(1);
         }
