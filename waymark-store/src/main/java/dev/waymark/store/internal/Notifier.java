@@ -1,5 +1,6 @@
 package dev.waymark.store.internal;
 
+import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.WakeSignal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -62,13 +63,22 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     private volatile Thread listener;
     private volatile boolean closed;
     private final BroadcastListeners listeners = new BroadcastListeners();
+    private final QueryCounts counts;
+    /** Called on every wake that may bring new events (not on the fallback tick). */
+    private final Runnable onWake;
 
     /**
      * @param settings the windows and intervals
+     * @param counts where the NOTIFYs and heartbeats are counted
+     * @param onWake called on every wake that may bring new events: an append of this handle, a
+     *     NOTIFY of another, a (re)connect or failure of the LISTEN connection; not on the fallback tick
      */
-    public Notifier(DataSource dataSource, String schema, NotifierSettings settings) {
+    public Notifier(DataSource dataSource, String schema, NotifierSettings settings, QueryCounts counts,
+            Runnable onWake) {
         this.dataSource = dataSource;
         this.schema = schema;
+        this.counts = counts;
+        this.onWake = onWake;
         this.channel = channel(schema);
         this.settings = settings;
         this.sender = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform()
@@ -114,9 +124,15 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         }
     }
 
+    /** Wakes local waiters for news that may bring new events. */
+    private void wake() {
+        signal();
+        onWake.run();
+    }
+
     /** Called after an append committed: wake local waiters now, other handles within the window. */
     public void appended() {
-        signal();
+        wake();
         if (settings.enabled() && !closed && sendPending.compareAndSet(false, true)) {
             try {
                 sender.schedule(this::sendNotify, settings.coalesceWindow().toNanos(), TimeUnit.NANOSECONDS);
@@ -190,6 +206,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
 
     /** Sends {@code payload} on the channel in a transaction of its own. */
     private void sendPayload(String payload) throws SQLException {
+        counts.count(QueryPurpose.NOTIFY);
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement statement = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
             statement.setString(1, channel);
@@ -247,7 +264,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                 }
                 failures = 0;
                 backoffMillis = settings.reconnectInitial().toMillis();
-                signal(); // anything committed while we were not listening is now readable
+                wake(); // anything committed while we were not listening is now readable
                 listen(connection);
             } catch (SQLException | RuntimeException | Error e) {
                 // an Error too: this thread carries the remote wakes and the fallback tick of every
@@ -256,7 +273,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                     break;
                 }
                 failures++;
-                signal();
+                wake();
                 log.warn("waymark: LISTEN connection for schema {} failed (attempt {}), retrying in {} ms: {}",
                         schema, failures, backoffMillis, e.toString());
                 try {
@@ -301,14 +318,17 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                         wake |= received(n.getParameter());
                     }
                 }
-                if (now - lastTick >= tickNanos) {
-                    wake = true;
+                boolean tick = now - lastTick >= tickNanos;
+                if (tick) {
                     lastTick = now;
                 }
                 if (wake) {
-                    signal();
+                    wake();
+                } else if (tick) {
+                    signal(); // the head watch keeps its own timer
                 }
                 if (now - lastHeartbeat >= heartbeatNanos) {
+                    counts.count(QueryPurpose.NOTIFY);
                     heartbeat.execute("SELECT 1"); // notices a dead backend even when nobody notifies
                     lastHeartbeat = now;
                 }
