@@ -48,7 +48,7 @@ public final class JdbcEventStore implements EventStore {
         this.dataSource = dataSource;
         this.schema = schema;
         this.headWatch = new SharedHeadWatch(dataSource, schema, settings.fallbackPoll(), counts);
-        this.notifier = new Notifier(dataSource, schema, settings, counts, headWatch::woken);
+        this.notifier = new Notifier(dataSource, schema, settings, counts, headWatch);
         this.appender = new Appender(dataSource, schema, clock, notifier::appended, transactionBounds);
         this.reader = new EventReader(dataSource, schema);
         this.lifecycle = new StreamLifecycle(dataSource, schema);

@@ -64,21 +64,22 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     private volatile boolean closed;
     private final BroadcastListeners listeners = new BroadcastListeners();
     private final QueryCounts counts;
-    /** Called on every wake that may bring new events (not on the fallback tick). */
-    private final Runnable onWake;
+    /** Woken on every wake that may bring new events (not on the fallback tick); its probe is the heartbeat. */
+    private final SharedHeadWatch watch;
 
     /**
      * @param settings the windows and intervals
      * @param counts where the NOTIFYs and heartbeats are counted
-     * @param onWake called on every wake that may bring new events: an append of this handle, a
-     *     NOTIFY of another, a (re)connect or failure of the LISTEN connection; not on the fallback tick
+     * @param watch the handle's head watch: woken on every wake that may bring new events (an append
+     *     of this handle, a NOTIFY of another, a (re)connect or failure of the LISTEN connection; not
+     *     the fallback tick), and its probe is the LISTEN connection's heartbeat while it is in use
      */
-    public Notifier(DataSource dataSource, String schema, NotifierSettings settings, QueryCounts counts,
-            Runnable onWake) {
+    Notifier(DataSource dataSource, String schema, NotifierSettings settings, QueryCounts counts,
+            SharedHeadWatch watch) {
         this.dataSource = dataSource;
         this.schema = schema;
         this.counts = counts;
-        this.onWake = onWake;
+        this.watch = watch;
         this.channel = channel(schema);
         this.settings = settings;
         this.sender = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform()
@@ -127,7 +128,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     /** Wakes local waiters for news that may bring new events. */
     private void wake() {
         signal();
-        onWake.run();
+        watch.woken();
     }
 
     /** Called after an append committed: wake local waiters now, other handles within the window. */
@@ -307,10 +308,16 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         long lastTick = System.nanoTime();
         long lastHeartbeat = lastTick;
         try (Statement heartbeat = connection.createStatement()) {
+            watch.listening(true);
             while (!closed) {
-                // Short waits keep close() prompt whatever the fallback interval is.
-                PGNotification[] notifications = pg.getNotifications((int) Math.min(LISTEN_WAIT.toMillis(),
-                        Math.max(1, settings.fallbackPoll().toMillis())));
+                // Short waits keep close() prompt whatever the fallback interval is; a probing
+                // heartbeat is waited for to the millisecond, to come before the watch's own timer.
+                long wait = Math.min(LISTEN_WAIT.toMillis(), Math.max(1, settings.fallbackPoll().toMillis()));
+                if (watch.active()) {
+                    wait = Math.min(wait, TimeUnit.NANOSECONDS.toMillis(watch.heartbeatDue(heartbeatNanos)
+                            - System.nanoTime()));
+                }
+                PGNotification[] notifications = pg.getNotifications((int) Math.max(1, wait));
                 long now = System.nanoTime();
                 boolean wake = false;
                 if (notifications != null) {
@@ -327,12 +334,20 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                 } else if (tick) {
                     signal(); // the head watch keeps its own timer
                 }
-                if (now - lastHeartbeat >= heartbeatNanos) {
-                    counts.count(QueryPurpose.NOTIFY);
-                    heartbeat.execute("SELECT 1"); // notices a dead backend even when nobody notifies
+                // The heartbeat notices a dead backend even when nobody notifies. While the head watch is
+                // in use, its probe is the heartbeat, due an interval after the last probe (on whatever
+                // connection), so that an idle handle sends one statement per interval, not two.
+                boolean probing = watch.active();
+                if (probing ? now - watch.heartbeatDue(heartbeatNanos) >= 0 : now - lastHeartbeat >= heartbeatNanos) {
+                    if (!probing || !watch.probeOn(connection)) {
+                        counts.count(QueryPurpose.NOTIFY);
+                        heartbeat.execute("SELECT 1");
+                    }
                     lastHeartbeat = now;
                 }
             }
+        } finally {
+            watch.listening(false);
         }
     }
 

@@ -17,16 +17,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@link HeadWatch} of a store handle: one thread that probes the head when the handle is
- * woken, asked, or the fallback interval passed since its last probe, and publishes the result.
- * Its own timer, not the notifier's tick, bounds the delay after a lost notification: that tick
- * runs on the LISTEN thread, which sleeps out its reconnect backoff while the connection is down.
+ * The {@link HeadWatch} of a store handle: one thread that probes the head on a pooled connection
+ * when the handle is woken or asked, and when the fallback interval passed since the last probe;
+ * while the LISTEN connection is up, the listener's heartbeat is the probe (see
+ * {@link #probeOn(Connection)}), so an idle handle sends one statement per fallback interval, not a
+ * heartbeat and a probe; this thread's timer then waits {@link #LISTENER_GRACE} longer. Its own timer, not the notifier's tick, bounds the delay after a lost
+ * notification: the tick runs on the LISTEN thread, which sleeps out its reconnect backoff while
+ * the connection is down.
  */
 final class SharedHeadWatch implements HeadWatch, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(SharedHeadWatch.class);
     /** The first recheck while committed events are hidden behind the horizon. */
     private static final Duration FIRST_HIDDEN_RECHECK = Duration.ofMillis(10);
+    /** How much later than the LISTEN thread's heartbeat the watch's own timer probes while it is up. */
+    static final Duration LISTENER_GRACE = Duration.ofMillis(250);
 
     private final DataSource dataSource;
     private final String schema;
@@ -38,6 +43,12 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
     private final Condition changed = lock.newCondition();
     private final AtomicBoolean started = new AtomicBoolean();
     private volatile HeadProbe latest = HeadProbe.NONE;
+    /** When the last probe was published (System.nanoTime()). */
+    private volatile long lastProbe = System.nanoTime();
+    /** The recheck delay while committed events are hidden, or null: guarded by {@link #lock}. */
+    private Duration hiddenBackoff;
+    /** Whether the LISTEN thread runs the probe as its heartbeat: guarded by {@link #lock}. */
+    private boolean listenerUp;
     /** Set by a wake or a request, cleared when a probe starts: guarded by {@link #lock}. */
     private boolean dirty = true;
     private volatile boolean closed;
@@ -93,6 +104,53 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
         }
     }
 
+    /** Whether anyone uses the watch (its thread runs). */
+    boolean active() {
+        return started.get() && !closed;
+    }
+
+    /**
+     * When the LISTEN thread's heartbeat should next run, as a probe ({@link System#nanoTime()}):
+     * {@code interval} after the last probe, on whatever connection it ran.
+     */
+    long heartbeatDue(long intervalNanos) {
+        return lastProbe + intervalNanos;
+    }
+
+    /**
+     * The LISTEN thread is up and runs the probe as its heartbeat ({@code true}), or is not (its
+     * connection failed, it sleeps out its reconnect backoff): the watch's own timer then waits
+     * {@link #LISTENER_GRACE} longer, so that the two do not both probe each interval.
+     */
+    void listening(boolean up) {
+        lock.lock();
+        try {
+            listenerUp = up;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Runs the probe on the LISTEN connection as its heartbeat and publishes it. A failure of the
+     * connection is thrown (the listener reconnects); any other failure (the schema not migrated,
+     * say) returns false, and the caller sends its plain heartbeat instead.
+     */
+    boolean probeOn(Connection listening) throws SQLException {
+        try {
+            publish(probe(listening));
+            return true;
+        } catch (SQLException e) {
+            String state = e.getSQLState();
+            if (state == null || state.startsWith("08") || state.startsWith("57")) {
+                throw e;
+            }
+            log.debug("waymark: the head probe of schema {} on the LISTEN connection failed: {}", schema, e.toString());
+            return false;
+        }
+    }
+
     private void start() {
         if (!closed && started.compareAndSet(false, true)) {
             thread = Thread.ofPlatform().name("waymark-head-" + schema).daemon(true).start(this::run);
@@ -100,14 +158,13 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
     }
 
     private void run() {
-        long nextDue = System.nanoTime();
-        Duration hiddenBackoff = null;
         boolean failing = false;
+        long retryAt = 0;
         while (!closed) {
             lock.lock();
             try {
                 long wait;
-                while (!closed && !dirty && (wait = nextDue - System.nanoTime()) > 0) {
+                while (!closed && !dirty && (wait = Math.max(retryAt, due()) - System.nanoTime()) > 0) {
                     changed.awaitNanos(wait);
                 }
                 dirty = false;
@@ -119,23 +176,43 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
             if (closed) {
                 return;
             }
-            HeadProbe probe;
-            try {
-                probe = probe(latest.sequence() + 1);
-            } catch (RuntimeException e) { // a store error, or a bug: the watch must go on
+            try (Connection c = dataSource.getConnection()) {
+                publish(probe(c));
+                retryAt = 0;
+                if (failing) {
+                    log.info("waymark: the head probe of schema {} works again", schema);
+                    failing = false;
+                }
+            } catch (SQLException | RuntimeException e) { // a store error, or a bug: the watch must go on
                 if (!failing) {
                     log.warn("waymark: the head probe of schema {} failed, retrying within {} ms: {}", schema,
-                            fallback.toMillis(), e.toString());
+                            fallback.toMillis(), e instanceof SQLException s ? SqlErrors.translate(s, "probe the head",
+                                    schema).toString() : e.toString());
                 }
                 failing = true;
-                nextDue = System.nanoTime() + fallback.toNanos();
-                continue;
+                retryAt = System.nanoTime() + fallback.toNanos();
             }
-            if (failing) {
-                log.info("waymark: the head probe of schema {} works again", schema);
-                failing = false;
-            }
-            if (probe.hiddenEvents()) {
+        }
+    }
+
+    /** When the next probe is due without a wake: guarded by {@link #lock}. */
+    private long due() {
+        if (hiddenBackoff != null) {
+            return lastProbe + hiddenBackoff.toNanos();
+        }
+        // While the LISTEN thread probes as its heartbeat, this timer is the net under it (a
+        // heartbeat stuck on a half-open connection): a lost notification then costs at most the
+        // fallback interval and the grace.
+        return lastProbe + fallback.toNanos() + (listenerUp ? LISTENER_GRACE.toNanos() : 0);
+    }
+
+    private void publish(ProbeRow row) {
+        lock.lock();
+        try {
+            latest = new HeadProbe(latest.sequence() + 1, row.head(), row.horizon(), row.hidden());
+            lastProbe = System.nanoTime();
+            if (row.hidden()) {
+                // the end of the transaction that hides them signals nobody: look again soon
                 hiddenBackoff = hiddenBackoff == null ? FIRST_HIDDEN_RECHECK : hiddenBackoff.multipliedBy(2);
                 if (hiddenBackoff.compareTo(fallback) > 0) {
                     hiddenBackoff = fallback;
@@ -143,37 +220,20 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
             } else {
                 hiddenBackoff = null;
             }
-            nextDue = System.nanoTime() + (hiddenBackoff != null ? hiddenBackoff : fallback).toNanos();
-            publish(probe);
-        }
-    }
-
-    private void publish(HeadProbe probe) {
-        lock.lock();
-        try {
-            latest = probe;
             changed.signalAll();
         } finally {
             lock.unlock();
         }
     }
 
-    private HeadProbe probe(long sequence) {
+    private record ProbeRow(GlobalPosition head, GlobalPosition horizon, boolean hidden) {}
+
+    private ProbeRow probe(Connection c) throws SQLException {
         counts.count(QueryPurpose.PROBE);
-        try (Connection c = dataSource.getConnection();
-                Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery(sql)) {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             rs.next();
-            java.sql.Array array = rs.getArray(1);
-            GlobalPosition head = GlobalPosition.START;
-            if (array != null) {
-                String[] position = (String[]) array.getArray();
-                head = new GlobalPosition(Long.parseLong(position[0]), Long.parseLong(position[1]));
-            }
-            GlobalPosition horizon = new GlobalPosition(Long.parseLong(rs.getString(2)), 0);
-            return new HeadProbe(sequence, head, horizon, rs.getBoolean(3));
-        } catch (SQLException e) {
-            throw SqlErrors.translate(e, "probe the head", schema);
+            return new ProbeRow(EventReader.position(rs.getArray(1)),
+                    new GlobalPosition(Long.parseLong(rs.getString(2)), 0), rs.getBoolean(3));
         }
     }
 
