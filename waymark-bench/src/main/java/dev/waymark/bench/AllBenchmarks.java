@@ -134,6 +134,8 @@ public final class AllBenchmarks {
         command.add("-Dbench.rounds=" + (quick ? 1 : Integer.getInteger("bench.rounds", 3)));
         command.add("-Dbench.quick=" + quick);
         command.add("-Dbench.warmup=" + System.getProperty("bench.warmup", ""));
+        command.add("-Dbench.baseline.classpath=" + System.getProperty("bench.baseline.classpath", ""));
+        command.add("-Dbench.idle.seconds=" + System.getProperty("bench.idle.seconds", ""));
         if (item.events() > 0) {
             command.add("-Dbench.events=" + (quick ? item.events() / 10 : item.events()));
         }

@@ -31,4 +31,13 @@ public interface HeadWatch {
 
     /** Asks for a probe now (coalesced with any other request or wake that comes before it runs). */
     void request();
+
+    /**
+     * How often the watch probes on its own while the database answers: the store's
+     * {@linkplain EventStoreBuilder#fallbackPoll(Duration) fallback interval} after the last probe
+     * (plus the probe's own time, and up to a quarter of a second more when the LISTEN connection's
+     * heartbeat, which runs the probe while the connection is up, is stuck on a dead connection). A
+     * reader that must look more often asks with {@link #request()}; one that may wait as long needs not.
+     */
+    Duration probeInterval();
 }

@@ -93,6 +93,11 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
         woken();
     }
 
+    @Override
+    public Duration probeInterval() {
+        return fallback;
+    }
+
     /** The handle was woken: new events may be readable. */
     void woken() {
         lock.lock();

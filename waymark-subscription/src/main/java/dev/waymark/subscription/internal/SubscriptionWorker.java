@@ -234,9 +234,11 @@ public final class SubscriptionWorker implements Subscription {
      * {@code before} shows an event past {@code before}'s head: the page read after {@code before}
      * saw every event up to that head, and any event that becomes visible later lies past it. A
      * wake of the store (an append, a NOTIFY) makes the watch probe; so does its fallback tick, and
-     * this reader's own poll interval passing without a probe.
+     * this reader's own poll interval passing without a probe when it is shorter than the watch's
+     * (asking for a probe the watch runs anyway would only double it).
      */
     private void awaitHeadPast(HeadWatch watch, HeadProbe before) throws InterruptedException {
+        boolean ask = config.pollInterval().compareTo(watch.probeInterval()) < 0;
         long seen = before.sequence();
         long asked = System.nanoTime();
         while (!stopping) {
@@ -247,7 +249,7 @@ public final class SubscriptionWorker implements Subscription {
                 if (probe.head().isAfter(before.head())) {
                     return;
                 }
-            } else if (System.nanoTime() - asked >= config.pollInterval().toNanos()) {
+            } else if (ask && System.nanoTime() - asked >= config.pollInterval().toNanos()) {
                 watch.request();
                 asked = System.nanoTime();
             }
