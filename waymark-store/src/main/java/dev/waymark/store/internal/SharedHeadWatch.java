@@ -78,7 +78,9 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
         long remaining = timeout.toNanos();
         lock.lock();
         try {
-            while (latest.sequence() == sequence && remaining > 0 && !closed) {
+            // Closed, it still waits out the timeout: a reader that goes on waiting on a closed
+            // handle must not spin.
+            while (latest.sequence() == sequence && remaining > 0) {
                 remaining = changed.awaitNanos(remaining);
             }
             return latest;
