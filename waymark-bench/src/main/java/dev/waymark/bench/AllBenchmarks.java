@@ -50,6 +50,9 @@ public final class AllBenchmarks {
             new Item(new Entry("shard", "Sharded pool", "dev.waymark.bench.ShardBenchmark", List.of(
                     new Declared("4", "4 workers / 1 worker, 2 ms handler ≥ 3.00×", "—"),
                     new Declared("4", "failover after SIGKILL ≤ leaseTtl + 2 × renewInterval", "—")), ""), 40_000),
+            new Item(new Entry("idle", "Idle cost", "dev.waymark.bench.IdleBenchmark", List.of(
+                    new Declared("34", "idle server tx/s, 16 pools of 16 buckets, after ≤ 2.60 tx/s", "—"),
+                    new Declared("34", "append-to-handler p99, after / before ≤ 1.00×", "—")), ""), 0),
             new Item(new Entry("workflow", "Workflows", "dev.waymark.bench.WorkflowBenchmark", List.of(
                     new Declared("5", "Waymark steps/s / raw commits, 16 in flight ≥ 0.60", "—"),
                     new Declared("5", "Waymark steps/s / DBOS Transact steps/s, 16 in flight ≥ 3.00×", "—")), ""),
@@ -144,6 +147,8 @@ public final class AllBenchmarks {
         command.add("-Dbench.rounds=" + (quick ? 1 : Integer.getInteger("bench.rounds", 3)));
         command.add("-Dbench.quick=" + quick);
         command.add("-Dbench.warmup=" + System.getProperty("bench.warmup", ""));
+        command.add("-Dbench.baseline.classpath=" + System.getProperty("bench.baseline.classpath", ""));
+        command.add("-Dbench.idle.seconds=" + System.getProperty("bench.idle.seconds", ""));
         if (item.events() > 0) {
             command.add("-Dbench.events=" + (quick ? item.events() / 10 : item.events()));
         }

@@ -94,6 +94,11 @@ final class BenchDatabase implements AutoCloseable {
         return url;
     }
 
+    /** The JDBC URL of the server's administrative database (statistics read there do not count here). */
+    String adminUrl() {
+        return adminUrl;
+    }
+
     String server() {
         return server;
     }

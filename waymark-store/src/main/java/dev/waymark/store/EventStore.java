@@ -278,6 +278,22 @@ public interface EventStore extends AutoCloseable {
     WakeSignal wakeSignal();
 
     /**
+     * The head of the store as this handle's one shared probe sees it: readers that wait for new
+     * events wait on it instead of querying on every tick (see {@link HeadWatch}).
+     */
+    HeadWatch headWatch();
+
+    /**
+     * How many statements (or short transactions) this handle, and the subscriptions and pools
+     * built on it, sent to the database for {@code purpose} since it was built: one per page read,
+     * append, probe, lease pass, checkpoint write. Micrometer exposes it as
+     * {@code waymark.store.queries} ({@link dev.waymark.store.micrometer.StoreMetrics}).
+     *
+     * @throws InvalidInputException when {@code purpose} is null
+     */
+    long queryCount(QueryPurpose purpose);
+
+    /**
      * Sends {@code message} on {@code topic} to every store handle on this schema, in this process
      * and in others: the listeners of this handle are called at once on the calling thread (what
      * they throw is logged, except a virtual-machine error such as out of memory, which escapes once

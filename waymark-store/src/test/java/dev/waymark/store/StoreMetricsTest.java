@@ -13,7 +13,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The horizon gauges show events held back by an open writing transaction. */
+/** The horizon gauges show events held back by an open writing transaction; the query counter counts by purpose. */
 class StoreMetricsTest {
 
     @RegisterExtension
@@ -50,5 +50,31 @@ class StoreMetricsTest {
         }
         assertThat(registry.get("waymark.store.horizon.hidden_events").gauge().value()).isZero();
         assertThat(store.readCategoryForward("later", GlobalPosition.START, 10)).hasSize(2);
+    }
+
+    @Test
+    void the_query_counter_counts_each_statement_under_its_purpose() throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        StoreMetrics.bind(store, registry, Duration.ofHours(1));
+        double appends = registry.get("waymark.store.queries").tag("purpose", "append").functionCounter().count();
+        double reads = registry.get("waymark.store.queries").tag("purpose", "read").functionCounter().count();
+
+        store.append("counted-1", ExpectedVersion.any(), StoreFixture.events(3)); // one statement, three events
+        store.readStreamForward("counted-1", 0, 10);
+        store.readAllForward(GlobalPosition.START, 10);
+        HeadWatch watch = store.headWatch();
+        long before = watch.latest().sequence();
+        watch.request();
+        await().atMost(Duration.ofSeconds(5)).until(() -> watch.latest().sequence() > before);
+
+        assertThat(registry.get("waymark.store.queries").tag("purpose", "append").functionCounter().count())
+                .isEqualTo(appends + 1);
+        assertThat(registry.get("waymark.store.queries").tag("purpose", "read").functionCounter().count())
+                .isEqualTo(reads + 2);
+        assertThat(registry.get("waymark.store.queries").tag("purpose", "probe").functionCounter().count())
+                .isGreaterThanOrEqualTo(1);
+        assertThat(watch.latest().head()).isEqualTo(store.headPosition());
+        assertThat(store.queryCount(QueryPurpose.HORIZON)).isEqualTo(
+                (long) registry.get("waymark.store.queries").tag("purpose", "horizon").functionCounter().count());
     }
 }

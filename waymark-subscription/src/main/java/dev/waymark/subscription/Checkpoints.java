@@ -6,6 +6,7 @@ import dev.waymark.store.Partition;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.internal.CheckpointSql;
 import dev.waymark.subscription.internal.Names;
+import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.internal.Jdbc;
 import java.util.Optional;
 
@@ -37,7 +38,7 @@ public final class Checkpoints {
     public Optional<GlobalPosition> get(String subscription, Partition member) {
         requireNameArgument(subscription);
         requireMember(member);
-        return Jdbc.inTransaction(store, "read checkpoint of '" + subscription + "'",
+        return Jdbc.inTransaction(store, QueryPurpose.CHECKPOINT, "read checkpoint of '" + subscription + "'",
                 c -> sql.load(c, subscription, member));
     }
 
@@ -60,7 +61,7 @@ public final class Checkpoints {
         requireNameArgument(subscription);
         requireMember(member);
         requirePosition(position);
-        return Jdbc.autocommit(store, "save checkpoint of '" + subscription + "'",
+        return Jdbc.autocommit(store, QueryPurpose.CHECKPOINT, "save checkpoint of '" + subscription + "'",
                 c -> sql.save(c, subscription, member, position, fence));
     }
 
@@ -73,7 +74,7 @@ public final class Checkpoints {
     public int reset(String subscription, GlobalPosition position) {
         requireNameArgument(subscription);
         requirePosition(position);
-        return Jdbc.inTransaction(store, "reset checkpoints of '" + subscription + "'",
+        return Jdbc.inTransaction(store, QueryPurpose.CHECKPOINT, "reset checkpoints of '" + subscription + "'",
                 c -> sql.resetAll(c, subscription, position));
     }
 
@@ -82,7 +83,7 @@ public final class Checkpoints {
         requireNameArgument(subscription);
         requireMember(member);
         requirePosition(position);
-        Jdbc.inTransaction(store, "reset checkpoint of '" + subscription + "'", c -> {
+        Jdbc.inTransaction(store, QueryPurpose.CHECKPOINT, "reset checkpoint of '" + subscription + "'", c -> {
             sql.resetOne(c, subscription, member, position);
             return null;
         });
@@ -94,7 +95,7 @@ public final class Checkpoints {
         String sql = "SELECT subscription, member, group_size, position_tx, position_seq, updated_at FROM "
                 + dev.waymark.store.internal.Schema.quote(store.schema()) + ".checkpoints"
                 + (subscription == null ? "" : " WHERE subscription = ?") + " ORDER BY subscription, member";
-        return Jdbc.inTransaction(store, "list checkpoints", c -> {
+        return Jdbc.inTransaction(store, QueryPurpose.CHECKPOINT, "list checkpoints", c -> {
             try (java.sql.PreparedStatement p = c.prepareStatement(sql)) {
                 if (subscription != null) {
                     p.setString(1, subscription);

@@ -5,6 +5,7 @@ import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.internal.DeadLetterSql;
+import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.internal.Jdbc;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -47,20 +48,20 @@ public final class DeadLetters {
             throw new SubscriptionConfigException("limit must be >= 1, got " + limit);
         }
         Integer m = member == null ? null : member.member();
-        return Jdbc.inTransaction(store, "list dead letters of '" + subscription + "'",
+        return Jdbc.inTransaction(store, QueryPurpose.DEAD_LETTER, "list dead letters of '" + subscription + "'",
                 c -> sql.list(c, subscription, m, beforeId, limit));
     }
 
     /** How many dead letters a subscription has. */
     public long count(String subscription) {
         Checkpoints.requireNameArgument(subscription);
-        return Jdbc.inTransaction(store, "count dead letters of '" + subscription + "'",
+        return Jdbc.inTransaction(store, QueryPurpose.DEAD_LETTER, "count dead letters of '" + subscription + "'",
                 c -> sql.count(c, subscription));
     }
 
     /** One dead letter by id. */
     public Optional<DeadLetter> get(long id) {
-        return Jdbc.inTransaction(store, "read dead letter " + id, c -> sql.get(c, id));
+        return Jdbc.inTransaction(store, QueryPurpose.DEAD_LETTER, "read dead letter " + id, c -> sql.get(c, id));
     }
 
     /**
@@ -102,7 +103,7 @@ public final class DeadLetters {
                 continue;
             }
             String outcome = deliver(current, handler);
-            Jdbc.inTransaction(store, "mark dead letter " + letter.id() + " replayed",
+            Jdbc.inTransaction(store, QueryPurpose.DEAD_LETTER, "mark dead letter " + letter.id() + " replayed",
                     c -> {
                         sql.markReplayed(c, letter.id(), outcome);
                         return null;
@@ -141,7 +142,7 @@ public final class DeadLetters {
     /** Deletes a subscription's dead letters; returns how many. */
     public int purge(String subscription) {
         Checkpoints.requireNameArgument(subscription);
-        return Jdbc.inTransaction(store, "purge dead letters of '" + subscription + "'",
+        return Jdbc.inTransaction(store, QueryPurpose.DEAD_LETTER, "purge dead letters of '" + subscription + "'",
                 c -> sql.purge(c, subscription, null));
     }
 }

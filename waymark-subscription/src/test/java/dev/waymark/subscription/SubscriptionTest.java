@@ -339,27 +339,20 @@ class SubscriptionTest {
         String c = fresh();
         append(store, c + "-1", "Before");
         Recorder recorder = Recorder.ok();
-        AtomicInteger caughtUp = new AtomicInteger();
-        SubscriptionListener pages = new SubscriptionListener() {
-            @Override
-            public void caughtUp(SubscriptionConfig config, GlobalPosition position) {
-                caughtUp.incrementAndGet();
-            }
-        };
         // polls only every 30 s, and its store's fallback tick comes every 10 min: before, the
         // event waited for one of them (by default, the 1 s tick)
         try (EventStore quiet = EventStore.builder(POSTGRES.dataSource()).fallbackPoll(Duration.ofMinutes(10)).build();
                 Subscription s = Subscription.builder(quiet, "sub-" + c, Target.category(c))
-                        .pollInterval(Duration.ofSeconds(30)).listener(pages).start(recorder);
+                        .pollInterval(Duration.ofSeconds(30)).start(recorder);
                 java.sql.Connection blocker = POSTGRES.dataSource().getConnection()) {
             await().atMost(WAIT).until(() -> recorder.size() == 1);
             blocker.setAutoCommit(false);
             try (java.sql.Statement st = blocker.createStatement()) {
                 st.execute("SELECT pg_current_xact_id()"); // an open transaction with a smaller id
             }
-            int pagesBefore = caughtUp.get();
             append(quiet, c + "-1", "Hidden"); // its wake comes while the blocker hides it
-            await().atMost(WAIT).until(() -> caughtUp.get() > pagesBefore); // woken, read, found nothing
+            // woken, the store's shared probe found it hidden
+            await().atMost(WAIT).until(() -> quiet.headWatch().latest().hiddenEvents());
             assertThat(recorder.types()).containsExactly("Before");
             blocker.commit(); // signals nobody
             await().atMost(Duration.ofSeconds(5)).until(() -> recorder.types().equals(List.of("Before", "Hidden")));
@@ -367,16 +360,17 @@ class SubscriptionTest {
     }
 
     @Test
-    void an_event_whose_hiding_transaction_ends_between_two_reads_is_not_left_for_the_poll() throws Exception {
+    void an_event_whose_hiding_transaction_ends_between_two_probes_is_not_left_for_the_poll() throws Exception {
         String c = fresh();
         append(store, c + "-1", "Before");
         Recorder recorder = Recorder.ok();
         try (java.sql.Connection blocker = POSTGRES.dataSource().getConnection()) {
-            // the subscription thread's connections once armed: before its second one (a page read
-            // and then the probe, before; now the probe and then the page), the hiding transaction ends
+            // the head probe's connections once armed: before its second one (the first probes after
+            // the append's wake and finds the event hidden), the hiding transaction ends; once, the
+            // subscription thread's page read and then its own probe had the same race
             AtomicInteger armed = new AtomicInteger(-1);
             javax.sql.DataSource hooked = dev.waymark.testkit.FailingDataSource.hooked(POSTGRES.dataSource(), () -> {
-                if (Thread.currentThread().getName().startsWith("waymark-sub-") && armed.get() >= 0
+                if (Thread.currentThread().getName().startsWith("waymark-head-") && armed.get() >= 0
                         && armed.incrementAndGet() == 2) {
                     try {
                         blocker.commit(); // signals nobody

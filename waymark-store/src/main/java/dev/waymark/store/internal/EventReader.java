@@ -112,15 +112,19 @@ final class EventReader {
                 PreparedStatement statement = connection.prepareStatement(head);
                 ResultSet rs = statement.executeQuery()) {
             rs.next();
-            java.sql.Array array = rs.getArray(1);
-            if (array == null) {
-                return GlobalPosition.START;
-            }
-            String[] position = (String[]) array.getArray();
-            return new GlobalPosition(Long.parseLong(position[0]), Long.parseLong(position[1]));
+            return position(rs.getArray(1));
         } catch (SQLException e) {
             throw SqlErrors.translate(e, "read the head position", schema);
         }
+    }
+
+    /** The position {@code read_head()} returned: {tx_id, global_position} as text, or null for none. */
+    static GlobalPosition position(java.sql.Array array) throws SQLException {
+        if (array == null) {
+            return GlobalPosition.START;
+        }
+        String[] position = (String[]) array.getArray();
+        return new GlobalPosition(Long.parseLong(position[0]), Long.parseLong(position[1]));
     }
 
     Horizon horizon() {

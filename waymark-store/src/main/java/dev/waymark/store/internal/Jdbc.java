@@ -1,6 +1,7 @@
 package dev.waymark.store.internal;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.QueryPurpose;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
@@ -27,6 +28,12 @@ public final class Jdbc {
      * bound that runs out fails with a retryable store exception naming it; nothing was committed.
      */
     public static <T> T inTransaction(EventStore store, String action, Work<T> work) {
+        return inTransaction(store, QueryPurpose.OTHER, action, work);
+    }
+
+    /** {@link #inTransaction(EventStore, String, Work)}, counted under {@code purpose} in the store's query counts. */
+    public static <T> T inTransaction(EventStore store, QueryPurpose purpose, String action, Work<T> work) {
+        QueryCounts.of(store).count(purpose);
         return inTransaction(store.dataSource(), store.schema(), TransactionBounds.of(store), action, work);
     }
 
@@ -46,6 +53,12 @@ public final class Jdbc {
      * process can keep it open.
      */
     public static <T> T autocommit(EventStore store, String action, Work<T> work) {
+        return autocommit(store, QueryPurpose.OTHER, action, work);
+    }
+
+    /** {@link #autocommit(EventStore, String, Work)}, counted under {@code purpose} in the store's query counts. */
+    public static <T> T autocommit(EventStore store, QueryPurpose purpose, String action, Work<T> work) {
+        QueryCounts.of(store).count(purpose);
         try (Connection c = store.dataSource().getConnection()) {
             if (!c.getAutoCommit()) {
                 c.setAutoCommit(true); // the README asks for autocommit connections; a pool may differ

@@ -6,10 +6,12 @@ import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.HeadWatch;
 import dev.waymark.store.Horizon;
 import dev.waymark.store.InvalidInputException;
 import dev.waymark.store.Migrations;
 import dev.waymark.store.Partition;
+import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StreamAppend;
 import dev.waymark.store.StreamInfo;
@@ -36,6 +38,8 @@ public final class JdbcEventStore implements EventStore {
     private final StreamLifecycle lifecycle;
     private final Transactions transactions;
     private final TransactionBounds transactionBounds;
+    private final QueryCounts counts = new QueryCounts();
+    private final SharedHeadWatch headWatch;
 
     /** Created by {@link dev.waymark.store.EventStoreBuilder}, which validated the arguments. */
     public JdbcEventStore(DataSource dataSource, String schema, Clock clock, NotifierSettings settings,
@@ -43,11 +47,17 @@ public final class JdbcEventStore implements EventStore {
         this.transactionBounds = transactionBounds;
         this.dataSource = dataSource;
         this.schema = schema;
-        this.notifier = new Notifier(dataSource, schema, settings);
+        this.headWatch = new SharedHeadWatch(dataSource, schema, settings.fallbackPoll(), counts);
+        this.notifier = new Notifier(dataSource, schema, settings, counts, headWatch);
         this.appender = new Appender(dataSource, schema, clock, notifier::appended, transactionBounds, groupCommit);
         this.reader = new EventReader(dataSource, schema);
         this.lifecycle = new StreamLifecycle(dataSource, schema);
         this.transactions = new Transactions(dataSource, schema, appender, notifier::appended);
+    }
+
+    /** The statements this handle and the modules built on it ran, by purpose. */
+    public QueryCounts queryCounts() {
+        return counts;
     }
 
     /** The bounds of the transactions Waymark opens for its own work on this store. */
@@ -67,6 +77,7 @@ public final class JdbcEventStore implements EventStore {
 
     @Override
     public Horizon horizon() {
+        counts.count(QueryPurpose.HORIZON);
         return reader.horizon();
     }
 
@@ -77,22 +88,26 @@ public final class JdbcEventStore implements EventStore {
 
     @Override
     public AppendResult append(String stream, ExpectedVersion expected, List<EventData> events) {
+        counts.count(QueryPurpose.APPEND);
         return appender.appendCommitted(List.of(new StreamAppend(stream, expected, events)), false).get(0);
     }
 
     @Override
     public List<AppendResult> appendMultiStream(List<StreamAppend> appends) {
+        counts.count(QueryPurpose.APPEND);
         return appender.appendCommitted(appends, false);
     }
 
     @Override
     public AppendResult append(Connection connection, String stream, ExpectedVersion expected, List<EventData> events) {
+        counts.count(QueryPurpose.APPEND);
         return appender.appendOn(requireConnection(connection), List.of(new StreamAppend(stream, expected, events)),
                 false).get(0);
     }
 
     @Override
     public List<AppendResult> appendMultiStream(Connection connection, List<StreamAppend> appends) {
+        counts.count(QueryPurpose.APPEND);
         return appender.appendOn(requireConnection(connection), appends, false);
     }
 
@@ -117,6 +132,7 @@ public final class JdbcEventStore implements EventStore {
 
     @Override
     public <T, E extends Exception> T inTransaction(TransactionWork<T, E> work) throws E {
+        counts.count(QueryPurpose.APPEND);
         return transactions.run(work);
     }
 
@@ -127,79 +143,86 @@ public final class JdbcEventStore implements EventStore {
 
     @Override
     public List<RecordedEvent> readStreamForward(String stream, long afterVersion, int limit) {
-        return reader.stream(stream, true, afterVersion, limit);
+        return read().stream(stream, true, afterVersion, limit);
     }
 
     @Override
     public List<RecordedEvent> readStreamBackward(String stream, long beforeVersion, int limit) {
-        return reader.stream(stream, false, beforeVersion, limit);
+        return read().stream(stream, false, beforeVersion, limit);
     }
 
     @Override
     public List<RecordedEvent> readAllForward(GlobalPosition after, int limit) {
-        return reader.all(true, after, limit, Partition.WHOLE);
+        return read().all(true, after, limit, Partition.WHOLE);
     }
 
     @Override
     public List<RecordedEvent> readAllBackward(GlobalPosition before, int limit) {
-        return reader.all(false, before, limit, Partition.WHOLE);
+        return read().all(false, before, limit, Partition.WHOLE);
     }
 
     @Override
     public List<RecordedEvent> readCategoryForward(String category, GlobalPosition after, int limit) {
-        return reader.category(category, true, after, limit, Partition.WHOLE);
+        return read().category(category, true, after, limit, Partition.WHOLE);
     }
 
     @Override
     public List<RecordedEvent> readCategoryBackward(String category, GlobalPosition before, int limit) {
-        return reader.category(category, false, before, limit, Partition.WHOLE);
+        return read().category(category, false, before, limit, Partition.WHOLE);
     }
 
     @Override
     public List<RecordedEvent> readAllForward(GlobalPosition after, int limit, Partition partition) {
-        return reader.all(true, after, limit, partition);
+        return read().all(true, after, limit, partition);
     }
 
     @Override
     public List<RecordedEvent> readCategoryForward(String category, GlobalPosition after, int limit,
             Partition partition) {
-        return reader.category(category, true, after, limit, partition);
+        return read().category(category, true, after, limit, partition);
     }
 
     @Override
     public Stream<RecordedEvent> streamForward(String stream, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(0L, v -> reader.stream(stream, true, v, pageSize), RecordedEvent::streamVersion, pageSize);
+        return Pages.lazily(0L, v -> read().stream(stream, true, v, pageSize), RecordedEvent::streamVersion, pageSize);
     }
 
     @Override
     public Stream<RecordedEvent> streamBackward(String stream, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(Long.MAX_VALUE, v -> reader.stream(stream, false, v, pageSize),
+        return Pages.lazily(Long.MAX_VALUE, v -> read().stream(stream, false, v, pageSize),
                 RecordedEvent::streamVersion, pageSize);
     }
 
     @Override
     public Stream<RecordedEvent> allForward(GlobalPosition after, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(after, p -> reader.all(true, p, pageSize, Partition.WHOLE), RecordedEvent::position, pageSize);
+        return Pages.lazily(after, p -> read().all(true, p, pageSize, Partition.WHOLE), RecordedEvent::position, pageSize);
     }
 
     @Override
     public Stream<RecordedEvent> allBackward(GlobalPosition before, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(before, p -> reader.all(false, p, pageSize, Partition.WHOLE), RecordedEvent::position, pageSize);
+        return Pages.lazily(before, p -> read().all(false, p, pageSize, Partition.WHOLE), RecordedEvent::position, pageSize);
     }
 
     @Override
     public Stream<RecordedEvent> categoryForward(String category, GlobalPosition after, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(after, p -> reader.category(category, true, p, pageSize, Partition.WHOLE), RecordedEvent::position,
+        return Pages.lazily(after, p -> read().category(category, true, p, pageSize, Partition.WHOLE), RecordedEvent::position,
                 pageSize);
+    }
+
+    /** The reader, with one read counted: every call through here reads one page. */
+    private EventReader read() {
+        counts.count(QueryPurpose.READ);
+        return reader;
     }
 
     @Override
     public GlobalPosition headPosition() {
+        counts.count(QueryPurpose.HORIZON);
         return reader.head();
     }
 
@@ -221,6 +244,20 @@ public final class JdbcEventStore implements EventStore {
     @Override
     public boolean undelete(String stream) {
         return lifecycle.setDeleted(stream, false);
+    }
+
+    @Override
+    public HeadWatch headWatch() {
+        notifier.startListener(); // the watch probes on the wakes that the LISTEN thread hears
+        return headWatch;
+    }
+
+    @Override
+    public long queryCount(QueryPurpose purpose) {
+        if (purpose == null) {
+            throw new InvalidInputException("query purpose must not be null");
+        }
+        return counts.get(purpose);
     }
 
     @Override
@@ -246,6 +283,7 @@ public final class JdbcEventStore implements EventStore {
 
     @Override
     public void close() {
+        headWatch.close();
         notifier.close();
     }
 

@@ -1,5 +1,6 @@
 package dev.waymark.store.internal;
 
+import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.WakeSignal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -71,13 +72,23 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     private volatile Thread listener;
     private volatile boolean closed;
     private final BroadcastListeners listeners = new BroadcastListeners();
+    private final QueryCounts counts;
+    /** Woken on every wake that may bring new events (not on the fallback tick); its probe is the heartbeat. */
+    private final SharedHeadWatch watch;
 
     /**
      * @param settings the windows and intervals
+     * @param counts where the NOTIFYs and heartbeats are counted
+     * @param watch the handle's head watch: woken on every wake that may bring new events (an append
+     *     of this handle, a NOTIFY of another, a (re)connect or failure of the LISTEN connection; not
+     *     the fallback tick), and its probe is the LISTEN connection's heartbeat while it is in use
      */
-    public Notifier(DataSource dataSource, String schema, NotifierSettings settings) {
+    Notifier(DataSource dataSource, String schema, NotifierSettings settings, QueryCounts counts,
+            SharedHeadWatch watch) {
         this.dataSource = dataSource;
         this.schema = schema;
+        this.counts = counts;
+        this.watch = watch;
         this.channel = channel(schema);
         this.settings = settings;
         this.sender = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform()
@@ -123,9 +134,15 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         }
     }
 
+    /** Wakes local waiters for news that may bring new events. */
+    private void wake() {
+        signal();
+        watch.woken();
+    }
+
     /** Called after an append committed: wake local waiters now, other handles within the window. */
     public void appended() {
-        signal();
+        wake();
         if (settings.enabled() && !closed && sendPending.compareAndSet(false, true)) {
             try {
                 sender.schedule(this::sendNotify, settings.coalesceWindow().toNanos(), TimeUnit.NANOSECONDS);
@@ -199,6 +216,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
 
     /** Sends {@code payload} on the channel in a transaction of its own. */
     private void sendPayload(String payload) throws SQLException {
+        counts.count(QueryPurpose.NOTIFY);
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement statement = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
             statement.setString(1, channel);
@@ -256,7 +274,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                 }
                 failures = 0;
                 backoffMillis = settings.reconnectInitial().toMillis();
-                signal(); // anything committed while we were not listening is now readable
+                wake(); // anything committed while we were not listening is now readable
                 listen(connection);
             } catch (SQLException | RuntimeException | Error e) {
                 // an Error too: this thread carries the remote wakes and the fallback tick of every
@@ -265,7 +283,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                     break;
                 }
                 failures++;
-                signal();
+                wake();
                 log.warn("waymark: LISTEN connection for schema {} failed (attempt {}), retrying in {} ms: {}",
                         schema, failures, backoffMillis, e.toString());
                 try {
@@ -299,10 +317,16 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         long lastTick = System.nanoTime();
         long lastHeartbeat = lastTick;
         try (Statement heartbeat = connection.createStatement()) {
+            watch.listening(true);
             while (!closed) {
-                // Short waits keep close() prompt whatever the fallback interval is.
-                PGNotification[] notifications = pg.getNotifications((int) Math.min(LISTEN_WAIT.toMillis(),
-                        Math.max(1, settings.fallbackPoll().toMillis())));
+                // Short waits keep close() prompt whatever the fallback interval is; a probing
+                // heartbeat is waited for to the millisecond, to come before the watch's own timer.
+                long wait = Math.min(LISTEN_WAIT.toMillis(), Math.max(1, settings.fallbackPoll().toMillis()));
+                if (watch.active()) {
+                    wait = Math.min(wait, TimeUnit.NANOSECONDS.toMillis(watch.heartbeatDue(heartbeatNanos)
+                            - System.nanoTime()));
+                }
+                PGNotification[] notifications = pg.getNotifications((int) Math.max(1, wait));
                 long now = System.nanoTime();
                 boolean wake = false;
                 if (notifications != null) {
@@ -310,18 +334,29 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                         wake |= received(n.getParameter());
                     }
                 }
-                if (now - lastTick >= tickNanos) {
-                    wake = true;
+                boolean tick = now - lastTick >= tickNanos;
+                if (tick) {
                     lastTick = now;
                 }
                 if (wake) {
-                    signal();
+                    wake();
+                } else if (tick) {
+                    signal(); // the head watch keeps its own timer
                 }
-                if (now - lastHeartbeat >= heartbeatNanos) {
-                    heartbeat.execute("SELECT 1"); // notices a dead backend even when nobody notifies
+                // The heartbeat notices a dead backend even when nobody notifies. While the head watch is
+                // in use, its probe is the heartbeat, due an interval after the last probe (on whatever
+                // connection), so that an idle handle sends one statement per interval, not two.
+                boolean probing = watch.active();
+                if (probing ? now - watch.heartbeatDue(heartbeatNanos) >= 0 : now - lastHeartbeat >= heartbeatNanos) {
+                    if (!probing || !watch.probeOn(connection)) {
+                        counts.count(QueryPurpose.NOTIFY);
+                        heartbeat.execute("SELECT 1");
+                    }
                     lastHeartbeat = now;
                 }
             }
+        } finally {
+            watch.listening(false);
         }
     }
 

@@ -5,10 +5,13 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.Horizon;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import dev.waymark.store.QueryPurpose;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -16,6 +19,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * order"), tagged {@code schema}: {@code waymark.store.horizon.hidden_events} (committed events readers cannot see yet) and
  * {@code waymark.store.horizon.oldest_writer} (seconds the oldest open writing transaction has been
  * running). One query per {@code minInterval} at most, however often the registry is scraped.
+ *
+ * <p>Also the counter {@code waymark.store.queries}, tagged {@code schema} and {@code purpose} (one of
+ * {@link QueryPurpose}, lower case: {@code read}, {@code append}, {@code probe}, {@code lease},
+ * {@code checkpoint}, ...): the statements the handle and the subscriptions and pools built on it
+ * sent to the database ({@link EventStore#queryCount(QueryPurpose)}). Reading it costs no query.
  */
 public final class StoreMetrics {
 
@@ -37,6 +45,11 @@ public final class StoreMetrics {
                 .tag("schema", store.schema()).strongReference(true).register(registry);
         Gauge.builder("waymark.store.horizon.oldest_writer", metrics, m -> m.horizon().oldestWriter().toMillis() / 1000.0)
                 .tag("schema", store.schema()).baseUnit("seconds").strongReference(true).register(registry);
+        for (QueryPurpose purpose : QueryPurpose.values()) {
+            FunctionCounter.builder("waymark.store.queries", store, s -> s.queryCount(purpose))
+                    .tag("schema", store.schema()).tag("purpose", purpose.name().toLowerCase(Locale.ROOT))
+                    .description("statements sent to the database, by purpose").register(registry);
+        }
         return metrics;
     }
 

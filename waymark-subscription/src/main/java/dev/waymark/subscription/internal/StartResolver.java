@@ -2,6 +2,7 @@ package dev.waymark.subscription.internal;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.internal.Jdbc;
 import dev.waymark.subscription.CheckpointMissingException;
 import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
@@ -37,7 +38,7 @@ final class StartResolver {
      * @throws CheckpointMissingException when the start is {@code checkpointOrFail()} and there is none
      */
     GlobalPosition resolve() {
-        return Jdbc.inTransaction(store, "resolve the start of " + config.memberLabel(), c -> {
+        return Jdbc.inTransaction(store, QueryPurpose.CHECKPOINT, "resolve the start of " + config.memberLabel(), c -> {
             List<Integer> sizes = checkpoints.groupSizes(c, config.name());
             if (!sizes.isEmpty() && !sizes.equals(List.of(config.partition().size()))) {
                 throw new ConsumerGroupSizeMismatchException(config.name(), config.partition().size(), sizes);

@@ -2,9 +2,11 @@ package dev.waymark.subscription.internal;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.HeadProbe;
+import dev.waymark.store.HeadWatch;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StoreException;
-import dev.waymark.store.WakeSignal;
+import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.internal.Jdbc;
 import dev.waymark.store.internal.Schema;
 import dev.waymark.subscription.Ack;
@@ -37,8 +39,6 @@ public final class SubscriptionWorker implements Subscription {
 
     private static final Logger log = LoggerFactory.getLogger(SubscriptionWorker.class);
     private static final Duration WAIT_SLICE = Duration.ofMillis(100);
-    /** The first recheck while committed events are hidden behind the horizon. */
-    private static final Duration FIRST_HIDDEN_RECHECK = Duration.ofMillis(10);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
     private final EventStore store;
@@ -50,8 +50,6 @@ public final class SubscriptionWorker implements Subscription {
     private final CountDownLatch done = new CountDownLatch(1);
 
     private volatile boolean stopping;
-    /** The current recheck delay while events are hidden behind the horizon, or null. */
-    private Duration hiddenBackoff;
     private volatile GlobalPosition handled = GlobalPosition.START;
     private volatile Throwable failure;
     private volatile Thread thread;
@@ -188,20 +186,12 @@ public final class SubscriptionWorker implements Subscription {
     private void loop(GlobalPosition start) throws InterruptedException {
         GlobalPosition cursor = start;
         boolean caughtUp = true; // until a page comes back full
-        WakeSignal signal = store.wakeSignal();
+        HeadWatch watch = store.headWatch();
         while (!stopping) {
-            long generation = signal.generation();
+            // Taken before the page (a probe is published before it is read here), so that every
+            // event visible when it was taken is in the page, or another member's, or past the page.
+            HeadProbe before = caughtUp ? watch.latest() : null;
             GlobalPosition from = cursor;
-            // Probed before the page, not after it: an event the page cannot see yet was committed
-            // before the probe, which then finds it behind the horizon, or after it, and then its
-            // wake moves the generation. Probed after the page, an event whose hiding transaction
-            // ended between the two was neither read nor reported, and waited for the next poll.
-            boolean hiddenBeforePage = caughtUp && hiddenEventsExist();
-            // read before the page: every event below it is then in the page, or another member's
-            // (only once caught up: a full page of a catch-up moves the cursor far enough itself)
-            GlobalPosition bound = config.partition().isWhole() || !caughtUp ? null
-                    : retrying("read the visibility horizon",
-                            () -> VisibleBound.read(store.dataSource(), store.schema()));
             List<RecordedEvent> batch = retrying("read events", () -> read(from));
             for (RecordedEvent event : batch) {
                 if (stopping) {
@@ -219,9 +209,11 @@ public final class SubscriptionWorker implements Subscription {
             boolean wasCaughtUp = caughtUp;
             caughtUp = batch.size() < config.batchSize();
             if (caughtUp) {
-                if (bound != null && bound.isAfter(cursor)) {
-                    // No event of this member's is left below the bound: the next page starts there
-                    // instead of walking the other members' events again (saved with the cadence).
+                GlobalPosition bound = before == null || before.sequence() == 0 ? null : before.horizon();
+                if (!config.partition().isWhole() && bound != null && bound.isAfter(cursor)) {
+                    // No event of this member's is left below the horizon the probe saw before the page:
+                    // the next page starts there instead of walking the other members' events again
+                    // (saved with the cadence).
                     cursor = bound;
                     handled = bound;
                 }
@@ -231,8 +223,35 @@ public final class SubscriptionWorker implements Subscription {
                 GlobalPosition caughtUpAt = cursor;
                 safely(() -> listener.caughtUp(config, caughtUpAt));
                 if (wasCaughtUp) { // else the end of a catch-up: one more page, behind a probe, first
-                    waitForEvents(signal, generation, nextWait(hiddenBeforePage));
+                    awaitHeadPast(watch, before);
                 }
+            }
+        }
+    }
+
+    /**
+     * Waits, without a query of its own, until a probe of the store's head newer than
+     * {@code before} shows an event past {@code before}'s head: the page read after {@code before}
+     * saw every event up to that head, and any event that becomes visible later lies past it. A
+     * wake of the store (an append, a NOTIFY) makes the watch probe; so does its fallback tick, and
+     * this reader's own poll interval passing without a probe when it is shorter than the watch's
+     * (asking for a probe the watch runs anyway would only double it).
+     */
+    private void awaitHeadPast(HeadWatch watch, HeadProbe before) throws InterruptedException {
+        boolean ask = config.pollInterval().compareTo(watch.probeInterval()) < 0;
+        long seen = before.sequence();
+        long asked = System.nanoTime();
+        while (!stopping) {
+            HeadProbe probe = watch.awaitAfter(seen, WAIT_SLICE);
+            if (probe.sequence() != seen) {
+                seen = probe.sequence();
+                asked = System.nanoTime();
+                if (probe.head().isAfter(before.head())) {
+                    return;
+                }
+            } else if (ask && System.nanoTime() - asked >= config.pollInterval().toNanos()) {
+                watch.request();
+                asked = System.nanoTime();
             }
         }
     }
@@ -243,40 +262,6 @@ public final class SubscriptionWorker implements Subscription {
             case Target.Category category ->
                 store.readCategoryForward(category.name(), from, config.batchSize(), config.partition());
         };
-    }
-
-    /** Whether committed events are hidden behind the visibility horizon (schema-wide). */
-    private boolean hiddenEventsExist() throws InterruptedException {
-        return retrying("probe for hidden events", () -> VisibleBound.hiddenEventsExist(store.dataSource(),
-                store.schema()));
-    }
-
-    /**
-     * How long to wait for the next wake after a short page: the poll interval, unless committed
-     * events were hidden behind the horizon just before the page (their wake came, and nothing will
-     * signal when the transaction that hides them ends): then 10 ms, doubling while they stay
-     * hidden, up to the poll interval.
-     */
-    private Duration nextWait(boolean hidden) {
-        if (!hidden) {
-            hiddenBackoff = null;
-            return config.pollInterval();
-        }
-        hiddenBackoff = hiddenBackoff == null ? FIRST_HIDDEN_RECHECK : hiddenBackoff.multipliedBy(2);
-        if (hiddenBackoff.compareTo(config.pollInterval()) > 0) {
-            hiddenBackoff = config.pollInterval();
-        }
-        return hiddenBackoff;
-    }
-
-    private void waitForEvents(WakeSignal signal, long generation, Duration wait) throws InterruptedException {
-        long deadline = System.nanoTime() + wait.toNanos();
-        while (!stopping && System.nanoTime() < deadline) {
-            long slice = Math.min(WAIT_SLICE.toNanos(), deadline - System.nanoTime());
-            if (signal.awaitAfter(generation, Duration.ofNanos(Math.max(slice, 1))) != generation) {
-                return;
-            }
-        }
     }
 
     private void deliver(RecordedEvent event) throws InterruptedException {
@@ -360,7 +345,7 @@ public final class SubscriptionWorker implements Subscription {
     private void deadLetter(RecordedEvent event, DeadLetterReason reason, int attempts, Throwable cause)
             throws InterruptedException {
         DeadLetter.HandlerError error = cause == null ? null : DeadLetter.HandlerError.of(cause);
-        retrying("record dead letter", () -> Jdbc.autocommit(store,
+        retrying("record dead letter", () -> Jdbc.autocommit(store, QueryPurpose.DEAD_LETTER,
                 "dead-letter " + event.eventId() + " for " + config.memberLabel(), c -> {
                     deadLetters.insertAndSave(c, checkpoints, config.name(), config.partition(), event, reason,
                             attempts, error, config.fence());
@@ -378,7 +363,7 @@ public final class SubscriptionWorker implements Subscription {
             return;
         }
         try {
-            Jdbc.autocommit(store, "save checkpoint of " + config.memberLabel(),
+            Jdbc.autocommit(store, QueryPurpose.CHECKPOINT, "save checkpoint of " + config.memberLabel(),
                     c -> checkpoints.save(c, config.name(), config.partition(), position, config.fence()));
             cadence.written(position);
             safely(() -> listener.checkpointed(config, position));

@@ -4,6 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.Partition;
+import dev.waymark.store.QueryPurpose;
+import dev.waymark.subscription.LeaseFence;
+import dev.waymark.subscription.LeaseLostException;
+import dev.waymark.subscription.internal.CheckpointSql;
 import dev.waymark.subscription.SubscriptionConfigException;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.internal.BucketReaders;
@@ -340,6 +346,49 @@ class ReconcilePassTest {
         assertThat(a.pass()).containsExactly(1);
         assertThat(a.events).contains("lost 0");
         assertThat(a.readers.running()).containsExactly(1);
+    }
+
+    @Test
+    void renewals_batched_per_pool_still_fence_a_zombie() throws Exception {
+        ManualClock clock = clock();
+        String pool = fresh();
+        Worker a = new Worker(pool, "a", 4, clock, null);
+        for (int i = 0; i < 4; i++) {
+            a.pass();
+        }
+        assertThat(a.readers.running()).containsExactlyInAnyOrder(0, 1, 2, 3);
+        long statements = store.queryCount(QueryPurpose.LEASE);
+        a.pass();
+        assertThat(store.queryCount(QueryPurpose.LEASE) - statements)
+                .as("lease statements of a pass holding its share: one, not one per bucket").isEqualTo(1);
+
+        Worker b = new Worker(pool, "b", 4, clock, null);
+        clock.advance(TTL.plusSeconds(1)); // a freezes: no renewal for longer than the lease
+        for (int i = 0; i < 4; i++) {
+            b.pass();
+        }
+        assertThat(b.readers.running()).containsExactlyInAnyOrder(0, 1, 2, 3);
+        List<ShardOwnership> taken = b.leases.snapshot();
+        assertThat(taken).allSatisfy(o -> {
+            assertThat(o.owner()).contains("b");
+            assertThat(o.epoch()).isEqualTo(2);
+        });
+
+        // a thaws: its one renewal statement renews nothing of b's, and its readers stop
+        assertThat(a.pass()).isEmpty();
+        assertThat(a.events).contains("lost 0", "lost 1", "lost 2", "lost 3");
+        assertThat(a.readers.running()).isEmpty();
+        assertThat(b.leases.snapshot()).as("b's leases, untouched by a's renewal").isEqualTo(taken);
+        // and a checkpoint a's reader still had in flight, at the old epoch, moves nothing
+        assertThatThrownBy(() -> saveCheckpoint(pool, 0, "a", 1)).isInstanceOf(LeaseLostException.class);
+        saveCheckpoint(pool, 0, "b", 2);
+    }
+
+    private static void saveCheckpoint(String pool, int bucket, String owner, long epoch) throws Exception {
+        try (java.sql.Connection c = POSTGRES.dataSource().getConnection()) {
+            new CheckpointSql("\"waymark\"").save(c, pool, Partition.of(bucket, 4), new GlobalPosition(1, 1),
+                    new LeaseFence(pool, bucket, owner, epoch));
+        }
     }
 
     @Test

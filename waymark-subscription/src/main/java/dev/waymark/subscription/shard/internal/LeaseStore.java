@@ -4,6 +4,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.store.internal.Schema;
+import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.internal.Jdbc;
 import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
 import dev.waymark.subscription.internal.CheckpointSql;
@@ -27,8 +28,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Lease rows of a sharded subscription: one per bucket, plus one membership row per live worker.
@@ -40,7 +39,6 @@ public final class LeaseStore {
     /** A bucket held at an epoch. */
     public record Lease(int bucket, long epoch) {}
 
-    private static final Logger log = LoggerFactory.getLogger(LeaseStore.class);
     private static final String NOW = "COALESCE(?::timestamptz, now())";
 
     private final EventStore store;
@@ -68,7 +66,7 @@ public final class LeaseStore {
     }
 
     private <T> T tx(String what, Jdbc.Work<T> work) {
-        return Jdbc.inTransaction(store, what + " for sharded subscription '"
+        return Jdbc.inTransaction(store, QueryPurpose.LEASE, what + " for sharded subscription '"
                 + subscription + "'", work);
     }
 
@@ -133,59 +131,74 @@ public final class LeaseStore {
         });
     }
 
-    /**
-     * Records that {@code worker} is alive; live workers are those seen within the lease TTL. The
-     * rows of workers silent for {@value #FORGET_AFTER_TTLS} TTLs are deleted on the way: a worker
-     * that crashed never leaves, and each start is a new worker id, so they would pile up for ever
-     * (a worker that comes back after that long is simply recorded again).
-     */
-    public void heartbeat(String worker) {
-        tx("heartbeat", c -> {
-            try (PreparedStatement p = c.prepareStatement("INSERT INTO " + q + ".workers (subscription, worker_id,"
-                    + " heartbeat_at) VALUES (?, ?, " + NOW + ") ON CONFLICT (subscription, worker_id)"
-                    + " DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at")) {
-                p.setString(1, subscription);
-                p.setString(2, worker);
-                bindNow(p, 3);
-                p.executeUpdate();
-            }
-            return null;
-        });
-        try {
-            tx("forget silent workers", c -> {
-                try (PreparedStatement p = c.prepareStatement("DELETE FROM " + q + ".workers WHERE subscription = ?"
-                        + " AND heartbeat_at < " + NOW + " - " + FORGET_AFTER_TTLS + " * " + interval())) {
-                    p.setString(1, subscription);
-                    bindNow(p, 2);
-                    p.executeUpdate();
-                }
-                return null;
-            });
-        } catch (RuntimeException e) { // housekeeping: the heartbeat above is what liveness needs
-            log.debug("sharded pool '{}': deleting the rows of silent workers failed: {}", subscription, e.toString());
-        }
-    }
-
     /** How many lease TTLs a worker may stay silent before its row is deleted. */
     static final int FORGET_AFTER_TTLS = 10;
 
-    /** Live workers and how many unexpired leases each holds (0 for members without buckets). */
-    public Map<String, Integer> liveWorkers() {
-        return tx("count live workers", c -> {
-            try (PreparedStatement p = c.prepareStatement("SELECT w.worker_id, (SELECT count(*) FROM " + q
-                    + ".shards s WHERE s.subscription = w.subscription AND s.owner = w.worker_id"
-                    + " AND s.lease_expires_at > " + NOW + ") FROM " + q + ".workers w"
-                    + " WHERE w.subscription = ? AND w.heartbeat_at > " + NOW + " - " + interval())) {
-                bindNow(p, 1);
-                p.setString(2, subscription);
-                bindNow(p, 3);
-                Map<String, Integer> live = new HashMap<>();
+    /**
+     * What one renewal of a worker's pass found: the leases it still holds, each at its epoch, and
+     * the other live workers with the unexpired leases each holds.
+     */
+    public record Renewal(List<Lease> held, Map<String, Integer> others) {}
+
+    /**
+     * A pass's lease work in one statement, hence one transaction per pool per renew interval
+     * whatever the shard count: records that {@code worker} is alive (deleting, on the way, the rows
+     * of workers silent for {@value #FORGET_AFTER_TTLS} TTLs), renews every lease it still owns
+     * (expired ones nobody claimed included) and counts the other live workers' leases. A lease
+     * another worker claimed meanwhile is not renewed: its owner changed, and its epoch with it, so
+     * the epoch each held lease comes back with tells the pass which readers to fence.
+     *
+     * <p>Every part of the statement sees the rows as they were when it began: the counts of the
+     * other workers are those of their last passes, as with separate statements.
+     */
+    public Renewal renewAndCount(String worker) {
+        return tx("renew leases", c -> {
+            try (PreparedStatement p = c.prepareStatement("WITH beat AS (INSERT INTO " + q + ".workers"
+                    + " (subscription, worker_id, heartbeat_at) VALUES (?, ?, " + NOW + ")"
+                    + " ON CONFLICT (subscription, worker_id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at"
+                    + " RETURNING 1),"
+                    // never this worker's own row: one statement must not change a row twice
+                    + " forgot AS (DELETE FROM " + q + ".workers WHERE subscription = ? AND worker_id <> ?"
+                    + " AND heartbeat_at < " + NOW + " - " + FORGET_AFTER_TTLS + " * " + interval() + "),"
+                    + " renewed AS (UPDATE " + q + ".shards SET lease_expires_at = " + NOW + " + " + interval()
+                    + ", heartbeat_at = " + NOW + " WHERE subscription = ? AND owner = ?"
+                    // After the heartbeat, never before: a worker whose own row is locked (a frozen
+                    // transaction of an operator, say) waits there without holding its lease rows, so
+                    // that another worker can claim them once they expire, as with separate statements.
+                    + " AND EXISTS (SELECT 1 FROM beat) RETURNING bucket, epoch)"
+                    + " SELECT NULL::text, bucket, epoch FROM renewed"
+                    + " UNION ALL SELECT w.worker_id, NULL, (SELECT count(*) FROM " + q + ".shards s"
+                    + " WHERE s.subscription = w.subscription AND s.owner = w.worker_id AND s.lease_expires_at > "
+                    + NOW + ") FROM " + q + ".workers w WHERE w.subscription = ? AND w.worker_id <> ?"
+                    + " AND w.heartbeat_at > " + NOW + " - " + interval())) {
+                int i = 1;
+                p.setString(i++, subscription);
+                p.setString(i++, worker);
+                bindNow(p, i++);
+                p.setString(i++, subscription);
+                p.setString(i++, worker);
+                bindNow(p, i++);
+                bindNow(p, i++);
+                bindNow(p, i++);
+                p.setString(i++, subscription);
+                p.setString(i++, worker);
+                bindNow(p, i++);
+                p.setString(i++, subscription);
+                p.setString(i++, worker);
+                bindNow(p, i);
+                List<Lease> held = new ArrayList<>();
+                Map<String, Integer> others = new HashMap<>();
                 try (ResultSet rs = p.executeQuery()) {
                     while (rs.next()) {
-                        live.put(rs.getString(1), rs.getInt(2));
+                        String other = rs.getString(1);
+                        if (other == null) {
+                            held.add(new Lease(rs.getInt(2), rs.getLong(3)));
+                        } else {
+                            others.put(other, (int) rs.getLong(3));
+                        }
                     }
                 }
-                return live;
+                return new Renewal(held, others);
             }
         });
     }

@@ -18,7 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One reconcile pass of a sharded worker: heartbeat, count live workers, renew, claim at most one
+ * One reconcile pass of a sharded worker: heartbeat, count live workers and renew (one statement,
+ * {@link LeaseStore#renewAndCount}), claim at most one
  * bucket, shed above the fair share (stopping the reader before giving up the lease), then bring
  * readers in line with the leases held. A failing step keeps the current readers running.
  *
@@ -91,21 +92,12 @@ public final class ReconcilePass {
                 return Set.of(); // nothing is claimed, or read, before the rows are there
             }
         }
-        try {
-            leases.heartbeat(worker);
-        } catch (RuntimeException e) {
-            failed("heartbeat", e);
-        }
         Map<String, Integer> live;
-        try {
-            live = new HashMap<>(leases.liveWorkers());
-        } catch (RuntimeException e) {
-            failed("count live workers", e);
-            live = new HashMap<>();
-        }
         List<LeaseStore.Lease> held;
         try {
-            held = leases.renew(worker);
+            LeaseStore.Renewal renewal = leases.renewAndCount(worker);
+            live = new HashMap<>(renewal.others());
+            held = renewal.held();
         } catch (RuntimeException e) {
             failed("renew", e);
             // keep what runs, and what drains while still held; the fence stops a reader whose lease is gone
