@@ -32,7 +32,7 @@ public final class Migrations {
             "V13__hidden_event_probe.sql", "V14__children_only_of_live_parents.sql",
             "V15__collection_detaches_children.sql",
             "V16__appends_after_stream_locks.sql", "V17__dead_letter_errors.sql",
-            "V18__append_batches.sql", "V20__workflow_resume_claims.sql");
+            "V18__append_batches.sql", "V19__workflow_resume_claims.sql");
 
     /** Where the scripts live on the classpath. */
     public static final String LOCATION = "db/waymark";

@@ -48,7 +48,7 @@ public final class Leases {
 
     /**
      * Claims up to {@code limit} due instances of {@code names} in one statement ({@code wf_claim_due},
-     * schema V20): runnable (running, or suspended with a due wake time), unleased or with an expired
+     * schema V19): runnable (running, or suspended with a due wake time), unleased or with an expired
      * lease, not backing off; oldest due first; rows another transaction holds are skipped, so workers
      * claiming side by side take disjoint batches. With {@code limit} 0 it only reads the next wake time.
      */

@@ -105,7 +105,7 @@ public final class Queries {
         return sql.count("count runnable workflows", "SELECT " + s + "wf_count_runnable()");
     }
 
-    /** The runnable backlog as the database sees it now ({@code wf_backlog}, schema V20). */
+    /** The runnable backlog as the database sees it now ({@code wf_backlog}, schema V19). */
     public dev.waymark.workflow.WorkflowBacklog backlog(long inFlightHere) {
         return sql.query("measure the workflow backlog",
                 "SELECT runnable, sleeping, waiting, oldest_waiting, pending_awakeables, sampled_at FROM " + s + "wf_backlog()",
