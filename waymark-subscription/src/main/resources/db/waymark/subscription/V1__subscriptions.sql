@@ -1,4 +1,6 @@
--- Waymark subscriptions, version 2: checkpoints, dead letters, and the lease rows of sharded pools.
+-- Waymark subscriptions schema (baseline of waymark-subscription): checkpoints, dead letters,
+-- and the lease rows of sharded pools. Applied after waymark-store's baseline.
+
 
 -- One checkpoint per (subscription, member): the last position handled. Writes never move it
 -- backwards (see CheckpointStore); only an explicit operator reset may.
@@ -34,8 +36,15 @@ CREATE TABLE "${flyway:defaultSchema}".dead_letters (
   CONSTRAINT dead_letters_event_key UNIQUE (subscription, member, event_id)
 );
 
-CREATE INDEX dead_letters_newest_idx
-  ON "${flyway:defaultSchema}".dead_letters (subscription, member, dead_letter_id DESC);
+-- Waymark, version 17: a dead letter keeps the handler's exception.
+--
+-- The class name and message of the exception that led to the dead letter (the handler's last one
+-- when the retries ran out, or the cause given with an explicit dead-letter acknowledgement); both
+-- null when there was none. The library bounds them (class 500, message 2,000 characters, cut
+-- between code points) and replaces a NUL; the columns themselves take any text.
+ALTER TABLE "${flyway:defaultSchema}".dead_letters
+  ADD COLUMN error_class   text,
+  ADD COLUMN error_message text;
 
 -- Lease rows of sharded subscription pools: one per bucket. epoch grows on every change of owner;
 -- checkpoint writes of a bucket are conditioned on (owner, epoch) and an unexpired lease, all
@@ -58,3 +67,6 @@ CREATE TABLE "${flyway:defaultSchema}".workers (
   heartbeat_at timestamptz NOT NULL,
   CONSTRAINT workers_pkey PRIMARY KEY (subscription, worker_id)
 );
+
+CREATE INDEX dead_letters_newest_idx
+  ON "${flyway:defaultSchema}".dead_letters (subscription, member, dead_letter_id DESC);
