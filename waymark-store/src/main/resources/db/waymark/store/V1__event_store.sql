@@ -42,6 +42,23 @@ CREATE INDEX streams_category_idx ON "${flyway:defaultSchema}".streams (category
 
 CREATE INDEX events_category_order_idx ON "${flyway:defaultSchema}".events (category, tx_id, global_position);
 
+-- Waymark's clock for every decision in time (sleeps coming due, timeouts, deadlines, lease expiry
+-- and renewal, retry times, the times shown of workflows and dead letters): the database's now(),
+-- shifted by the session setting waymark.clock_offset (an interval; unset or empty means none).
+-- The setting is a test-only knob: a session that sets it sees Waymark's time moved by that much.
+CREATE FUNCTION "${flyway:defaultSchema}".waymark_now() RETURNS timestamptz
+LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT now() + coalesce(nullif(current_setting('waymark.clock_offset', true), '')::interval, interval '0')
+$$;
+
+-- The same shift over clock_timestamp(), for checks that must see the time at the moment they run
+-- (a fence re-checked after waiting for a row lock), not at the start of the transaction.
+CREATE FUNCTION "${flyway:defaultSchema}".waymark_clock_timestamp() RETURNS timestamptz
+LANGUAGE sql VOLATILE PARALLEL SAFE AS $$
+  SELECT clock_timestamp()
+         + coalesce(nullif(current_setting('waymark.clock_offset', true), '')::interval, interval '0')
+$$;
+
 -- Stable 32-bit FNV-1a hash over the UTF-8 bytes of a stream name, as a signed int.
 -- dev.waymark.store.StreamNames#hash computes the same value in Java (test vectors in both).
 CREATE FUNCTION "${flyway:defaultSchema}".stream_hash(p_name text) RETURNS integer

@@ -29,7 +29,7 @@ CREATE TABLE "${flyway:defaultSchema}".dead_letters (
   reason_summary text NOT NULL,
   reason         jsonb NOT NULL,
   attempts       integer NOT NULL,
-  created_at     timestamptz NOT NULL DEFAULT now(),
+  created_at     timestamptz NOT NULL DEFAULT "${flyway:defaultSchema}".waymark_now(),
   replayed_at    timestamptz,
   replay_outcome text,
   CONSTRAINT dead_letters_pkey PRIMARY KEY (dead_letter_id),

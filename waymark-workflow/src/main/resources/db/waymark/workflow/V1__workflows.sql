@@ -25,8 +25,8 @@ CREATE TABLE "${flyway:defaultSchema}".workflows (
   lease_expires_at timestamptz,
   parent_name      text,
   parent_id        text,
-  created_at       timestamptz NOT NULL DEFAULT now(),
-  updated_at       timestamptz NOT NULL DEFAULT now(),
+  created_at       timestamptz NOT NULL DEFAULT "${flyway:defaultSchema}".waymark_now(),
+  updated_at       timestamptz NOT NULL DEFAULT "${flyway:defaultSchema}".waymark_now(),
   completed_at     timestamptz,
   CONSTRAINT workflows_pkey PRIMARY KEY (name, id),
   CONSTRAINT workflows_status_check
@@ -42,7 +42,7 @@ CREATE TABLE "${flyway:defaultSchema}".workflow_awakeables (
   status       text NOT NULL DEFAULT 'pending',
   payload      jsonb,
   failure      text,
-  created_at   timestamptz NOT NULL DEFAULT now(),
+  created_at   timestamptz NOT NULL DEFAULT "${flyway:defaultSchema}".waymark_now(),
   completed_at timestamptz,
   CONSTRAINT workflow_awakeables_pkey PRIMARY KEY (awakeable_id),
   CONSTRAINT workflow_awakeables_status_check
@@ -191,7 +191,7 @@ BEGIN
     -- Still suspended when updated (a writer without the instance lock may have moved it on): compared
     -- with a variable, which no partial index's predicate covers, so the row is found by primary key.
     UPDATE "${flyway:defaultSchema}".workflows w
-       SET status = 'running', wake_after = NULL, waiting_on = NULL, updated_at = now()
+       SET status = 'running', wake_after = NULL, waiting_on = NULL, updated_at = "${flyway:defaultSchema}".waymark_now()
      WHERE w.name = p_name AND w.id = p_id AND w.status = v_status;
   END IF;
 END
@@ -231,7 +231,7 @@ BEGIN
     SELECT p_event_id, s.stream_id,
            COALESCE((SELECT e.stream_version FROM "${flyway:defaultSchema}".events e
                       WHERE e.stream_id = s.stream_id ORDER BY e.stream_version DESC LIMIT 1), 0) + 1,
-           '$wf', p_type, p_data, now()
+           '$wf', p_type, p_data, "${flyway:defaultSchema}".waymark_now()
       FROM "${flyway:defaultSchema}".workflows w
       JOIN "${flyway:defaultSchema}".streams s
         ON s.stream_name = "${flyway:defaultSchema}".wf_stream(p_name, p_id, p_gen)
@@ -266,7 +266,7 @@ BEGIN
   SELECT p_event_id, s.stream_id,
          COALESCE((SELECT e.stream_version FROM "${flyway:defaultSchema}".events e
                     WHERE e.stream_id = s.stream_id ORDER BY e.stream_version DESC LIMIT 1), 0) + 1,
-         '$wf', p_type, p_data, now()
+         '$wf', p_type, p_data, "${flyway:defaultSchema}".waymark_now()
     FROM "${flyway:defaultSchema}".streams s
    WHERE s.stream_name = "${flyway:defaultSchema}".wf_stream(p_name, p_id, p_gen)
      AND NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".events e WHERE e.event_id = p_event_id);
@@ -279,26 +279,26 @@ BEGIN
     PERFORM "${flyway:defaultSchema}".append_events(
       ARRAY["${flyway:defaultSchema}".wf_stream(p_name, p_id, p_gen)], ARRAY[-1::bigint], ARRAY[1],
       ARRAY[p_event_id], ARRAY[p_type], ARRAY[p_data], ARRAY[NULL::jsonb],
-      ARRAY[NULL::uuid], ARRAY[NULL::uuid], now());
+      ARRAY[NULL::uuid], ARRAY[NULL::uuid], "${flyway:defaultSchema}".waymark_now());
   END IF;
   IF p_terminal IS NOT NULL THEN
     -- a terminal instance holds no lease: the writer's release is folded into this statement
     UPDATE "${flyway:defaultSchema}".workflows
        SET status = p_terminal, result = p_result, failure = p_failure, waiting_on = NULL,
-           wake_after = NULL, next_attempt_at = NULL, updated_at = now(), completed_at = now(),
+           wake_after = NULL, next_attempt_at = NULL, updated_at = "${flyway:defaultSchema}".waymark_now(), completed_at = "${flyway:defaultSchema}".waymark_now(),
            lease_owner = NULL, lease_expires_at = NULL,
            attempts = CASE WHEN p_terminal = 'completed' THEN 0 ELSE attempts END,
            last_error = CASE WHEN p_terminal = 'completed' THEN NULL ELSE last_error END
      WHERE name = p_name AND id = p_id;
     UPDATE "${flyway:defaultSchema}".workflow_awakeables
-       SET status = 'abandoned', completed_at = now()
+       SET status = 'abandoned', completed_at = "${flyway:defaultSchema}".waymark_now()
      WHERE name = p_name AND id = p_id AND status = 'pending';
     IF v_parent_id IS NOT NULL THEN
       PERFORM "${flyway:defaultSchema}".wf_wake(v_parent_name, v_parent_id);
     END IF;
   ELSIF v_status = 'suspended' THEN
     UPDATE "${flyway:defaultSchema}".workflows
-       SET status = 'running', wake_after = NULL, waiting_on = NULL, updated_at = now()
+       SET status = 'running', wake_after = NULL, waiting_on = NULL, updated_at = "${flyway:defaultSchema}".waymark_now()
      WHERE name = p_name AND id = p_id;
   END IF;
   RETURN ARRAY['appended', NULL];
@@ -343,11 +343,11 @@ BEGIN
           AND status IN ('completed', 'cancelled', 'failed')) THEN
     RETURN 'resolved';
   END IF;
-  IF p_wake_after IS NOT NULL AND p_wake_after <= now() THEN
+  IF p_wake_after IS NOT NULL AND p_wake_after <= "${flyway:defaultSchema}".waymark_now() THEN
     RETURN 'resolved';
   END IF;
   UPDATE "${flyway:defaultSchema}".workflows
-     SET status = 'suspended', waiting_on = p_waiting, wake_after = p_wake_after, updated_at = now()
+     SET status = 'suspended', waiting_on = p_waiting, wake_after = p_wake_after, updated_at = "${flyway:defaultSchema}".waymark_now()
    WHERE name = p_name AND id = p_id;
   RETURN 'suspended';
 END
@@ -387,13 +387,13 @@ BEGIN
     ARRAY[p_marker_id, p_start_id], ARRAY['WorkflowContinuedAsNew', 'WorkflowStarted'],
     ARRAY[jsonb_build_object('generation', p_gen + 1),
           jsonb_build_object('input', p_seed, 'generation', p_gen + 1)],
-    ARRAY[NULL::jsonb, NULL::jsonb], ARRAY[NULL::uuid, NULL::uuid], ARRAY[NULL::uuid, NULL::uuid], now());
+    ARRAY[NULL::jsonb, NULL::jsonb], ARRAY[NULL::uuid, NULL::uuid], ARRAY[NULL::uuid, NULL::uuid], "${flyway:defaultSchema}".waymark_now());
   UPDATE "${flyway:defaultSchema}".workflows
      SET generation = p_gen + 1, status = 'running', waiting_on = NULL, wake_after = NULL,
-         attempts = 0, last_error = NULL, next_attempt_at = NULL, updated_at = now()
+         attempts = 0, last_error = NULL, next_attempt_at = NULL, updated_at = "${flyway:defaultSchema}".waymark_now()
    WHERE name = p_name AND id = p_id;
   UPDATE "${flyway:defaultSchema}".workflow_awakeables
-     SET status = 'abandoned', completed_at = now()
+     SET status = 'abandoned', completed_at = "${flyway:defaultSchema}".waymark_now()
    WHERE name = p_name AND id = p_id AND generation = p_gen AND status = 'pending';
   RETURN 'rotated';
 END
@@ -423,7 +423,7 @@ BEGIN
   END IF;
   PERFORM "${flyway:defaultSchema}".wf_lock(v_name, v_id);
   UPDATE "${flyway:defaultSchema}".workflow_awakeables
-     SET status = p_status, payload = p_payload, failure = p_failure, completed_at = now()
+     SET status = p_status, payload = p_payload, failure = p_failure, completed_at = "${flyway:defaultSchema}".waymark_now()
    WHERE awakeable_id = p_awakeable AND status = 'pending';
   IF NOT FOUND THEN -- settled, or abandoned by the instance's end, while this waited for the lock
     SELECT a.status INTO v_status FROM "${flyway:defaultSchema}".workflow_awakeables a
@@ -495,12 +495,12 @@ BEGIN
     INSERT INTO "${flyway:defaultSchema}".events
       (event_id, stream_id, stream_version, category, event_type, data, created_at)
     VALUES (p_event_id, v_stream_id, 1, '$wf', 'WorkflowStarted',
-            jsonb_build_object('input', p_input, 'generation', 0), now());
+            jsonb_build_object('input', p_input, 'generation', 0), "${flyway:defaultSchema}".waymark_now());
   ELSE -- a stream of that name outlived its instance row: append to it with the store's checks
     PERFORM "${flyway:defaultSchema}".append_events(
       ARRAY[v_stream], ARRAY[-1::bigint], ARRAY[1], ARRAY[p_event_id], ARRAY['WorkflowStarted'],
       ARRAY[jsonb_build_object('input', p_input, 'generation', 0)], ARRAY[NULL::jsonb],
-      ARRAY[NULL::uuid], ARRAY[NULL::uuid], now());
+      ARRAY[NULL::uuid], ARRAY[NULL::uuid], "${flyway:defaultSchema}".waymark_now());
   END IF;
   IF p_owner IS NOT NULL THEN
     v_epoch := nextval('"${flyway:defaultSchema}".workflow_lease_epochs');
@@ -508,7 +508,7 @@ BEGIN
   INSERT INTO "${flyway:defaultSchema}".workflows
     (name, id, status, input, parent_name, parent_id, lease_owner, lease_epoch, lease_expires_at)
   VALUES (p_name, p_id, 'running', p_input, p_parent_name, p_parent_id, p_owner, v_epoch,
-          CASE WHEN p_owner IS NULL THEN NULL ELSE now() + p_ttl_ms * interval '1 millisecond' END);
+          CASE WHEN p_owner IS NULL THEN NULL ELSE "${flyway:defaultSchema}".waymark_now() + p_ttl_ms * interval '1 millisecond' END);
   RETURN ARRAY['created', 'running', NULL, v_epoch::text];
 END
 $$;
@@ -591,7 +591,7 @@ BEGIN
       SELECT x.event_id, s.stream_id,
              COALESCE((SELECT e.stream_version FROM "${flyway:defaultSchema}".events e
                         WHERE e.stream_id = s.stream_id ORDER BY e.stream_version DESC LIMIT 1), 0) + 1,
-             '$wf', x.type, x.data, now()
+             '$wf', x.type, x.data, "${flyway:defaultSchema}".waymark_now()
         FROM unnest(p_names, p_ids, p_gens, p_event_ids, p_types, p_data, p_epochs, v_fast)
              WITH ORDINALITY AS x(name, id, gen, event_id, type, data, epoch, fast, ord)
         CROSS JOIN LATERAL (SELECT w.lease_epoch, w.status, w.generation
@@ -612,12 +612,12 @@ BEGIN
     -- without a parent (the instance closes and releases its lease, pending awakeables are abandoned).
     UPDATE "${flyway:defaultSchema}".workflows w
        SET status = 'completed', result = x.result, failure = NULL, waiting_on = NULL,
-           wake_after = NULL, next_attempt_at = NULL, updated_at = now(), completed_at = now(),
+           wake_after = NULL, next_attempt_at = NULL, updated_at = "${flyway:defaultSchema}".waymark_now(), completed_at = "${flyway:defaultSchema}".waymark_now(),
            lease_owner = NULL, lease_expires_at = NULL, attempts = 0, last_error = NULL
       FROM unnest(p_names, p_ids, p_event_ids, p_terminals, p_results) AS x(name, id, event_id, terminal, result)
      WHERE x.terminal = 'completed' AND x.event_id = ANY (v_written) AND w.name = x.name AND w.id = x.id;
     UPDATE "${flyway:defaultSchema}".workflow_awakeables a
-       SET status = 'abandoned', completed_at = now()
+       SET status = 'abandoned', completed_at = "${flyway:defaultSchema}".waymark_now()
       FROM unnest(p_names, p_ids, p_event_ids, p_terminals) AS x(name, id, event_id, terminal)
      WHERE x.terminal = 'completed' AND x.event_id = ANY (v_written) AND a.name = x.name AND a.id = x.id
        AND a.status = 'pending';
@@ -676,8 +676,8 @@ BEGIN
   RETURN QUERY
     SELECT w.name, w.id FROM "${flyway:defaultSchema}".workflows w
      WHERE w.status IN ('running', 'suspended')
-       AND (w.status = 'running' OR w.wake_after <= now())
-       AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now())
+       AND (w.status = 'running' OR w.wake_after <= "${flyway:defaultSchema}".waymark_now())
+       AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= "${flyway:defaultSchema}".waymark_now())
        AND (w.name = ANY (p_names)) <> p_unknown
      ORDER BY w.updated_at, w.name, w.id
      LIMIT p_limit;
@@ -697,8 +697,8 @@ AS $$
 BEGIN
   RETURN (SELECT count(*) FROM "${flyway:defaultSchema}".workflows w
            WHERE w.status IN ('running', 'suspended')
-             AND (w.status = 'running' OR w.wake_after <= now())
-             AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now()));
+             AND (w.status = 'running' OR w.wake_after <= "${flyway:defaultSchema}".waymark_now())
+             AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= "${flyway:defaultSchema}".waymark_now()));
 END
 $$;
 
@@ -736,19 +736,19 @@ BEGIN
    WHERE w.name = p_name AND w.id = p_id
      FOR UPDATE;
   IF NOT FOUND
-     OR ((v_status = 'running' OR (v_status = 'suspended' AND v_wake_after <= now()))
-         AND (v_owner IS NULL OR v_expires < now())
-         AND (v_next_attempt IS NULL OR v_next_attempt <= now())) IS NOT TRUE THEN
+     OR ((v_status = 'running' OR (v_status = 'suspended' AND v_wake_after <= "${flyway:defaultSchema}".waymark_now()))
+         AND (v_owner IS NULL OR v_expires < "${flyway:defaultSchema}".waymark_now())
+         AND (v_next_attempt IS NULL OR v_next_attempt <= "${flyway:defaultSchema}".waymark_now())) IS NOT TRUE THEN
     RETURN;
   END IF;
   UPDATE "${flyway:defaultSchema}".workflows w
      SET lease_owner = p_owner,
          lease_epoch = greatest(w.lease_epoch + 1, nextval('"${flyway:defaultSchema}".workflow_lease_epochs')),
-         lease_expires_at = now() + p_ttl_ms * interval '1 millisecond'
+         lease_expires_at = "${flyway:defaultSchema}".waymark_now() + p_ttl_ms * interval '1 millisecond'
    WHERE w.name = p_name AND w.id = p_id
   RETURNING w.lease_epoch INTO epoch;
   previous_expiry := v_expires;
-  claimed_at := now();
+  claimed_at := "${flyway:defaultSchema}".waymark_now();
   RETURN NEXT;
 END
 $$;
@@ -767,7 +767,7 @@ DECLARE
   v_n integer;
 BEGIN
   UPDATE "${flyway:defaultSchema}".workflows w
-     SET lease_expires_at = now() + p_ttl_ms * interval '1 millisecond'
+     SET lease_expires_at = "${flyway:defaultSchema}".waymark_now() + p_ttl_ms * interval '1 millisecond'
     FROM unnest(p_names, p_ids) AS k(name, id)
    WHERE w.name = k.name AND w.id = k.id AND w.lease_owner = p_owner;
   GET DIAGNOSTICS v_n = ROW_COUNT;
@@ -819,8 +819,8 @@ BEGIN
      FOR UPDATE;
   IF v_status IN ('running', 'suspended') THEN
     UPDATE "${flyway:defaultSchema}".workflows w
-       SET attempts = w.attempts + 1, last_error = p_error, updated_at = now(),
-           next_attempt_at = now() + LEAST(p_base_ms * power(2, w.attempts), p_cap_ms) * interval '1 millisecond'
+       SET attempts = w.attempts + 1, last_error = p_error, updated_at = "${flyway:defaultSchema}".waymark_now(),
+           next_attempt_at = "${flyway:defaultSchema}".waymark_now() + LEAST(p_base_ms * power(2, w.attempts), p_cap_ms) * interval '1 millisecond'
      WHERE w.name = p_name AND w.id = p_id
     RETURNING w.attempts INTO v_attempts;
   END IF;
@@ -877,7 +877,7 @@ BEGIN
     SELECT w.name, w.id, w.status, w.completed_at
       FROM "${flyway:defaultSchema}".workflows w
      WHERE w.status IN ('completed', 'cancelled', 'failed')
-       AND w.completed_at <= now() - p_retention
+       AND w.completed_at <= "${flyway:defaultSchema}".waymark_now() - p_retention
        AND NOT EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows p
                         WHERE w.parent_id IS NOT NULL AND p.name = w.parent_name AND p.id = w.parent_id
                           AND p.status IN ('running', 'suspended', 'failed') OFFSET 0)
@@ -933,7 +933,7 @@ BEGIN
     RETURN 'missing';
   END IF;
   IF v_row.status NOT IN ('completed', 'cancelled', 'failed') OR v_row.completed_at IS NULL
-     OR v_row.completed_at > now() - p_retention
+     OR v_row.completed_at > "${flyway:defaultSchema}".waymark_now() - p_retention
      OR EXISTS (SELECT 1 FROM "${flyway:defaultSchema}".workflows p
                  WHERE v_row.parent_id IS NOT NULL AND p.name = v_row.parent_name AND p.id = v_row.parent_id
                    AND p.status IN ('running', 'suspended', 'failed') OFFSET 0)
@@ -1038,7 +1038,7 @@ BEGIN
   PERFORM "${flyway:defaultSchema}".wf_lock(p_name, p_id);
   UPDATE "${flyway:defaultSchema}".workflows
      SET status = 'running', attempts = 0, last_error = NULL, failure = NULL, next_attempt_at = NULL,
-         completed_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+         completed_at = NULL, lease_owner = NULL, lease_expires_at = NULL, updated_at = "${flyway:defaultSchema}".waymark_now()
    WHERE name = p_name AND id = p_id AND status = 'failed'
   RETURNING generation INTO v_gen;
   IF NOT FOUND THEN
@@ -1071,8 +1071,8 @@ BEGIN
      FOR UPDATE;
   IF v_status IN ('running', 'suspended') AND v_epoch = p_epoch THEN
     UPDATE "${flyway:defaultSchema}".workflows w
-       SET attempts = w.attempts + 1, last_error = p_error, updated_at = now(),
-           next_attempt_at = now() + LEAST(p_base_ms * power(2, w.attempts), p_cap_ms) * interval '1 millisecond'
+       SET attempts = w.attempts + 1, last_error = p_error, updated_at = "${flyway:defaultSchema}".waymark_now(),
+           next_attempt_at = "${flyway:defaultSchema}".waymark_now() + LEAST(p_base_ms * power(2, w.attempts), p_cap_ms) * interval '1 millisecond'
      WHERE w.name = p_name AND w.id = p_id
     RETURNING w.attempts INTO v_attempts;
   END IF;
@@ -1123,9 +1123,9 @@ BEGIN
         SELECT w.name, w.id, w.lease_expires_at AS prev
           FROM "${flyway:defaultSchema}".workflows w
          WHERE (w.status = 'running' OR (w.status = 'suspended' AND w.wake_after IS NOT NULL))
-           AND (CASE WHEN w.status = 'running' THEN w.updated_at ELSE w.wake_after END) <= now()
-           AND (w.lease_owner IS NULL OR w.lease_expires_at < now())
-           AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now())
+           AND (CASE WHEN w.status = 'running' THEN w.updated_at ELSE w.wake_after END) <= "${flyway:defaultSchema}".waymark_now()
+           AND (w.lease_owner IS NULL OR w.lease_expires_at < "${flyway:defaultSchema}".waymark_now())
+           AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= "${flyway:defaultSchema}".waymark_now())
            AND w.name = ANY (p_names)
          ORDER BY (CASE WHEN w.status = 'running' THEN w.updated_at ELSE w.wake_after END)
          LIMIT p_limit
@@ -1133,16 +1133,16 @@ BEGIN
       UPDATE "${flyway:defaultSchema}".workflows w
          SET lease_owner = p_owner,
              lease_epoch = greatest(w.lease_epoch + 1, nextval('"${flyway:defaultSchema}".workflow_lease_epochs')),
-             lease_expires_at = now() + p_ttl_ms * interval '1 millisecond'
+             lease_expires_at = "${flyway:defaultSchema}".waymark_now() + p_ttl_ms * interval '1 millisecond'
         FROM c
        WHERE w.name = c.name AND w.id = c.id
-      RETURNING w.name, w.id, w.lease_epoch, c.prev, now(), NULL::timestamptz;
+      RETURNING w.name, w.id, w.lease_epoch, c.prev, "${flyway:defaultSchema}".waymark_now(), NULL::timestamptz;
   END IF;
   RETURN QUERY
-    SELECT NULL::text, NULL::text, NULL::bigint, NULL::timestamptz, now(),
+    SELECT NULL::text, NULL::text, NULL::bigint, NULL::timestamptz, "${flyway:defaultSchema}".waymark_now(),
            (SELECT w.wake_after FROM "${flyway:defaultSchema}".workflows w
              WHERE (w.status = 'running' OR (w.status = 'suspended' AND w.wake_after IS NOT NULL))
-               AND (CASE WHEN w.status = 'running' THEN w.updated_at ELSE w.wake_after END) > now()
+               AND (CASE WHEN w.status = 'running' THEN w.updated_at ELSE w.wake_after END) > "${flyway:defaultSchema}".waymark_now()
              ORDER BY (CASE WHEN w.status = 'running' THEN w.updated_at ELSE w.wake_after END)
              LIMIT 1);
 END
@@ -1163,15 +1163,15 @@ AS $$
 #variable_conflict use_column
 BEGIN
   RETURN QUERY
-    SELECT count(*) FILTER (WHERE x.due <= now()),
-           count(*) FILTER (WHERE x.due > now()),
-           count(*) FILTER (WHERE x.due <= now() AND x.free),
-           min(x.due) FILTER (WHERE x.due <= now() AND x.free),
+    SELECT count(*) FILTER (WHERE x.due <= "${flyway:defaultSchema}".waymark_now()),
+           count(*) FILTER (WHERE x.due > "${flyway:defaultSchema}".waymark_now()),
+           count(*) FILTER (WHERE x.due <= "${flyway:defaultSchema}".waymark_now() AND x.free),
+           min(x.due) FILTER (WHERE x.due <= "${flyway:defaultSchema}".waymark_now() AND x.free),
            (SELECT count(*) FROM "${flyway:defaultSchema}".workflow_awakeables a WHERE a.status = 'pending'),
-           now()
+           "${flyway:defaultSchema}".waymark_now()
       FROM (SELECT (CASE WHEN w.status = 'running' THEN w.updated_at ELSE w.wake_after END) AS due,
-                   ((w.lease_owner IS NULL OR w.lease_expires_at < now())
-                    AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= now())) AS free
+                   ((w.lease_owner IS NULL OR w.lease_expires_at < "${flyway:defaultSchema}".waymark_now())
+                    AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= "${flyway:defaultSchema}".waymark_now())) AS free
               FROM "${flyway:defaultSchema}".workflows w
              WHERE (w.status = 'running' OR (w.status = 'suspended' AND w.wake_after IS NOT NULL))) x;
 END
