@@ -754,6 +754,9 @@ END
 $$;
 
 -- Extends the leases p_owner holds on the given instances; returns how many were extended.
+-- It never waits for a row lock, so it cannot take part in a deadlock: it locks the rows in key
+-- order and skips any that another transaction holds (a journal write, a claim, a cancel; all
+-- short). A skipped lease is extended by the next renewal, a third of the TTL later.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_renew(p_owner text, p_names text[], p_ids text[], p_ttl_ms bigint)
 RETURNS integer
 LANGUAGE plpgsql
@@ -766,10 +769,17 @@ AS $$
 DECLARE
   v_n integer;
 BEGIN
+  WITH locked AS (
+    SELECT w.name, w.id FROM "${flyway:defaultSchema}".workflows w
+      JOIN unnest(p_names, p_ids) AS k(name, id) ON w.name = k.name AND w.id = k.id
+     WHERE w.lease_owner = p_owner
+     ORDER BY w.name, w.id
+       FOR UPDATE OF w SKIP LOCKED
+  )
   UPDATE "${flyway:defaultSchema}".workflows w
      SET lease_expires_at = "${flyway:defaultSchema}".waymark_now() + p_ttl_ms * interval '1 millisecond'
-    FROM unnest(p_names, p_ids) AS k(name, id)
-   WHERE w.name = k.name AND w.id = k.id AND w.lease_owner = p_owner;
+    FROM locked l
+   WHERE w.name = l.name AND w.id = l.id AND w.lease_owner = p_owner;
   GET DIAGNOSTICS v_n = ROW_COUNT;
   RETURN v_n;
 END
