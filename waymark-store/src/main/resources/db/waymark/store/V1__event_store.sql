@@ -77,10 +77,17 @@ BEGIN
 END
 $$;
 
--- Same signature, arguments and results as version 1; see there for the encoding. Changed: the
--- refusal after an xid (WM001) now applies only to streams not locked before the xid, and the
--- locks taken here are recorded for later appends of the same transaction. CREATE OR REPLACE
--- drops the settings that versions 8 and 10 attached, so they are given again.
+-- Append one or more streams atomically. Streams are given in p_streams with their expected
+-- versions (-1 any, -2 no stream, -3 stream exists, n >= 0 exactly n) and event counts; the
+-- event arrays hold every stream's events back to back, in input order.
+-- Returns a flat array: the transaction id, then per stream (stream_id, new version, first
+-- position, last position). A flat array is markedly cheaper per call than a set-returning function.
+--
+-- Ordering argument: see lock_streams below. Every stream key is locked (advisory, transaction
+-- scoped, in ascending key order so concurrent multi-stream appends cannot deadlock) BEFORE the
+-- first write, and the locks taken while the transaction had no xid are recorded for later appends
+-- of the same transaction. A transaction that already has its xid (WM001) may append only to
+-- streams it locked before it got it. The settings keep the plan on the stream's indexes.
 CREATE FUNCTION "${flyway:defaultSchema}".append_events(
   p_streams text[], p_expected bigint[], p_counts integer[],
   p_event_ids uuid[], p_types text[], p_data jsonb[], p_metadata jsonb[],
@@ -226,13 +233,13 @@ BEGIN
 END
 $$;
 
--- Waymark, version 9: the store's reads, a workflow's journal read and a resume pass's discovery and
--- counts, as functions whose plans walk the index that serves each read, however large the tables
--- were when a plan was made and whatever their statistics say now.
--- Version 8 did this for the append and journal paths. The reads were plain statements prepared by
--- the driver: pgjdbc prepares a statement on the server at its fifth execution and the server plans
--- it generically from the sixth, keeping that plan until the next ANALYZE of a table it reads
--- (autovacuum runs that only after a table grew by a tenth, at most once a minute). Planned on small
+-- The store's reads (and, in waymark-workflow, a journal read and a resume pass's discovery and
+-- counts) are functions whose plans walk the index that serves each read, however large the tables
+-- were when a plan was made and whatever their statistics say now; the append and journal paths
+-- plan the same way. As plain statements prepared by the driver they did not: pgjdbc prepares a
+-- statement on the server at its fifth execution and the server plans it generically from the
+-- sixth, keeping that plan until the next ANALYZE of a table it reads (autovacuum runs that only
+-- after a table grew by a tenth, at most once a minute). Planned on small
 -- tables, a page of one stream read every event (sequential scan and sort), a partitioned page and
 -- the horizon's count read the whole event table. Planning each read afresh is no cure: with
 -- statistics from before a bulk load, a category page chose a bitmap scan of the rest of the category
@@ -243,8 +250,7 @@ $$;
 -- is a probe of its primary key (a lateral lookup that cannot be flattened): as a join, a partitioned
 -- page scanned the whole stream table for the events it walked. A category read bounds the category
 -- by a range rather than an equality and orders by it, so only the category index yields its order
--- (an equality would let a plan walk the global order and filter). Same rows, same order, same
--- visibility rule as before.
+-- (an equality would let a plan walk the global order and filter).
 
 -- One statement per shape (all or category, forward or backward), each with its own cached plan:
 -- one statement with the direction or the category as parameters would have one plan for all of them,
@@ -469,15 +475,15 @@ BEGIN
 END
 $$;
 
--- Waymark, version 13: a cheap probe for committed events still behind the visibility horizon.
+-- A cheap probe for committed events still behind the visibility horizon.
 --
 -- A reader woken by an append may find nothing new: the event is committed but hidden, because a
 -- transaction with a smaller id (any writer in the cluster: a checkpoint, a lease renewal, the
--- application's own) was still open. That transaction's end signals nobody, so the reader slept
--- until its next poll (a second by default). Readers now ask, after a short page, whether any
+-- application's own) is still open. That transaction's end signals nobody, so the reader would
+-- sleep until its next poll (a second by default). Readers ask, after a short page, whether any
 -- committed event is hidden, and if so read again within milliseconds instead.
 -- EXISTS stops at the first row of the (tx_id, global_position) index above the horizon; the
--- function plans like version 9's reads (the index walk whatever the table's size when planned).
+-- function plans like the reads above (the index walk whatever the table's size when planned).
 CREATE FUNCTION "${flyway:defaultSchema}".has_hidden_events()
 RETURNS boolean
 LANGUAGE plpgsql STABLE
@@ -495,11 +501,10 @@ $$;
 -- Appends inside a transaction that already has its transaction id, when the transaction locked
 -- the appended streams before it got that id (issue 29, item 2).
 --
--- Until now append_events refused to run once the transaction held an xid (WM001), so that it
--- could take its stream locks before the xid existed. A transaction gets its xid at its first
--- write, but also at SELECT ... FOR UPDATE/SHARE, at CREATE TEMP TABLE, and at nextval() when the
--- sequence logs ahead (about one call in 32): appends after those were refused, some of them at
--- random. Now a transaction may take the stream locks first (lock_streams, as its first
+-- append_events must take its stream locks before the transaction has an xid. A transaction gets
+-- its xid at its first write, but also at SELECT ... FOR UPDATE/SHARE, at CREATE TEMP TABLE, and
+-- at nextval() when the sequence logs ahead (about one call in 32): appends after those would be
+-- refused, some of them at random. So a transaction may take the stream locks first (lock_streams, as its first
 -- statement; EventStore.inTransaction does so when it runs a refused work again), and append to
 -- those streams after any other statement.
 --
@@ -524,8 +529,8 @@ $$;
 -- took them. (A session could forge the setting with SET LOCAL: that is deliberate misuse of an
 -- internal name, as calling pg_advisory_xact_unlock would be.)
 --
--- The keys are the ones append_events has always locked: hashtextextended('<schema>/' || stream, 0).
--- The locks of several streams are taken in ascending key order, as before, so that two
+-- The keys are the ones append_events locks: hashtextextended('<schema>/' || stream, 0).
+-- The locks of several streams are taken in ascending key order, so that two
 -- multi-stream appends cannot deadlock on each other's stream locks.
 CREATE FUNCTION "${flyway:defaultSchema}".lock_streams(p_streams text[])
 RETURNS void
@@ -575,7 +580,7 @@ $$;
 --   status 4 lock busy, 5 an event id is already stored: nothing written; the caller appends alone
 -- Status 1 to 3 are exactly the conflicts append_events raises as WM010, WM011 and WM012.
 --
--- Ordering argument (DESIGN decision 1, the rule of V16): every transaction that writes events of
+-- Ordering argument (DESIGN decision 1, the rule stated at lock_streams): every transaction that writes events of
 -- stream S must receive its transaction id while it holds S's lock. append_batch takes the lock of
 -- every stream of the batch before its first write, so the batch gets its xid only after all of
 -- them are held; an append whose lock it could not take writes nothing. Within the batch the events

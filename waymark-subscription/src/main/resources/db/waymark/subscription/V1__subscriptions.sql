@@ -15,6 +15,8 @@ CREATE TABLE "${flyway:defaultSchema}".checkpoints (
   CONSTRAINT checkpoints_member_range CHECK (member >= 0 AND member < group_size)
 );
 
+-- A dead letter: an event a subscription member gave up on, with the reason and the handler's
+-- exception, until it is replayed (replayed_at, replay_outcome) or purged.
 CREATE TABLE "${flyway:defaultSchema}".dead_letters (
   dead_letter_id bigint GENERATED ALWAYS AS IDENTITY,
   subscription   text NOT NULL,
@@ -32,19 +34,15 @@ CREATE TABLE "${flyway:defaultSchema}".dead_letters (
   created_at     timestamptz NOT NULL DEFAULT "${flyway:defaultSchema}".waymark_now(),
   replayed_at    timestamptz,
   replay_outcome text,
+  -- The class name and message of the exception that led to the dead letter (the handler's last
+  -- one when the retries ran out, or the cause given with an explicit dead-letter acknowledgement);
+  -- both null when there was none. The library bounds them (class 500, message 2,000 characters,
+  -- cut between code points) and replaces a NUL; the columns themselves take any text.
+  error_class    text,
+  error_message  text,
   CONSTRAINT dead_letters_pkey PRIMARY KEY (dead_letter_id),
   CONSTRAINT dead_letters_event_key UNIQUE (subscription, member, event_id)
 );
-
--- Waymark, version 17: a dead letter keeps the handler's exception.
---
--- The class name and message of the exception that led to the dead letter (the handler's last one
--- when the retries ran out, or the cause given with an explicit dead-letter acknowledgement); both
--- null when there was none. The library bounds them (class 500, message 2,000 characters, cut
--- between code points) and replaces a NUL; the columns themselves take any text.
-ALTER TABLE "${flyway:defaultSchema}".dead_letters
-  ADD COLUMN error_class   text,
-  ADD COLUMN error_message text;
 
 -- Lease rows of sharded subscription pools: one per bucket. epoch grows on every change of owner;
 -- checkpoint writes of a bucket are conditioned on (owner, epoch) and an unexpired lease, all
