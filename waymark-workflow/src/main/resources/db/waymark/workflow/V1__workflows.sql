@@ -6,7 +6,19 @@
 -- '$wf-<name>-<id>' for generation 0 and '$wf-<name>-<id>#<g>' after continue-as-new.
 -- Every journal write goes through the functions below, which serialize the writes of one
 -- instance on a transaction-scoped advisory lock, fence them on the lease epoch, and keep the
--- instance row in step with the journal in the same transaction.
+-- instance row in step with the journal in the same transaction. Every writer of an instance and
+-- its awakeables takes the instance lock first, then the rows, so no two of them deadlock; a
+-- child's writes take the child's lock, then the parent's.
+--
+-- How the functions are written: PL/pgSQL pays executor start-up and shutdown for every SQL
+-- statement it runs (PERFORM included) but evaluates a plain expression such as an IF condition
+-- directly, so the hot paths take locks in IF conditions and do a step's stream lookup, head read,
+-- first-writer check and insert in one INSERT ... SELECT. The functions that read the tables keep
+-- their plans on the indexes that serve them whatever the tables' size when planned
+-- (enable_seqscan = off and, where it matters, no bitmap scans, sorts, hash or merge joins; generic
+-- plans), and plan with JIT compilation off: should a statement ever fall back to a disabled plan node, its cost (10^10 and
+-- more) would pass jit_above_cost and PostgreSQL would compile it on every execution (measured: a
+-- collection pass whose candidates fell back to a sequential scan took 742 ms instead of about 1 ms).
 CREATE TABLE "${flyway:defaultSchema}".workflows (
   name             text NOT NULL,
   id               text NOT NULL,
@@ -49,24 +61,10 @@ CREATE TABLE "${flyway:defaultSchema}".workflow_awakeables (
     CHECK (status IN ('pending', 'completed', 'failed', 'cancelled', 'abandoned'))
 );
 
--- Waymark, version 11: three holes found by review, each with a test that failed before it.
---
--- 1. Lease epochs are never reused for a (name, id). Until now an instance started at epoch 1 (0
---    without an owner) and a claim added one, so after garbage collection deleted an instance and
---    the id was started again, a worker still running the old instance (its lease cleared by an
---    unfenced cancel) held an epoch the new instance would have too, passed its fence and journaled
---    the old run's step result into the new instance. Now every epoch is drawn from one sequence:
---    an epoch belongs to exactly one lease of one instance, and still increases for each instance.
--- 2. A child is kept while its parent could still read it: running, suspended, or failed (a retry
---    revives a failed parent, which resumes where it failed and may await the child). Garbage
---    collection used to delete the finished child of a failed parent, and a retried parent then
---    failed again: "child workflow ... is missing".
--- 3. Settling an awakeable takes the instance lock before it locks the awakeable's row, the order
---    every other writer uses (an instance's completion locks the instance, then abandons its
---    awakeables); the reverse order could deadlock a settlement against a completion.
--- 4. Recording a crash is fenced on the lease epoch like every other write of a run: a worker that
---    lost its lease no longer counts its crash against the instance another worker now runs (which
---    then reached maxAttempts early). The unfenced version stays for callers of older versions.
+-- Lease epochs: every epoch is drawn from this one sequence, so it belongs to exactly one lease of
+-- one instance and still increases for each instance. Epochs counted per instance would repeat once
+-- garbage collection deleted an instance and its id was started again, and a worker still running
+-- the old instance could pass the new one's fence.
 CREATE SEQUENCE "${flyway:defaultSchema}".workflow_lease_epochs AS bigint MINVALUE 1;
 
 -- Discovery: running rows, and suspended rows whose wake time has come. Both arms positive.
@@ -84,13 +82,13 @@ CREATE INDEX workflow_awakeables_owner_idx ON "${flyway:defaultSchema}".workflow
 CREATE INDEX workflow_awakeables_pending_idx ON "${flyway:defaultSchema}".workflow_awakeables (created_at)
   WHERE status = 'pending';
 
--- Waymark, version 10: garbage collection of finished workflows.
+-- Garbage collection of finished workflows.
 -- A finished instance (completed, cancelled or failed) keeps its row, its awakeables and the journal
 -- streams of every generation until it is collected. Collection deletes all of them, one instance per
 -- transaction, once the instance finished at least a retention period ago by the database clock,
--- unless it is a child whose parent is still running or suspended (the parent reads the child's row
--- when it resumes). A collected parent's unfinished children are detached: they run to their end,
--- and their end wakes nobody (wf_wake of a missing row changes nothing). Journal events are deleted
+-- unless a parent could still read it or it is a cancelled parent of live children (see
+-- wf_gc_candidates). A collected parent's unfinished children are detached: they run to their end,
+-- and their end wakes nobody (wf_collect clears their parent columns). Journal events are deleted
 -- from the event store: a subscription that had not read them by then never will. The id can be
 -- started again afterwards, as a new instance.
 
@@ -98,36 +96,27 @@ CREATE INDEX workflow_awakeables_pending_idx ON "${flyway:defaultSchema}".workfl
 CREATE INDEX workflows_finished_idx ON "${flyway:defaultSchema}".workflows (completed_at)
   WHERE status IN ('completed', 'cancelled', 'failed');
 
--- Waymark, version 20: resume workers claim due work in one statement, and the backlog is measured.
---
--- Before: every resume pass read the oldest runnable instances (leased ones included), then claimed
--- each with a statement of its own; two workers read the same oldest batch and lease-skipped half of
--- each other's candidates, and instances run by an engine (leased, running) took places in every
--- batch. Now a pass claims up to N due, unleased instances with FOR UPDATE SKIP LOCKED in one
--- statement: workers take disjoint batches, and an idle pass costs that one statement.
-
--- Due work in due order: a running instance is due since its last change, a suspended one at its
--- wake time (awakeables and children without a deadline have none and are not in the index: their
--- settlement makes the instance running).
+-- Due work in due order, for the resume workers' claims (wf_claim_due) and the backlog
+-- (wf_backlog): a running instance is due since its last change, a suspended one at its wake time
+-- (awakeables and children without a deadline have none and are not in the index: their settlement
+-- makes the instance running).
 CREATE INDEX workflows_due_idx ON "${flyway:defaultSchema}".workflows
   ((CASE WHEN status = 'running' THEN updated_at ELSE wake_after END))
   WHERE status = 'running' OR (status = 'suspended' AND wake_after IS NOT NULL);
 
--- Waymark workflows, version 4: journal entries of many instances in one transaction.
--- Each entry gets exactly what wf_append gives it (fencing, first writer wins, status upkeep);
--- the batch only shares one commit among instances whose runs journal a step at the same time.
-
--- wf_stream again, now inlinable: its body casts the generation to text explicitly, so every
--- operator in it is immutable and the planner folds it into the calling query (with the implicit
--- text || integer of version 3, a STABLE operator, each call parsed and planned the body again:
--- about a tenth of the server's time per journal write). Same names as before.
+-- The journal stream of a generation: '$wf-<name>-<id>', with '#<g>' after continue-as-new.
+-- Inlinable: the generation is cast to text explicitly, so every operator in the body is immutable
+-- and the planner folds it into the calling query (a STABLE operator there made each call parse
+-- and plan the body again: about a tenth of the server's time per journal write).
 CREATE FUNCTION "${flyway:defaultSchema}".wf_stream(p_name text, p_id text, p_gen integer)
 RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT '$wf-' || p_name || '-' || p_id || CASE WHEN p_gen > 0 THEN '#' || p_gen::text ELSE '' END
 $$;
 
--- wf_lock again, in PL/pgSQL: a SQL-language function that cannot be inlined is parsed and planned
--- on every call; PL/pgSQL keeps its plan for the session. Same lock key as before.
+-- The instance lock: serializes every write of one instance's journal streams (only these functions
+-- write '$wf-' streams). In PL/pgSQL because a SQL-language function that cannot be inlined is
+-- parsed and planned on every call, while PL/pgSQL keeps its plan for the session. The hot paths
+-- take the same key inline, in an IF condition.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_lock(p_name text, p_id text)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -135,6 +124,11 @@ BEGIN
 END
 $$;
 
+-- Durable, idempotent start. Returns {outcome, status, input, epoch}: outcome 'created' or
+-- 'exists' (then status and input are the existing instance's), or 'parent_ended' (see wf_create).
+-- With p_owner the new instance is leased to that owner at a fresh epoch, so the starting process
+-- can run it at once. Same checks as append_events (no earlier write in the transaction, READ
+-- COMMITTED), then the instance lock, taken before the first write.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_start(
   p_name text, p_id text, p_input jsonb, p_event_id uuid,
   p_parent_name text, p_parent_id text, p_owner text, p_ttl_ms bigint)
@@ -171,10 +165,11 @@ BEGIN
 END
 $$;
 
--- Waking an instance finds its row by primary key, then decides on its status (same outcome as
--- version 3). As one statement with the status in its condition, a plan made on small tables walked
--- the partial index of active instances instead: with 20,000 instances waiting on awakeables,
--- settling one (which wakes its instance) read all 20,000.
+-- Wakes a suspended instance: the caller holds nothing of it; takes its lock so that a concurrent
+-- suspend either sees the resolved wake source or is flipped back to running here. Finds the row by
+-- primary key, then decides on its status: as one statement with the status in its condition, a
+-- plan made on small tables walked the partial index of active instances instead (with 20,000
+-- instances waiting on awakeables, settling one read all 20,000).
 CREATE FUNCTION "${flyway:defaultSchema}".wf_wake(p_name text, p_id text)
 RETURNS void
 LANGUAGE plpgsql
@@ -197,9 +192,14 @@ BEGIN
 END
 $$;
 
--- One journal entry; outcomes exactly as in version 3 (appended, present, refused, lease_lost,
--- stale, missing), checked in the same order: the lease first, then an entry with this id, then
--- the instance's status, then its generation.
+-- One journal entry. p_terminal is NULL for a step, else the terminal status the entry records
+-- ('completed', 'cancelled', 'failed'). Returns {outcome, detail}, checked in this order:
+--   lease_lost, <epoch>   p_epoch is not the instance's lease epoch;
+--   present, <result>     an entry with this id exists (first writer wins): its step result;
+--   refused, <status>     the instance is terminal;
+--   stale, <generation>   p_gen is not the current generation;
+--   missing               no such instance;
+--   appended              the entry was written.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_append(
   p_name text, p_id text, p_gen integer, p_event_id uuid, p_type text, p_data jsonb,
   p_epoch bigint, p_terminal text, p_result jsonb, p_failure text)
@@ -216,7 +216,7 @@ DECLARE
   v_parent_id text;
   v_present jsonb;
 BEGIN
-  -- The instance lock, before the first write: see version 3.
+  -- The instance lock (wf_lock's key), before the first write.
   IF pg_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || p_name || '#' || p_id, 0)) IS NULL THEN
     NULL; -- the condition only takes the lock
   END IF;
@@ -399,8 +399,11 @@ BEGIN
 END
 $$;
 
--- As in version 3, except that the instance lock is taken before the awakeable's row is locked (the
--- awakeable's owner read first, without a lock: an awakeable never changes owner).
+-- Completes, fails or cancels an awakeable; the first settlement wins. Returns 'settled',
+-- 'unknown', or 'already_<status>' with the status that won earlier. The instance lock is taken
+-- before the awakeable's row is locked (the awakeable's owner is read first, without a lock: an
+-- awakeable never changes owner): an instance's completion locks the instance and then abandons its
+-- awakeables, so the reverse order could deadlock a settlement against a completion.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_settle_awakeable(
   p_awakeable uuid, p_status text, p_payload jsonb, p_failure text)
 RETURNS text
@@ -438,23 +441,17 @@ BEGIN
 END
 $$;
 
--- Waymark, version 14: a child is never created after its parent was cancelled.
---
--- A cancellation commits the parent's terminal marker under the parent's lock and then cancels the
--- parent's live children, each in a transaction of its own. A body that had not yet noticed its
--- cancellation could still spawn a child afterwards: the child's start took only the child's own
--- lock, so it committed after the cascade had read the parent's children, and it ran on. The run
--- cancelled such a child when its next journal write found the parent cancelled, but a parent
--- process that died in between left the child running with nobody to cancel it. Now a child's
--- start also takes the parent's lock (try-taken in a batch, like a child's completion; the lock
--- order is the child's, then the parent's, as there) and wf_create refuses it with {parent_ended,
--- parent status or 'missing', NULL, NULL} unless the parent is running or suspended. A start of an
--- existing instance (attaching to it) takes no parent lock and is answered as before.
--- wf_start and wf_journal keep their settings (version 8's, and version 10's jit = off), now in
--- their definitions. Same signatures and outcomes otherwise.
--- wf_orphaned_children (new): the live children of cancelled instances, for the resume worker to
--- cancel (a cascade a crash cut short); garbage collection keeps a cancelled instance while it has
--- live children, so that they stay findable.
+-- The part of a start after its checks and its lock: creates the instance unless it exists.
+-- Returns {outcome, status, input, epoch} as wf_start does; an owner's lease epoch comes from
+-- workflow_lease_epochs. Callers hold the instance lock, taken before their transaction's first
+-- write (wf_start and wf_journal see to both).
+-- A child is created only while its parent is running or suspended, and otherwise refused with
+-- {parent_ended, the parent's status or 'missing', NULL, NULL}. Its creation holds the parent's lock
+-- too (try-taken in a batch, like a child's completion; the lock order is the child's, then the
+-- parent's). A cancellation commits the parent's terminal marker under that lock and then cancels
+-- the parent's live children, each in a transaction of its own, so a child is never created after
+-- its parent was cancelled, and a cascade cut short by a crash is finished by the resume worker
+-- (wf_orphaned_children). A start of an existing instance (attaching to it) takes no parent lock.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_create(
   p_name text, p_id text, p_input jsonb, p_event_id uuid,
   p_parent_name text, p_parent_id text, p_owner text, p_ttl_ms bigint)
@@ -513,6 +510,15 @@ BEGIN
 END
 $$;
 
+-- Journals entries of distinct instances in one transaction: starts (type 'WorkflowStarted', with
+-- the input in p_data and parent, owner and lease length in the last four arrays), steps, and
+-- completions (p_terminals 'completed', the result in p_results). Every lock the entries need (the
+-- instance's; for a completion, and for a child's creation, its parent's) is try-taken before the
+-- first write, so the transaction's xid comes after all of them and per-stream order agrees with the
+-- global order; no batch ever waits for a lock. An entry whose locks are held elsewhere comes back
+-- 'busy', unwritten; its caller writes it on its own. Every other entry gets exactly what wf_start
+-- or wf_append would give it. Returns four fields per entry, in entry order: a start's {outcome,
+-- status, input, epoch}, or an append's {kind, detail, NULL, NULL}.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_journal(
   p_names text[], p_ids text[], p_gens integer[], p_event_ids uuid[], p_types text[], p_data jsonb[],
   p_epochs bigint[], p_terminals text[], p_results jsonb[],
@@ -543,7 +549,7 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'WM002',
       MESSAGE = format('wf_journal refused: isolation level is %s', current_setting('transaction_isolation'));
   END IF;
-  -- Every lock before the first write (see version 5). v_fast marks the fenced steps, and the
+  -- Every lock before the first write. v_fast marks the fenced steps, and the
   -- fenced completions of instances without a parent, of instances named by no other entry of the
   -- batch (an advisory lock is reentrant, so a second entry of an instance also gets it: such
   -- entries are found by their lock key and all take the entry-by-entry path, in batch order).
@@ -579,12 +585,12 @@ BEGIN
     END IF;
   END LOOP;
   IF true = ANY (v_fast) THEN
-    -- The marked entries, all at once: each is inserted exactly when version 5's one-statement path
-    -- of wf_append would insert a step (instance found at this epoch, running, at this generation, its
+    -- The marked entries, all at once: each is inserted exactly when the one-statement path of
+    -- wf_append would insert a step (instance found at this epoch, running, at this generation, its
     -- stream present, no entry with this id), with the same stream version. Marked entries are of
     -- distinct instances, and an entry id derives from its instance, so a returned id names one
     -- marked entry. Entries this statement did not write were not written at all and take the
-    -- entry-by-entry path below, exactly as in version 5.
+    -- entry-by-entry path below.
     WITH written AS (
       INSERT INTO "${flyway:defaultSchema}".events
         (event_id, stream_id, stream_version, category, event_type, data, created_at)
@@ -714,8 +720,10 @@ BEGIN
 END
 $$;
 
--- As in version 9, except that the new epoch is drawn from the sequence instead of adding one (and is
--- still above the instance's last epoch should someone have written a larger one by hand).
+-- Claims the lease when the instance is runnable (running, or suspended with a due wake time; not
+-- paced by a crash) and unleased or its lease expired. Returns the new epoch, the previous expiry
+-- and the claim time, or no row. The epoch comes from workflow_lease_epochs (and is still above the
+-- instance's last epoch should someone have written a larger one by hand).
 CREATE FUNCTION "${flyway:defaultSchema}".wf_claim(p_name text, p_id text, p_owner text, p_ttl_ms bigint)
 RETURNS TABLE (epoch bigint, previous_expiry timestamptz, claimed_at timestamptz)
 LANGUAGE plpgsql
@@ -809,9 +817,9 @@ BEGIN
 END
 $$;
 
--- Records a crash of a running or suspended instance: one more attempt, the error, and the next
--- attempt time (backoff p_base_ms * 2^attempts, capped at p_cap_ms). Returns the attempts, or NULL
--- when the instance is missing or terminal.
+-- Records a crash of a running or suspended instance, unfenced: one more attempt, the error, and
+-- the next attempt time (backoff p_base_ms * 2^attempts, capped at p_cap_ms). Returns the attempts,
+-- or NULL when the instance is missing or terminal. Waymark calls the fenced form below.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_record_crash(
   p_name text, p_id text, p_error text, p_base_ms bigint, p_cap_ms bigint)
 RETURNS integer
@@ -866,9 +874,12 @@ BEGIN
 END
 $$;
 
--- As in version 11, and a cancelled instance is kept while it has live children: the resume worker
--- finds the children a cut-short cascade left by their cancelled parent (wf_orphaned_children below),
--- which collecting the parent first would hide for good.
+-- Instances the collector may collect, in the order they finished: finished (completed, cancelled,
+-- failed) at least p_retention ago by the database clock, except a child whose parent could still
+-- read it (running, suspended, or failed: a retry revives a failed parent, which resumes where it
+-- failed and may await the child), and a cancelled instance while it has live children (the resume
+-- worker finds the children a cut-short cascade left through wf_orphaned_children, which collecting
+-- the parent first would hide for good). wf_collect checks the same again under the locks.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_gc_candidates(p_retention interval, p_limit integer)
 RETURNS TABLE (name text, id text, status text, completed_at timestamptz)
 LANGUAGE plpgsql STABLE
@@ -900,26 +911,20 @@ BEGIN
 END
 $$;
 
--- Waymark, version 15: garbage collection detaches a collected parent's children.
---
--- Version 10 says that a collected parent's unfinished children are detached, but wf_collect only
--- deleted the parent's row: its children kept parent_name and parent_id. An instance started later
--- under the collected parent's name and id inherited them: cancelling it cancelled them, their end
--- woke it, and garbage collection kept them for it. wf_collect now clears parent_name and parent_id
--- of every child of the instance it deletes, in the same transaction; otherwise it is version 14's.
---
--- The children's rows are locked before that update, without waiting, and the instance is 'busy'
--- (nothing written; a later pass collects it) if one is locked elsewhere: a child's end updates its
--- own row and then takes its parent's lock to wake it, and this function holds that lock, so waiting
--- here for the child's row could deadlock. No child is added meanwhile: a child's creation takes
--- its parent's lock too (version 14). A child whose end read its parent just before the parent was
+-- Collects one instance: 'deleted' (its journal streams of every generation with their events, its
+-- awakeables and its row, and its children detached: their parent_name and parent_id cleared, so
+-- that an instance started later under the same name and id does not inherit them), 'kept' (not
+-- collectable, as wf_gc_candidates decides), 'missing', or 'busy' (its lock or a child's row is
+-- held elsewhere; nothing written, a later pass collects it).
+-- The children's rows are locked before they are detached, without waiting: a child's end updates
+-- its own row and then takes its parent's lock to wake it, and this function holds that lock, so
+-- waiting here for the child's row could deadlock. No child is added meanwhile: a child's creation
+-- takes its parent's lock too. A child whose end read its parent just before the parent was
 -- collected wakes the missing row (nothing) or the instance started under that id since (a spurious
 -- wake: it replays and suspends again); the next read finds no parent. wf_journal reads a
 -- completing child's parent before taking the parent's lock, as one that never changes: it changes
 -- only here, to none, under that lock, so a stale read finds the lock held ('busy') or sends the
 -- entry down wf_append's path, which reads the parent again under the child's lock.
-
--- As in version 14, and the children of the deleted instance are detached.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_collect(p_name text, p_id text, p_retention interval)
 RETURNS text
 LANGUAGE plpgsql
@@ -953,7 +958,7 @@ BEGIN
                         AND c.status IN ('running', 'suspended') OFFSET 0)) THEN
     RETURN 'kept';
   END IF;
-  -- Detach the children (see the top of this file): their rows locked first, none waited for.
+  -- Detach the children (see the header): their rows locked first, none waited for.
   SELECT count(*) INTO v_children FROM "${flyway:defaultSchema}".workflows c
    WHERE c.parent_name = p_name AND c.parent_id = p_id AND c.parent_id IS NOT NULL;
   IF v_children > 0 THEN
@@ -979,13 +984,8 @@ BEGIN
 END
 $$;
 
--- Every function here also plans with JIT compilation off: should a statement ever fall back to a
--- disabled plan node, its cost (10^10 and more) would pass jit_above_cost and PostgreSQL would compile
--- it on every execution (measured: a collection pass whose candidates fell back to a sequential scan
--- took 742 ms instead of about 1 ms).
-
--- The last lookups of instances and awakeables that were plain statements: planned by the driver on
--- small tables, each could scan a whole table once it had grown (see version 9). Same rows and order.
+-- A parent's children (every one, or the live ones only) and an instance's awakeables: by index
+-- whatever the plan's age, as every lookup here.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_children(p_name text, p_id text, p_live_only boolean)
 RETURNS SETOF "${flyway:defaultSchema}".workflows
 LANGUAGE plpgsql STABLE
@@ -1023,17 +1023,14 @@ BEGIN
 END
 $$;
 
--- Waymark, version 12: a retried workflow can be woken by the awakeables it was waiting for.
---
--- A workflow that fails abandons its pending awakeables (as a completion or a cancellation does).
--- wf_retry revives a failed instance, which resumes where it failed, but left those awakeables
--- abandoned: its await then read them as cancelled and failed again, and completing one returned
--- "superseded" before and after the retry. A retry now returns the awakeables of the instance's
--- current generation that were abandoned to pending (the earlier generations' stay abandoned: a
--- continue-as-new abandoned them for good). A value sent while the instance was failed was refused
--- ("superseded") and must be sent again.
--- The instance lock is taken first, the order every writer of an instance and its awakeables uses
--- (version 11), so a retry and a settlement never deadlock.
+-- Revives a failed instance: running again with a fresh attempt budget, unleased; false if it is
+-- not failed. A failed instance abandoned its pending awakeables (as a completion or a
+-- cancellation does); the revived run resumes where it failed and may await them, so the
+-- awakeables of its current generation that were abandoned are pending again (the earlier
+-- generations' stay abandoned: a continue-as-new abandoned them for good). A value sent while the
+-- instance was failed was refused ('superseded') and must be sent again. The instance lock is taken
+-- first, the order every writer of an instance and its awakeables uses, so a retry and a settlement
+-- never deadlock.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_retry(p_name text, p_id text)
 RETURNS boolean
 LANGUAGE plpgsql
@@ -1061,8 +1058,11 @@ BEGIN
 END
 $$;
 
--- As wf_record_crash of version 9, fenced: counts the crash only while the instance still has the
--- lease epoch of the attempt that crashed (returns NULL otherwise, as for a finished instance).
+-- Records a crash, fenced on the lease epoch like every other write of a run: counts it only while
+-- the instance still has the lease epoch of the attempt that crashed, so a worker that lost its
+-- lease does not count its crash against the instance another worker now runs. One more attempt,
+-- the error, and the next attempt time (backoff p_base_ms * 2^attempts, capped at p_cap_ms).
+-- Returns the attempts, or NULL when the instance is missing, terminal or at another epoch.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_record_crash(
   p_name text, p_id text, p_error text, p_base_ms bigint, p_cap_ms bigint, p_epoch bigint)
 RETURNS integer
