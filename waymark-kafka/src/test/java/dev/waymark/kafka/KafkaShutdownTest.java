@@ -7,11 +7,11 @@ import static org.awaitility.Awaitility.await;
 
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
-import dev.waymark.messaging.DeadLetterReason;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.MessageSource;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
 import java.util.Map;

@@ -9,14 +9,16 @@ import java.time.Duration;
  *
  * <p>Guarantees of every implementation:
  * <ul>
- *   <li>{@code stop(timeout)} begins an orderly stop (in-flight work finishes or is interrupted as the
- *       component documents), waits up to {@code timeout}, and answers whether the component had
- *       fully stopped by then. {@code false} means something still runs: the stop goes on in the
- *       background and a later call may answer {@code true}.</li>
+ *   <li>{@code stop(timeout)} stops taking new work and gives the work in flight up to {@code
+ *       timeout} to finish; what still runs then is stopped by force (interrupted, abandoned
+ *       unacknowledged so that it is delivered again) as the component documents, which takes at
+ *       most a short, documented time more. It answers whether the component had fully stopped when
+ *       the call returns: {@code false} means something still runs (a handler that ignores its
+ *       interrupt, a broker that does not answer) and goes on stopping in the background.</li>
  *   <li>It is idempotent and thread-safe: a second or concurrent call never starts a second stop;
- *       it waits up to its own timeout for the same one and answers for it.</li>
- *   <li>An interrupt of the caller while it waits ends the wait: the call answers {@code false} (or
- *       {@code true} if everything had stopped) and the interrupt flag stays set.</li>
+ *       it answers for the same one.</li>
+ *   <li>An interrupt of the caller while it waits ends the wait: the call answers whether everything
+ *       had stopped by then, and the interrupt flag stays set.</li>
  *   <li>{@link #close()} is {@code stop(}{@link #DEFAULT_CLOSE_TIMEOUT}{@code )} unless the
  *       component documents another timeout; it throws no checked exception, so the component
  *       works in try-with-resources.</li>
@@ -28,10 +30,10 @@ public interface Stoppable extends AutoCloseable {
     Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
     /**
-     * Stops, waiting up to {@code timeout} for the component to finish stopping.
+     * Stops, giving the work in flight up to {@code timeout} to finish before it is stopped by force.
      *
-     * @param timeout how long to wait; zero only starts the stop
-     * @return whether the component had fully stopped within {@code timeout}
+     * @param timeout how long work in flight may take to finish; zero stops it by force at once
+     * @return whether the component had fully stopped when the call returns
      * @throws IllegalArgumentException if {@code timeout} is null or negative
      */
     boolean stop(Duration timeout);

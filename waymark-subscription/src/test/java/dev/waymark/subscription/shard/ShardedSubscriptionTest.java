@@ -3,15 +3,16 @@ package dev.waymark.subscription.shard;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Checkpoints;
-import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.internal.SubscriptionReaders;
@@ -250,8 +251,7 @@ class ShardedSubscriptionTest {
                 .shards(shards)
                 .leaseTtl(Duration.ofSeconds(3))
                 .renewInterval(Duration.ofMillis(300))
-                .handlerRetryDelay(Duration.ZERO)
-                .maxAttempts(3);
+                .retry(RetryPolicy.fixed(3, Duration.ZERO));
     }
 
     private static boolean checkpointsAtHead(String name, String category, int shards) {
@@ -352,7 +352,7 @@ class ShardedSubscriptionTest {
         Duration delay = Duration.ofMillis(400);
         List<Long> failingCalls = new CopyOnWriteArrayList<>();
         Set<UUID> handled = ConcurrentHashMap.newKeySet();
-        ShardedSubscription w = pool("flaky-pool", "flaky", 2).handlerRetryDelay(delay).startSimple(e -> {
+        ShardedSubscription w = pool("flaky-pool", "flaky", 2).retry(RetryPolicy.fixed(5, delay)).startSimple(e -> {
             if (e.eventId().equals(failsOnce)) {
                 failingCalls.add(System.nanoTime());
                 if (failingCalls.size() == 1) {
