@@ -156,8 +156,7 @@ public final class ChaosWorker {
                 .deadLetters(DeadLetterPolicy.topicSuffix(".DLT"))
                 .pollTimeout(Duration.ofMillis(200))
                 .commitInterval(Duration.ofMillis(200))
-                .brokerRetryAttempts(30)
-                .brokerRetryBackoff(Duration.ofMillis(200))
+                .brokerRetry(KafkaSourceConfig.DEFAULT_BROKER_RETRY.withMaxAttempts(30))
                 .brokerOperationTimeout(Duration.ofSeconds(5))
                 .drainTimeout(Duration.ofSeconds(5))
                 .consumerProperty("session.timeout.ms", "6000")
@@ -181,7 +180,7 @@ public final class ChaosWorker {
                     }
                     return AckDecision.ok();
                 })
-                .handlerExceptionRetryDelay(Duration.ofMillis(300))
+                .retry(RetryPolicy.fixed(RetryPolicy.UNLIMITED, Duration.ofMillis(300)))
                 .build()
                 .start();
     }

@@ -1,6 +1,7 @@
 package dev.waymark.subscription.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.DeadLetterReason;
@@ -70,7 +71,7 @@ class ShardedSubscriptionTest {
         try {
             await().atMost(WAIT).until(() -> held.get() == 3); // each bucket's reader is held by its handler
             long started = System.nanoTime();
-            worker.stop(Duration.ofSeconds(1));
+            assertThat(worker.stop(Duration.ofSeconds(1))).as("readers still running: not stopped").isFalse();
             Duration took = Duration.ofNanos(System.nanoTime() - started);
             // the handlers get the grace (1 s) side by side, then an interrupt and 250 ms more (half
             // the renew interval): about 1.25 s. Before: 10 s more after each interrupt (11 s or
@@ -83,6 +84,26 @@ class ShardedSubscriptionTest {
         } finally {
             release.countDown();
         }
+    }
+
+    @Test
+    void stop_answers_true_when_every_reader_ended_and_the_pool_closes_in_try_with_resources() {
+        append("tidy", 6, 1);
+        AtomicInteger handled = new AtomicInteger();
+        ShardedSubscription closed;
+        try (ShardedSubscription worker = ShardedSubscription.builder(store, "tidy", Target.category("tidy"))
+                .shards(2).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                .start(d -> {
+                    handled.incrementAndGet();
+                    return Ack.ok();
+                })) {
+            closed = worker;
+            await().atMost(WAIT).until(() -> handled.get() == 6);
+            assertThat(worker.stop(Duration.ofSeconds(5))).isTrue();
+        }
+        assertThat(closed.isRunning()).isFalse();
+        assertThat(closed.stop(Duration.ZERO)).as("stopping again answers for the same stop").isTrue();
+        assertThatThrownBy(() -> closed.stop(null)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
