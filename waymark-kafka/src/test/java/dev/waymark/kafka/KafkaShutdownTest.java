@@ -134,6 +134,39 @@ class KafkaShutdownTest {
     }
 
     @Test
+    void stop_gives_acknowledgements_the_timeout_then_closes_and_answers_whether_it_closed() throws Exception {
+        String topic = KAFKA.createTopic("stop-answer", 1);
+        KAFKA.createTopic("stop-answer.DLT", 1);
+        kafka.produce(topic, 0, 2, 1);
+        String clientId = KAFKA.topic("stop-answer-producer");
+        CloseGateInterceptor.Gate gate = CloseGateInterceptor.register(clientId);
+        String group = kafka.group();
+        KafkaSource source = KafkaSource.of(kafka.config(group, topic).brokerOperationTimeout(Duration.ofMillis(500))
+                .producerProperty(ProducerConfig.CLIENT_ID_CONFIG, clientId)
+                .producerProperty(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, CloseGateInterceptor.class.getName())
+                .build());
+        try {
+            take(source).ack().finalize(AckDecision.deadLetter(DeadLetterReason.poison("x"))); // opens the producer
+            Ingested unacknowledged = take(source);
+            long started = System.nanoTime();
+            // the record handed out is never acknowledged and the producer's close hangs: not closed
+            assertThat(source.stop(Duration.ofMillis(300))).isFalse();
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .as("the timeout, then up to twice the broker operation timeout")
+                    .isBetween(Duration.ofMillis(300), Duration.ofSeconds(10));
+            gate.release.countDown();
+            assertThat(source.stop(WAIT)).as("a later call answers for the same stop").isTrue();
+            assertThat(source.isFinished()).isTrue();
+            assertThat(kafka.committed(group, topic)).as("past the dead letter, not past the unacknowledged record")
+                    .containsEntry(0, 1L);
+            assertThat(unacknowledged.envelope().attempt()).isZero();
+        } finally {
+            gate.release.countDown();
+            source.close();
+        }
+    }
+
+    @Test
     void a_static_member_that_stops_leaves_the_group_so_another_takes_its_partitions_at_once() throws Exception {
         int partitions = 4;
         String topic = KAFKA.createTopic("static-member", partitions);
