@@ -25,7 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The effect of the timing options of {@code Subscription.builder} (README, "Subscription.builder"
- * table): {@code retry(maxAttempts, errorDelay)}, {@code Ack.retry(delay)} and
+ * table): {@code retry(RetryPolicy)}, {@code Ack.retry(delay)} and
  * {@code checkpointEvery(events, interval)}. Timing assertions are lower bounds; upper bounds are
  * only the generous waits.
  */
