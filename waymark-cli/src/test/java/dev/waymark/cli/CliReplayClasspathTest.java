@@ -71,7 +71,7 @@ class CliReplayClasspathTest {
                     public dev.waymark.subscription.Ack handle(dev.waymark.subscription.Delivery d) {
                         return d.event().type().equals("Refund") ? dev.waymark.subscription.Ack.ok()
                                 : dev.waymark.subscription.Ack.deadLetter(
-                                        dev.waymark.subscription.DeadLetterReason.poison("not a refund"));
+                                        dev.waymark.store.DeadLetterReason.poison("not a refund"));
                     }
                 }
                 """);
