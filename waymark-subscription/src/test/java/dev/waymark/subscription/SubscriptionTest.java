@@ -278,6 +278,39 @@ class SubscriptionTest {
     }
 
     @Test
+    void stop_answers_false_while_a_handler_ignores_its_interrupt_and_true_once_it_returned() throws Exception {
+        String c = fresh();
+        append(store, c + "-1", "Stubborn");
+        java.util.concurrent.CountDownLatch inHandler = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Recorder recorder = new Recorder(d -> {
+            inHandler.countDown();
+            while (release.getCount() > 0) {
+                try {
+                    release.await(); // uninterruptible work, as blocking I/O can be
+                } catch (InterruptedException ignored) {
+                    // keeps waiting
+                }
+            }
+            return Ack.ok();
+        });
+        Subscription s = builder(c).start(recorder);
+        try {
+            assertThat(inHandler.await(15, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            // the grace, the interrupt, then 10 s for the handler to return: it does not
+            assertThat(s.stop(Duration.ofMillis(100))).isFalse();
+            assertThat(s.isRunning()).isTrue();
+            release.countDown();
+            assertThat(s.stop(Duration.ofSeconds(10))).as("a later call, once the handler returned").isTrue();
+            assertThatThrownBy(() -> s.stop(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("stop grace must be >= 0, got PT-0.001S");
+        } finally {
+            release.countDown();
+            s.stop(Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
     void a_handler_that_fails_while_stopping_acknowledges_nothing_even_with_the_interrupt_cleared() throws Exception {
         String c = fresh();
         append(store, c + "-1", "A", "Slow", "C");
