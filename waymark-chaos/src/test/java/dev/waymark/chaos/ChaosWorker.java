@@ -2,6 +2,8 @@ package dev.waymark.chaos;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.waymark.core.DeadLetterReason;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.kafka.DeadLetterPolicy;
 import dev.waymark.kafka.KafkaCoordinates;
 import dev.waymark.kafka.KafkaSource;
@@ -10,9 +12,7 @@ import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
-import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventStore;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;

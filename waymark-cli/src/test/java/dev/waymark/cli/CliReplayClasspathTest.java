@@ -2,7 +2,7 @@ package dev.waymark.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.waymark.store.DeadLetterReason;
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
@@ -71,7 +71,7 @@ class CliReplayClasspathTest {
                     public dev.waymark.subscription.Ack handle(dev.waymark.subscription.Delivery d) {
                         return d.event().type().equals("Refund") ? dev.waymark.subscription.Ack.ok()
                                 : dev.waymark.subscription.Ack.deadLetter(
-                                        dev.waymark.store.DeadLetterReason.poison("not a refund"));
+                                        dev.waymark.core.DeadLetterReason.poison("not a refund"));
                     }
                 }
                 """);
@@ -92,13 +92,14 @@ class CliReplayClasspathTest {
         }
     }
 
-    /** Compiles one class against the subscription and store APIs into {@code dir}. */
+    /** Compiles one class against the subscription, store and core APIs into {@code dir}. */
     private static Path compile(Path dir, String className, String source) throws IOException, URISyntaxException {
         Path src = tmp.resolve("src").resolve(className.replace('.', '/') + ".java");
         Files.createDirectories(src.getParent());
         Files.writeString(src, source);
         Files.createDirectories(dir);
-        String classpath = location(EventHandler.class) + File.pathSeparator + location(RecordedEvent.class);
+        String classpath = location(EventHandler.class) + File.pathSeparator + location(RecordedEvent.class)
+                + File.pathSeparator + location(DeadLetterReason.class);
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         int code = javac.run(null, null, OutputStream.nullOutputStream(), "-classpath", classpath, "-d",
                 dir.toString(), src.toString());

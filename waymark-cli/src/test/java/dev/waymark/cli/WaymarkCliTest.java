@@ -3,7 +3,7 @@ package dev.waymark.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.waymark.store.DeadLetterReason;
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;

@@ -2,13 +2,13 @@ package dev.waymark.demo;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.kafka.DeadLetterPolicy;
 import dev.waymark.kafka.KafkaSource;
 import dev.waymark.kafka.KafkaSourceConfig;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.ProcessingApp;
-import dev.waymark.store.DeadLetterReason;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;

@@ -1,10 +1,10 @@
 package dev.waymark.kafka;
 
+import dev.waymark.core.Stoppable;
 import dev.waymark.kafka.internal.SourceRuntime;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.MessageSource;
-import dev.waymark.store.Stoppable;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;

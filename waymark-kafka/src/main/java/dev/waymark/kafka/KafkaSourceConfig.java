@@ -4,8 +4,8 @@ import dev.waymark.kafka.internal.ClientSettings;
 import static dev.waymark.kafka.ConfigRules.requireBetween;
 import static dev.waymark.kafka.ConfigRules.requireText;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.messaging.MessagingConfigException;
-import dev.waymark.store.RetryPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;

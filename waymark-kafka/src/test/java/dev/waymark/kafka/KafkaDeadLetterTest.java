@@ -8,13 +8,13 @@ import static dev.waymark.kafka.TestKafka.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.kafka.KafkaSourceEvent.Kind;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
-import dev.waymark.store.DeadLetterReason;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
 import java.util.List;

@@ -5,6 +5,7 @@ import static dev.waymark.kafka.TestKafka.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.kafka.DeadLetterTopicException.Problem;
 import dev.waymark.kafka.KafkaSourceEvent.Kind;
 import dev.waymark.kafka.micrometer.KafkaSourceMetrics;
@@ -14,7 +15,6 @@ import dev.waymark.messaging.InMemorySource;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorFailedException;
 import dev.waymark.messaging.ProcessorState;
-import dev.waymark.store.DeadLetterReason;
 import dev.waymark.testkit.KafkaExtension;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;

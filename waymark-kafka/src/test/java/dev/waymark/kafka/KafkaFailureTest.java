@@ -6,13 +6,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.kafka.KafkaSourceEvent.Kind;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.testkit.KafkaBroker;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
@@ -28,11 +28,11 @@ import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
 import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

@@ -5,13 +5,13 @@ import static dev.waymark.kafka.TestKafka.take;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.MessageSource;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
-import dev.waymark.store.DeadLetterReason;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
 import java.util.Map;

@@ -3,8 +3,8 @@ package dev.waymark.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.messaging.MessagingConfigException;
-import dev.waymark.store.RetryPolicy;
 import java.time.Duration;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;

@@ -4,13 +4,13 @@ import static dev.waymark.kafka.TestKafka.bytes;
 import static dev.waymark.kafka.TestKafka.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.kafka.internal.RecordConverter;
 import dev.waymark.kafka.otel.KafkaTracing;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.otel.MessageTracing;
-import dev.waymark.store.DeadLetterReason;
 import dev.waymark.testkit.KafkaExtension;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;

@@ -4,11 +4,11 @@ import static dev.waymark.kafka.TestKafka.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.kafka.micrometer.KafkaSourceMetrics;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.ProcessingApp;
-import dev.waymark.store.DeadLetterReason;
 import dev.waymark.testkit.KafkaExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -1,8 +1,8 @@
 package dev.waymark.messaging;
 
+import dev.waymark.core.RetryPolicy;
+import dev.waymark.core.Stoppable;
 import dev.waymark.messaging.internal.ProcessorRuntime;
-import dev.waymark.store.RetryPolicy;
-import dev.waymark.store.Stoppable;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -317,7 +317,7 @@ public final class ProcessingApp implements Stoppable {
          * How a message whose handler throws is retried: while {@link RetryPolicy#allowsAnotherAttempt}
          * its delivery attempt ({@link Envelope#attempt()} + 1), it is finalized with {@link
          * AckDecision#retry(Duration)} after the policy's delay; then with {@link AckDecision#deadLetter}
-         * ({@link dev.waymark.store.DeadLetterReason#maxAttempts}), so give a bounded policy only to a
+         * ({@link dev.waymark.core.DeadLetterReason#maxAttempts}), so give a bounded policy only to a
          * source that records dead letters (a Kafka source with a dead-letter topic, a store
          * subscription). A source that cannot count attempts ({@code attempt() == -1}) is retried
          * without limit. A decision the handler returns is never changed. Not null; default

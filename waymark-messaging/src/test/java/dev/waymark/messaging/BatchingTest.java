@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.messaging.batch.BatchAck;
 import dev.waymark.messaging.batch.BatchInfo;
 import dev.waymark.messaging.batch.Batching;
-import dev.waymark.store.DeadLetterReason;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

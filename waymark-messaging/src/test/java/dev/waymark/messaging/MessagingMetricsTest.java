@@ -3,8 +3,8 @@ package dev.waymark.messaging;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.messaging.micrometer.MessagingMetrics;
-import dev.waymark.store.DeadLetterReason;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

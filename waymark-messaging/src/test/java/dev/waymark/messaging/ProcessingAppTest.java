@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.waymark.store.DeadLetterReason;
-import dev.waymark.store.RetryPolicy;
-import dev.waymark.store.Stoppable;
+import dev.waymark.core.DeadLetterReason;
+import dev.waymark.core.RetryPolicy;
+import dev.waymark.core.Stoppable;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package dev.waymark.subscription;
 
-import dev.waymark.store.DeadLetterReason;
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.store.GlobalPosition;
 import java.time.Instant;
 import java.util.Optional;

@@ -1,8 +1,8 @@
 package dev.waymark.subscription;
 
+import dev.waymark.core.Stoppable;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
-import dev.waymark.store.Stoppable;
 import java.time.Duration;
 import java.util.Optional;
 

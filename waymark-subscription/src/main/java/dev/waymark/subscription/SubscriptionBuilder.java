@@ -1,8 +1,8 @@
 package dev.waymark.subscription;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.Partition;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.internal.AckQueue;
 import dev.waymark.subscription.internal.SubscriptionWorker;
 import java.time.Duration;
@@ -94,7 +94,7 @@ public final class SubscriptionBuilder {
 
     /**
      * How a handler failure is retried: {@link RetryPolicy#maxAttempts()} deliveries of one event in
-     * all before it is dead-lettered with {@link dev.waymark.store.DeadLetterReason.MaxAttempts}, and
+     * all before it is dead-lettered with {@link dev.waymark.core.DeadLetterReason.MaxAttempts}, and
      * after a handler exception the pause {@link RetryPolicy#delayBefore(int, java.util.random.RandomGenerator)}
      * before the next delivery ({@link Ack#retry(Duration)} keeps its own delay and counts as an
      * attempt). Not null; default {@link #DEFAULT_RETRY}.

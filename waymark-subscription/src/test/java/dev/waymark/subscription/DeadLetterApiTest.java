@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
-import dev.waymark.store.DeadLetterReason;
+import dev.waymark.core.DeadLetterReason;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;

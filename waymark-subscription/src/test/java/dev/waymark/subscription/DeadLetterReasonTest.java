@@ -2,7 +2,7 @@ package dev.waymark.subscription;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.waymark.store.DeadLetterReason;
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.subscription.internal.ReasonJson;
 import org.junit.jupiter.api.Test;
 

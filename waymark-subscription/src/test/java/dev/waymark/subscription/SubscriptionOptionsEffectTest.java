@@ -4,12 +4,12 @@ import static dev.waymark.subscription.SubscriptionFixture.append;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package dev.waymark.kafka.internal;
 
-import dev.waymark.store.RetryPolicy;
+import dev.waymark.core.RetryPolicy;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.errors.InterruptException;

@@ -1,7 +1,7 @@
 package dev.waymark.kafka.internal;
 
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.kafka.DeadLetterHeaders;
-import dev.waymark.store.DeadLetterReason;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;

@@ -1,9 +1,9 @@
 package dev.waymark.kafka.internal;
 
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.kafka.KafkaSourceEvent.Kind;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.AckHandle;
-import dev.waymark.store.DeadLetterReason;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 

@@ -1,8 +1,8 @@
 package dev.waymark.messaging.internal;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Ingested;
-import dev.waymark.store.RetryPolicy;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;

@@ -1,12 +1,12 @@
 package dev.waymark.messaging.internal;
 
+import dev.waymark.core.DeadLetterReason;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Handler;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.Message;
 import dev.waymark.messaging.ProcessorListener;
-import dev.waymark.store.DeadLetterReason;
-import dev.waymark.store.RetryPolicy;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;

@@ -1,5 +1,6 @@
 package dev.waymark.messaging.internal;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Handler;
 import dev.waymark.messaging.Ingested;
@@ -8,7 +9,6 @@ import dev.waymark.messaging.ProcessorFailedException;
 import dev.waymark.messaging.ProcessorListener;
 import dev.waymark.messaging.ProcessorState;
 import dev.waymark.messaging.ProcessorState.Lifecycle;
-import dev.waymark.store.RetryPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.waymark.messaging.store;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.messaging.MessageSource;
 import dev.waymark.messaging.MessageSourceContract;
 import dev.waymark.store.EventData;
@@ -7,7 +8,6 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Checkpoints;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;

@@ -3,15 +3,15 @@ package dev.waymark.messaging.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.core.DeadLetterReason;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
-import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;

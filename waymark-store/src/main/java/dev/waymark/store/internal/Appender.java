@@ -1,11 +1,11 @@
 package dev.waymark.store.internal;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.AppendRefusedException;
 import dev.waymark.store.AppendResult;
 import dev.waymark.store.DuplicateEventException;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StreamAlreadyExistsException;
 import dev.waymark.store.StreamAppend;

@@ -1,7 +1,7 @@
 package dev.waymark.store.internal;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.QueryPurpose;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.store.WakeSignal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

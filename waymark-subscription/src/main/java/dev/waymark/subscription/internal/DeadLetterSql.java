@@ -1,6 +1,6 @@
 package dev.waymark.subscription.internal;
 
-import dev.waymark.store.DeadLetterReason;
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;

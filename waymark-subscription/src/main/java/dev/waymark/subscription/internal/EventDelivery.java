@@ -1,6 +1,6 @@
 package dev.waymark.subscription.internal;
 
-import dev.waymark.store.DeadLetterReason;
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.QueryPurpose;
@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Delivers one event to the handler until it is acknowledged: retries as the subscription's
- * {@link dev.waymark.store.RetryPolicy} says, dead-letters when the handler gives up on it or the
+ * {@link dev.waymark.core.RetryPolicy} says, dead-letters when the handler gives up on it or the
  * attempts run out, and leaves an event in flight unacknowledged when the subscription stops.
  */
 final class EventDelivery {

@@ -1,6 +1,6 @@
 package dev.waymark.subscription.internal;
 
-import dev.waymark.store.RetryPolicy;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.StoreException;
 import dev.waymark.subscription.CheckpointMissingException;
 import dev.waymark.subscription.ConsumerGroupSizeMismatchException;

@@ -1,6 +1,6 @@
 package dev.waymark.subscription.micrometer;
 
-import dev.waymark.store.DeadLetterReason;
+import dev.waymark.core.DeadLetterReason;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.Ack;

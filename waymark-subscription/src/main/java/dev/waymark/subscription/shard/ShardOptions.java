@@ -1,6 +1,6 @@
 package dev.waymark.subscription.shard;
 
-import dev.waymark.store.RetryPolicy;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.subscription.SubscriptionBuilder;
 import dev.waymark.subscription.SubscriptionConfigException;
 import dev.waymark.subscription.Target;

@@ -1,7 +1,7 @@
 package dev.waymark.subscription.shard;
 
+import dev.waymark.core.Stoppable;
 import dev.waymark.store.EventStore;
-import dev.waymark.store.Stoppable;
 import dev.waymark.subscription.Target;
 import java.time.Duration;
 import java.util.List;

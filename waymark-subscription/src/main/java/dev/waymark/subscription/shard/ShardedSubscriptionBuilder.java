@@ -1,8 +1,8 @@
 package dev.waymark.subscription.shard;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.RecordedEvent;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.SubscriptionConfigException;
 import dev.waymark.subscription.Target;

@@ -2,8 +2,8 @@ package dev.waymark.subscription.shard;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import java.io.BufferedReader;

@@ -3,13 +3,13 @@ package dev.waymark.subscription.shard;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.store.StreamNames;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Checkpoints;

@@ -3,16 +3,16 @@ package dev.waymark.subscription.shard;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.QueryPurpose;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.LeaseFence;
 import dev.waymark.subscription.LeaseLostException;
-import dev.waymark.subscription.internal.CheckpointSql;
 import dev.waymark.subscription.SubscriptionConfigException;
 import dev.waymark.subscription.Target;
+import dev.waymark.subscription.internal.CheckpointSql;
 import dev.waymark.subscription.shard.internal.BucketReaders;
 import dev.waymark.subscription.shard.internal.LeaseStore;
 import dev.waymark.subscription.shard.internal.ReconcilePass;

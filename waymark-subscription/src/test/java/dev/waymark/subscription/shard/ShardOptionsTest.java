@@ -2,8 +2,8 @@ package dev.waymark.subscription.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Target;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

@@ -2,9 +2,9 @@ package dev.waymark.subscription.shard;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.waymark.store.DeadLetterReason;
+import dev.waymark.core.DeadLetterReason;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import java.sql.Connection;

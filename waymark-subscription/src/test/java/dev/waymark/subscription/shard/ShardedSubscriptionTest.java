@@ -4,14 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.waymark.store.DeadLetterReason;
+import dev.waymark.core.DeadLetterReason;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
-import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Checkpoints;
 import dev.waymark.subscription.DeadLetters;

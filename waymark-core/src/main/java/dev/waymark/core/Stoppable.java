@@ -1,4 +1,4 @@
-package dev.waymark.store;
+package dev.waymark.core;
 
 import java.time.Duration;
 

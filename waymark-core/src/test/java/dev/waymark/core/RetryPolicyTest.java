@@ -1,4 +1,4 @@
-package dev.waymark.store;
+package dev.waymark.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

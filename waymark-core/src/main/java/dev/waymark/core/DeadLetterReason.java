@@ -1,4 +1,4 @@
-package dev.waymark.store;
+package dev.waymark.core;
 
 /**
  * Why an event or a message was given up on and dead-lettered: the one reason type of store
