@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
@@ -37,6 +38,7 @@ public final class PostgresExtension implements BeforeAllCallback, AfterAllCallb
     private final Consumer<DataSource> migrator;
     private final List<HikariDataSource> pools = new ArrayList<>();
     private String database;
+    private String template;
     private HikariDataSource dataSource;
 
     /** An extension giving each test class an empty database. */
@@ -71,7 +73,8 @@ public final class PostgresExtension implements BeforeAllCallback, AfterAllCallb
         if (templateKey == null) {
             server.createDatabase(database);
         } else {
-            server.createDatabase(database, DatabaseTemplates.ensure(server, templateKey, migrator));
+            template = DatabaseTemplates.ensure(server, templateKey, migrator);
+            server.createDatabase(database, template);
         }
         dataSource = newDataSource(DEFAULT_POOL_SIZE);
     }
@@ -107,6 +110,12 @@ public final class PostgresExtension implements BeforeAllCallback, AfterAllCallb
     /** The name of this class's database. */
     public String databaseName() {
         return requireStarted(database);
+    }
+
+    /** The template database this class's database was copied from; empty for an empty database. */
+    public Optional<String> templateName() {
+        requireStarted(database);
+        return Optional.ofNullable(template);
     }
 
     /** The JDBC URL of this class's database. */
