@@ -1,5 +1,6 @@
 package dev.waymark.cli;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -28,7 +29,6 @@ class CliOutputTest {
     @RegisterExtension
     static final PostgresExtension POSTGRES = new PostgresExtension();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final String REASON = "no price\nsecond line\twith a tab\u0007 and a bell";
     private static String url;
 

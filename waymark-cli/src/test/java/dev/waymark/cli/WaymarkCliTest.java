@@ -1,5 +1,6 @@
 package dev.waymark.cli;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -223,7 +224,6 @@ class WaymarkCliTest {
         }
     }
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final WorkflowStatus SUSPENDED = WorkflowStatus.SUSPENDED;
 
     private static WorkflowStatus status(WorkflowEngine engine, String name, String id) {

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -27,14 +28,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CheckpointTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
     private static Checkpoints checkpoints;
 
     @BeforeAll
     static void setUp() {
-        store = SubscriptionFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         checkpoints = Checkpoints.of(store);
     }
 

@@ -1,9 +1,11 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.FailingDataSource;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Instances;
@@ -38,16 +40,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class BackgroundErrorTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
-
-    private static final Duration WAIT = Duration.ofSeconds(20);
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
     private static WorkflowRegistry registry;
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         registry = new WorkflowRegistry().register("plain", String.class, String.class,
                 (ctx, in) -> ctx.step("only", String.class, () -> "done " + in));
     }

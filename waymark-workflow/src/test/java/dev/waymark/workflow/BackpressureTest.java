@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.testkit.Waits;
 import dev.waymark.workflow.micrometer.BacklogMetrics;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
@@ -30,18 +32,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class BackpressureTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final int WORKFLOWS = 240;
     private static final long BOUND = 30;
-    private static final Duration WAIT = Duration.ofSeconds(90);
+    private static final Duration WAIT = Waits.WAIT.plusSeconds(30); // a backlog of runs drains first
 
     private static EventStore store;
     private static WorkflowRegistry registry;
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         registry = new WorkflowRegistry().register("slow", String.class, String.class, (ctx, in) -> {
             ctx.step("work", String.class, () -> {
                 Thread.sleep(5); // the work the step stands for

@@ -1,9 +1,11 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.internal.Instances;
@@ -28,16 +30,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CascadeRepairTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
-
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
     private static WorkflowEngine engine;
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("top", String.class, String.class, (ctx, in) ->
                         ctx.child("c", "middle", ctx.workflowId() + ".m", in, String.class).await())

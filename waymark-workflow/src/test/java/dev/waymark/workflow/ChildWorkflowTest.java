@@ -1,10 +1,12 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.resume.ResumeWorker;
@@ -20,9 +22,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ChildWorkflowTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
 
     private static EventStore store;
@@ -35,7 +36,7 @@ class ChildWorkflowTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("level", Integer.class, String.class, (ctx, depth) -> {
                     effects.hit(ctx.workflowId() + ":body");

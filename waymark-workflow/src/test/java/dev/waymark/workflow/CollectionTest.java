@@ -1,10 +1,12 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.micrometer.CollectorMetrics;
@@ -27,9 +29,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CollectionTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final Duration HOUR = Duration.ofHours(1);
 
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
@@ -41,7 +42,7 @@ class CollectionTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 // two generations, a step in each, an awakeable in the second
                 .register("multi", Integer.class, String.class, (ctx, gen) -> {

@@ -1,11 +1,13 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
@@ -32,9 +34,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class EngineOptionsEffectTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
 
     /** Counted down when the "gated" step is entered; set per test. */
@@ -48,7 +49,7 @@ class EngineOptionsEffectTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         registry = new WorkflowRegistry()
                 .register("gated", String.class, String.class, (ctx, in) -> {
                     String r = ctx.step("work", String.class, () -> {

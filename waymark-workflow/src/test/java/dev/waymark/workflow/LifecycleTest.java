@@ -1,11 +1,13 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static dev.waymark.workflow.WorkflowTesting.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -19,9 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LifecycleTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(60);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
     private static final java.util.Map<String, UUID> awakeables = new java.util.concurrent.ConcurrentHashMap<>();
     private static volatile boolean newCode;
@@ -33,7 +34,7 @@ class LifecycleTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("looper", Counter.class, Long.class, (ctx, c) -> {
                     long add = ctx.step("add", Long.class, () -> {

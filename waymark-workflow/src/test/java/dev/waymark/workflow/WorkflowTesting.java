@@ -31,12 +31,6 @@ final class WorkflowTesting {
 
     private WorkflowTesting() {}
 
-    static EventStore migratedStore(PostgresExtension postgres) {
-        EventStore store = EventStore.builder(postgres.dataSource()).build();
-        store.migrate();
-        return store;
-    }
-
     static WorkflowEngine.Builder fastEngine(EventStore store, WorkflowRegistry registry) {
         return WorkflowEngine.builder(store, registry)
                 .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5))

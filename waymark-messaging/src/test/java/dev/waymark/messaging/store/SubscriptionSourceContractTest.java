@@ -10,6 +10,7 @@ import dev.waymark.store.Partition;
 import dev.waymark.subscription.Checkpoints;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class SubscriptionSourceContractTest extends MessageSourceContract {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
     private static final AtomicInteger categories = new AtomicInteger();
@@ -33,7 +34,6 @@ class SubscriptionSourceContractTest extends MessageSourceContract {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
     }
 
     @AfterAll

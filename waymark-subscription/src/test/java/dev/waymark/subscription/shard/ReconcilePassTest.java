@@ -15,6 +15,7 @@ import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.internal.BucketReaders;
 import dev.waymark.subscription.shard.internal.LeaseStore;
 import dev.waymark.subscription.shard.internal.ReconcilePass;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.ManualClock;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
@@ -40,7 +41,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ReconcilePassTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final Duration TTL = Duration.ofSeconds(30);
     private static EventStore store;
@@ -49,7 +50,6 @@ class ReconcilePassTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
     }
 
     @AfterAll

@@ -3,6 +3,7 @@ package dev.waymark.workflow.resume;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowRegistry;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class DueWakeTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final WorkflowRegistry REGISTRY = new WorkflowRegistry()
             .register("napper", Long.class, String.class, (ctx, millis) -> {

@@ -1,9 +1,11 @@
 package dev.waymark.workflow.resume;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowRegistry;
@@ -28,9 +30,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LeaseAndPollDefaultsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final CountDownLatch entered = new CountDownLatch(2);
     private static final CountDownLatch release = new CountDownLatch(1);
 
@@ -40,7 +41,6 @@ class LeaseAndPollDefaultsTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         registry = new WorkflowRegistry()
                 .register("held", String.class, String.class, (ctx, in) -> ctx.step("hold", String.class, () -> {
                     entered.countDown();

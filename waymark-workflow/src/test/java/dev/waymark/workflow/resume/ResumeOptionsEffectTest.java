@@ -1,9 +1,11 @@
 package dev.waymark.workflow.resume;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowInfo;
@@ -37,9 +39,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ResumeOptionsEffectTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final Map<String, AtomicInteger> bodyRuns = new ConcurrentHashMap<>();
     private static final Map<String, AtomicInteger> stepRuns = new ConcurrentHashMap<>();
     /** The barrier the "meet" workflows' step waits at; set per test. */
@@ -55,7 +56,6 @@ class ResumeOptionsEffectTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("alwaysCrashes", String.class, String.class, (ctx, in) -> {
                     bodyRuns.computeIfAbsent(ctx.workflowId(), k -> new AtomicInteger()).incrementAndGet();

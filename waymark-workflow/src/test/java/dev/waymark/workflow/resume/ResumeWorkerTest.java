@@ -1,10 +1,12 @@
 package dev.waymark.workflow.resume;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.InvalidWorkflowInputException;
 import dev.waymark.workflow.WorkflowClient;
@@ -35,9 +37,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ResumeWorkerTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
     private static final Map<String, UUID> awakeables = new ConcurrentHashMap<>();
 
@@ -49,7 +50,6 @@ class ResumeWorkerTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("quick", String.class, String.class, (ctx, in) -> {
                     runs.computeIfAbsent(ctx.workflowId(), k -> new AtomicInteger()).incrementAndGet();
