@@ -12,6 +12,7 @@ import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowRegistry;
@@ -27,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CliOutputTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final String REASON = "no price\nsecond line\twith a tab\u0007 and a bell";
     private static String url;
@@ -36,7 +37,6 @@ class CliOutputTest {
     static void seed() {
         url = POSTGRES.jdbcUrl();
         try (EventStore store = EventStore.builder(POSTGRES.newDataSource(4)).build()) {
-            store.migrate();
             store.append("order-1", ExpectedVersion.any(), EventData.json("Placed", "{\"sku\":\"a\",\"qty\":2}")
                     .withMetadata("{\"tenant\":\"acme\"}"));
             store.append("order-2", ExpectedVersion.any(), EventData.json("Placed", "[1,2]"));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.AwakeableFailedException;
 import dev.waymark.workflow.WorkflowEngine;
@@ -36,7 +37,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class WorkflowAnnouncementsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     /** Well under the poll interval (an hour) and the store's fallback tick (ten minutes). */
     private static final Duration PROMPTLY = Duration.ofSeconds(5);
@@ -56,7 +57,6 @@ class WorkflowAnnouncementsTest {
     static void setUp() {
         url = POSTGRES.jdbcUrl();
         store = EventStore.builder(POSTGRES.newDataSource(8)).fallbackPoll(Duration.ofMinutes(10)).build();
-        store.migrate();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("twoSteps", String.class, String.class, (ctx, in) -> {
                     ctx.step("first", String.class, () -> "one");

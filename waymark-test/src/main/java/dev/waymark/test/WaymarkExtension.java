@@ -37,12 +37,11 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  *
  * <p><b>Time.</b> {@link #dataSource()} and {@link #store()} run on connections that carry the
  * {@link #clock()}'s offset; components built on them (subscriptions, workflow engines, resume
- * workers) see time move when the test advances the clock.
+ * workers) see time move when the test advances the clock, and those built on the extension's
+ * stores ({@link #store()}, {@link #newStore}) are woken by the move, so that what came due runs at
+ * once rather than at their next poll.
  */
 public final class WaymarkExtension implements BeforeAllCallback, AfterAllCallback {
-
-    /** Changes when the way a template is migrated changes, so that old templates are not reused. */
-    private static final String TEMPLATE_FORMAT = "waymark-test template 1\n";
 
     private final PostgresExtension postgres = migratedPostgres();
     private final KafkaExtension kafka;
@@ -58,6 +57,15 @@ public final class WaymarkExtension implements BeforeAllCallback, AfterAllCallba
 
     private WaymarkExtension(KafkaExtension kafka) {
         this.kafka = kafka;
+        // What came due with the move runs now, not at the next poll: resume workers and readers
+        // on these stores pass on the store's wake signal.
+        clock.onAdvance(this::wakeStores);
+    }
+
+    private void wakeStores() {
+        synchronized (stores) {
+            stores.forEach(EventStore::signalAppended);
+        }
     }
 
     /**
@@ -74,7 +82,9 @@ public final class WaymarkExtension implements BeforeAllCallback, AfterAllCallba
      * migrated Waymark template: for tests that build their own stores on {@code dataSource()}.
      */
     public static PostgresExtension migratedPostgres() {
-        return PostgresExtension.migrated(TEMPLATE_FORMAT + Migrations.sql(EventStoreBuilder.DEFAULT_SCHEMA),
+        // Keyed by the text of every migration on the class path: a changed script is a new template.
+        // The store's own tests key their template the same way (StoreFixture), so they share it.
+        return PostgresExtension.migrated(Migrations.sql(EventStoreBuilder.DEFAULT_SCHEMA),
                 WaymarkExtension::migrate);
     }
 
