@@ -10,8 +10,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.WeakHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.logging.Logger;
@@ -34,6 +37,8 @@ public final class TestClock extends Clock {
 
     private final AtomicReference<Duration> offset = new AtomicReference<>(Duration.ZERO);
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+    /** The offset each open session was given (a fresh session has none: zero). */
+    private final Map<Connection, Duration> sessions = Collections.synchronizedMap(new WeakHashMap<>());
 
     /** A clock at the real time (offset zero). */
     public TestClock() {}
@@ -64,8 +69,9 @@ public final class TestClock extends Clock {
     }
 
     /**
-     * {@code dataSource} with this clock's offset set on every connection it hands out (one
-     * {@code set_config} per checkout), so Waymark's SQL on those connections sees the moved time.
+     * {@code dataSource} with this clock's offset set on every connection it hands out (a
+     * {@code set_config} when the session's offset differs from the clock's), so Waymark's SQL on
+     * those connections sees the moved time.
      */
     public DataSource dataSource(DataSource dataSource) {
         Objects.requireNonNull(dataSource, "dataSource");
@@ -97,10 +103,22 @@ public final class TestClock extends Clock {
     }
 
     private Connection shifted(Connection connection) throws SQLException {
-        try (PreparedStatement s = connection.prepareStatement("SELECT set_config(?, ?, false)")) {
-            s.setString(1, SETTING);
-            s.setString(2, offset.get().toMillis() + " milliseconds");
-            s.execute();
+        try {
+            Duration wanted = offset.get();
+            // The session keeps the setting: a pooled connection needs it sent only when it changed.
+            // Sent in autocommit only, where a rollback cannot undo it behind the cache's back.
+            Connection session = connection.isWrapperFor(Connection.class) ? connection.unwrap(Connection.class) : connection;
+            if (wanted.equals(sessions.getOrDefault(session, Duration.ZERO))) {
+                return connection;
+            }
+            try (PreparedStatement s = connection.prepareStatement("SELECT set_config(?, ?, false)")) {
+                s.setString(1, SETTING);
+                s.setString(2, wanted.toMillis() + " milliseconds");
+                s.execute();
+            }
+            if (connection.getAutoCommit()) {
+                sessions.put(session, wanted);
+            }
         } catch (SQLException e) {
             try {
                 connection.close();
