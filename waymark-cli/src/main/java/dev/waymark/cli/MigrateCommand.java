@@ -33,6 +33,7 @@ final class MigrateCommand {
                 r.put("schema", store.schema());
                 r.put("applied", applied);
                 r.put("version", store.migrations().currentVersion());
+                r.put("versions", store.migrations().versions());
                 return r;
             });
             cli.print(spec.commandLine().getOut(), result, "schema " + result.get("schema") + ": applied "
@@ -41,7 +42,7 @@ final class MigrateCommand {
         }
     }
 
-    @Command(name = "status", description = "Show the applied version and pending migrations.")
+    @Command(name = "status", description = "Show the applied version of each module and the pending migrations.")
     static final class Status implements java.util.concurrent.Callable<Integer> {
         @ParentCommand
         MigrateCommand parent;
@@ -56,6 +57,7 @@ final class MigrateCommand {
                 Map<String, Object> r = new LinkedHashMap<>();
                 r.put("schema", store.schema());
                 r.put("version", store.migrations().currentVersion());
+                r.put("versions", store.migrations().versions());
                 r.put("pending", store.migrations().pendingCount());
                 return r;
             });
@@ -66,8 +68,8 @@ final class MigrateCommand {
         }
     }
 
-    @Command(name = "sql", description = "Print every migration's SQL for the schema (no database needed); with"
-            + " --json, an object with the schema, the script names in order and the SQL.")
+    @Command(name = "sql", description = "Print every module's migration SQL for the schema, in order (no database needed);"
+            + " with --json, an object with the schema, the scripts (module/script) in order and the SQL.")
     static final class Sql implements java.util.concurrent.Callable<Integer> {
         @ParentCommand
         MigrateCommand parent;
@@ -82,7 +84,7 @@ final class MigrateCommand {
             String sql = Migrations.sql(cli.schema);
             Map<String, Object> value = new LinkedHashMap<>();
             value.put("schema", cli.schema);
-            value.put("scripts", Migrations.SCRIPTS);
+            value.put("scripts", Migrations.scripts());
             value.put("sql", sql);
             cli.print(spec.commandLine().getOut(), value, sql);
             return 0;

@@ -82,13 +82,20 @@ class WaymarkCliTest {
         // a schema of this test's own: the default one is migrated before every test
         Run before = cli("migrate", "status", "--url", url, "--schema", "cli_migrate", "--json");
         assertThat(before.code()).as(before.err()).isZero();
-        int migrations = dev.waymark.store.Migrations.SCRIPTS.size();
+        // one baseline per module: store, subscription, workflow, each with its own history table
+        int migrations = dev.waymark.store.Migrations.scripts().size();
+        assertThat(migrations).isEqualTo(3);
         assertThat(before.json().get("pending").asInt()).isEqualTo(migrations);
+        assertThat(before.json().get("version").asText()).isEmpty();
 
         Run apply = cli("migrate", "apply", "--url", url, "--schema", "cli_migrate", "--json");
         assertThat(apply.code()).isZero();
         assertThat(apply.json().get("applied").asInt()).isEqualTo(migrations);
-        assertThat(apply.json().get("version").asText()).isEqualTo(Integer.toString(migrations));
+        assertThat(apply.json().get("version").asText()).isEqualTo("store 1, subscription 1, workflow 1");
+        assertThat(apply.json().get("versions").toString())
+                .isEqualTo("{\"store\":\"1\",\"subscription\":\"1\",\"workflow\":\"1\"}");
+        Run after = cli("migrate", "status", "--url", url, "--schema", "cli_migrate");
+        assertThat(after.out()).contains("version store 1, subscription 1, workflow 1, 0 pending");
         assertThat(cli("migrate", "apply", "--url", url, "--schema", "cli_migrate").out())
                 .contains("applied 0 migration(s)");
     }

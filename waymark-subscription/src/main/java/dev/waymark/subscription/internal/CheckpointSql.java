@@ -50,7 +50,7 @@ public final class CheckpointSql {
         // process can hold that lock, or a transaction id, longer than the server needs to run it.
         // A claim that locked the row first makes the fence wait, then see the new owner: refused.
         fenceCte = "fence AS (SELECT 1 FROM " + q + ".shards WHERE subscription = ? AND bucket = ? AND owner = ?"
-                + " AND epoch = ? AND lease_expires_at > clock_timestamp() FOR SHARE)";
+                + " AND epoch = ? AND lease_expires_at > " + q + ".waymark_clock_timestamp() FOR SHARE)";
         upsertIfFenced = "INSERT INTO " + q + ".checkpoints (subscription, member, group_size, position_tx,"
                 + " position_seq) SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM fence)"
                 + " ON CONFLICT (subscription, member) DO UPDATE"
@@ -60,7 +60,7 @@ public final class CheckpointSql {
                 + " < (EXCLUDED.position_tx, EXCLUDED.position_seq) RETURNING 1";
         fencedSave = "WITH " + fenceCte + ", saved AS (" + upsertIfFenced + ")"
                 + " SELECT EXISTS (SELECT 1 FROM fence), EXISTS (SELECT 1 FROM saved)";
-        leaseState = "SELECT owner, epoch, lease_expires_at > clock_timestamp() FROM " + q + ".shards"
+        leaseState = "SELECT owner, epoch, lease_expires_at > " + q + ".waymark_clock_timestamp() FROM " + q + ".shards"
                 + " WHERE subscription = ? AND bucket = ?";
         resetAll = "UPDATE " + q + ".checkpoints SET position_tx = ?, position_seq = ?, updated_at = now()"
                 + " WHERE subscription = ?";

@@ -43,7 +43,7 @@ public final class DeadLetterSql {
                 + " ON CONFLICT (subscription, member, event_id) DO UPDATE"
                 + " SET reason_kind = EXCLUDED.reason_kind, reason_summary = EXCLUDED.reason_summary,"
                 + " reason = EXCLUDED.reason, attempts = EXCLUDED.attempts, error_class = EXCLUDED.error_class,"
-                + " error_message = EXCLUDED.error_message, created_at = now(),"
+                + " error_message = EXCLUDED.error_message, created_at = " + q + ".waymark_now(),"
                 + " replayed_at = NULL, replay_outcome = NULL RETURNING 1";
         list = "SELECT " + COLUMNS + " FROM " + q + ".dead_letters WHERE subscription = ? AND dead_letter_id < ?"
                 + " ORDER BY dead_letter_id DESC LIMIT ?";
@@ -52,7 +52,7 @@ public final class DeadLetterSql {
         count = "SELECT count(*) FROM " + q + ".dead_letters WHERE subscription = ?";
         get = "SELECT " + COLUMNS + " FROM " + q + ".dead_letters WHERE dead_letter_id = ?";
         // A recorded success stays: a concurrent replay that answered otherwise later does not erase it.
-        markReplayed = "UPDATE " + q + ".dead_letters SET replayed_at = now(), replay_outcome = ?"
+        markReplayed = "UPDATE " + q + ".dead_letters SET replayed_at = " + q + ".waymark_now(), replay_outcome = ?"
                 + " WHERE dead_letter_id = ? AND replay_outcome IS DISTINCT FROM ?";
         purge = "DELETE FROM " + q + ".dead_letters WHERE subscription = ?";
         purgeMember = "DELETE FROM " + q + ".dead_letters WHERE subscription = ? AND member = ?";

@@ -419,7 +419,7 @@ public final class Instances {
 
     /** The database clock plus {@code delay}. */
     public Instant dbNowPlus(Duration delay) {
-        return sql.query("read the database clock", "SELECT now() + ? * interval '1 millisecond'",
+        return sql.query("read the database clock", "SELECT " + s + "waymark_now() + ? * interval '1 millisecond'",
                 ps -> ps.setLong(1, delay.toMillis()), rs -> {
                     rs.next();
                     return rs.getTimestamp(1).toInstant();

@@ -31,7 +31,7 @@ import java.util.function.Supplier;
 
 /**
  * Lease rows of a sharded subscription: one per bucket, plus one membership row per live worker.
- * Every time comes from the database ({@code now()} of each short transaction) unless a test
+ * Every time comes from the database ({@code waymark_now()} of each short transaction) unless a test
  * supplies a manual clock. A claim increments the bucket's epoch, which fences checkpoint writes.
  */
 public final class LeaseStore {
@@ -39,14 +39,14 @@ public final class LeaseStore {
     /** A bucket held at an epoch. */
     public record Lease(int bucket, long epoch) {}
 
-    private static final String NOW = "COALESCE(?::timestamptz, now())";
-
     private final EventStore store;
     private final String subscription;
     private final int shardCount;
     private final Duration ttl;
     private final Supplier<Instant> clock;
     private final String q;
+    /** The lease clock: a test's manual time when bound, otherwise the database's (waymark_now()). */
+    private final String now;
 
     /**
      * @param clock a manual clock for tests, or null for the database clock
@@ -58,6 +58,7 @@ public final class LeaseStore {
         this.ttl = ttl;
         this.clock = clock;
         this.q = Schema.quote(store.schema());
+        this.now = "COALESCE(?::timestamptz, " + q + ".waymark_now())";
     }
 
     /** The pool's name. */
@@ -154,14 +155,14 @@ public final class LeaseStore {
     public Renewal renewAndCount(String worker) {
         return tx("renew leases", c -> {
             try (PreparedStatement p = c.prepareStatement("WITH beat AS (INSERT INTO " + q + ".workers"
-                    + " (subscription, worker_id, heartbeat_at) VALUES (?, ?, " + NOW + ")"
+                    + " (subscription, worker_id, heartbeat_at) VALUES (?, ?, " + now + ")"
                     + " ON CONFLICT (subscription, worker_id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at"
                     + " RETURNING 1),"
                     // never this worker's own row: one statement must not change a row twice
                     + " forgot AS (DELETE FROM " + q + ".workers WHERE subscription = ? AND worker_id <> ?"
-                    + " AND heartbeat_at < " + NOW + " - " + FORGET_AFTER_TTLS + " * " + interval() + "),"
-                    + " renewed AS (UPDATE " + q + ".shards SET lease_expires_at = " + NOW + " + " + interval()
-                    + ", heartbeat_at = " + NOW + " WHERE subscription = ? AND owner = ?"
+                    + " AND heartbeat_at < " + now + " - " + FORGET_AFTER_TTLS + " * " + interval() + "),"
+                    + " renewed AS (UPDATE " + q + ".shards SET lease_expires_at = " + now + " + " + interval()
+                    + ", heartbeat_at = " + now + " WHERE subscription = ? AND owner = ?"
                     // After the heartbeat, never before: a worker whose own row is locked (a frozen
                     // transaction of an operator, say) waits there without holding its lease rows, so
                     // that another worker can claim them once they expire, as with separate statements.
@@ -169,8 +170,8 @@ public final class LeaseStore {
                     + " SELECT NULL::text, bucket, epoch FROM renewed"
                     + " UNION ALL SELECT w.worker_id, NULL, (SELECT count(*) FROM " + q + ".shards s"
                     + " WHERE s.subscription = w.subscription AND s.owner = w.worker_id AND s.lease_expires_at > "
-                    + NOW + ") FROM " + q + ".workers w WHERE w.subscription = ? AND w.worker_id <> ?"
-                    + " AND w.heartbeat_at > " + NOW + " - " + interval())) {
+                    + now + ") FROM " + q + ".workers w WHERE w.subscription = ? AND w.worker_id <> ?"
+                    + " AND w.heartbeat_at > " + now + " - " + interval())) {
                 int i = 1;
                 p.setString(i++, subscription);
                 p.setString(i++, worker);
@@ -206,8 +207,8 @@ public final class LeaseStore {
     /** Renews every lease {@code worker} still owns (expired ones nobody claimed included). */
     public List<Lease> renew(String worker) {
         return tx("renew leases", c -> {
-            try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET lease_expires_at = " + NOW
-                    + " + " + interval() + ", heartbeat_at = " + NOW + " WHERE subscription = ? AND owner = ?"
+            try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET lease_expires_at = " + now
+                    + " + " + interval() + ", heartbeat_at = " + now + " WHERE subscription = ? AND owner = ?"
                     + " RETURNING bucket, epoch")) {
                 bindNow(p, 1);
                 bindNow(p, 2);
@@ -225,9 +226,9 @@ public final class LeaseStore {
         }
         return tx("claim buckets", c -> {
             try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET owner = ?, epoch = epoch + 1,"
-                    + " lease_expires_at = " + NOW + " + " + interval() + ", heartbeat_at = " + NOW
+                    + " lease_expires_at = " + now + " + " + interval() + ", heartbeat_at = " + now
                     + " WHERE subscription = ? AND bucket IN (SELECT bucket FROM " + q + ".shards"
-                    + " WHERE subscription = ? AND (owner IS NULL OR lease_expires_at <= " + NOW + ")"
+                    + " WHERE subscription = ? AND (owner IS NULL OR lease_expires_at <= " + now + ")"
                     + " ORDER BY bucket LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING bucket, epoch")) {
                 p.setString(1, worker);
                 bindNow(p, 2);
@@ -335,7 +336,7 @@ public final class LeaseStore {
     public List<ShardOwnership> snapshot() {
         return tx("read ownership", c -> {
             try (PreparedStatement p = c.prepareStatement("SELECT bucket, owner, epoch, lease_expires_at,"
-                    + " owner IS NOT NULL AND lease_expires_at > " + NOW + " FROM " + q + ".shards"
+                    + " owner IS NOT NULL AND lease_expires_at > " + now + " FROM " + q + ".shards"
                     + " WHERE subscription = ? ORDER BY bucket")) {
                 bindNow(p, 1);
                 p.setString(2, subscription);

@@ -1,4 +1,6 @@
--- Waymark subscriptions, version 2: checkpoints, dead letters, and the lease rows of sharded pools.
+-- Waymark subscriptions schema (baseline of waymark-subscription): checkpoints, dead letters,
+-- and the lease rows of sharded pools. Applied after waymark-store's baseline.
+
 
 -- One checkpoint per (subscription, member): the last position handled. Writes never move it
 -- backwards (see CheckpointStore); only an explicit operator reset may.
@@ -13,6 +15,8 @@ CREATE TABLE "${flyway:defaultSchema}".checkpoints (
   CONSTRAINT checkpoints_member_range CHECK (member >= 0 AND member < group_size)
 );
 
+-- A dead letter: an event a subscription member gave up on, with the reason and the handler's
+-- exception, until it is replayed (replayed_at, replay_outcome) or purged.
 CREATE TABLE "${flyway:defaultSchema}".dead_letters (
   dead_letter_id bigint GENERATED ALWAYS AS IDENTITY,
   subscription   text NOT NULL,
@@ -27,15 +31,18 @@ CREATE TABLE "${flyway:defaultSchema}".dead_letters (
   reason_summary text NOT NULL,
   reason         jsonb NOT NULL,
   attempts       integer NOT NULL,
-  created_at     timestamptz NOT NULL DEFAULT now(),
+  created_at     timestamptz NOT NULL DEFAULT "${flyway:defaultSchema}".waymark_now(),
   replayed_at    timestamptz,
   replay_outcome text,
+  -- The class name and message of the exception that led to the dead letter (the handler's last
+  -- one when the retries ran out, or the cause given with an explicit dead-letter acknowledgement);
+  -- both null when there was none. The library bounds them (class 500, message 2,000 characters,
+  -- cut between code points) and replaces a NUL; the columns themselves take any text.
+  error_class    text,
+  error_message  text,
   CONSTRAINT dead_letters_pkey PRIMARY KEY (dead_letter_id),
   CONSTRAINT dead_letters_event_key UNIQUE (subscription, member, event_id)
 );
-
-CREATE INDEX dead_letters_newest_idx
-  ON "${flyway:defaultSchema}".dead_letters (subscription, member, dead_letter_id DESC);
 
 -- Lease rows of sharded subscription pools: one per bucket. epoch grows on every change of owner;
 -- checkpoint writes of a bucket are conditioned on (owner, epoch) and an unexpired lease, all
@@ -58,3 +65,6 @@ CREATE TABLE "${flyway:defaultSchema}".workers (
   heartbeat_at timestamptz NOT NULL,
   CONSTRAINT workers_pkey PRIMARY KEY (subscription, worker_id)
 );
+
+CREATE INDEX dead_letters_newest_idx
+  ON "${flyway:defaultSchema}".dead_letters (subscription, member, dead_letter_id DESC);
