@@ -8,10 +8,11 @@ import dev.waymark.kafka.KafkaSource;
 import dev.waymark.kafka.KafkaSourceConfig;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
-import dev.waymark.messaging.DeadLetterReason;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
@@ -99,7 +100,7 @@ public final class ChaosWorker {
                     .withBackoff(Duration.ofMillis(200), Duration.ofSeconds(2))).start();
             ShardedSubscription pool = ShardedSubscription.builder(store, POOL, Target.category(CATEGORY))
                     .shards(SHARDS).leaseTtl(TTL).renewInterval(RENEW)
-                    .handlerRetryDelay(Duration.ofMillis(500)).maxAttempts(100)
+                    .retry(RetryPolicy.fixed(100, Duration.ofMillis(500)))
                     .start(d -> {
                         try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
                                 "INSERT INTO handled (event_id, stream, version, bucket, epoch, pid)"
@@ -155,8 +156,7 @@ public final class ChaosWorker {
                 .deadLetters(DeadLetterPolicy.topicSuffix(".DLT"))
                 .pollTimeout(Duration.ofMillis(200))
                 .commitInterval(Duration.ofMillis(200))
-                .brokerRetryAttempts(30)
-                .brokerRetryBackoff(Duration.ofMillis(200))
+                .brokerRetry(KafkaSourceConfig.DEFAULT_BROKER_RETRY.withMaxAttempts(30))
                 .brokerOperationTimeout(Duration.ofSeconds(5))
                 .drainTimeout(Duration.ofSeconds(5))
                 .consumerProperty("session.timeout.ms", "6000")
@@ -180,7 +180,7 @@ public final class ChaosWorker {
                     }
                     return AckDecision.ok();
                 })
-                .handlerExceptionRetryDelay(Duration.ofMillis(300))
+                .retry(RetryPolicy.fixed(RetryPolicy.UNLIMITED, Duration.ofMillis(300)))
                 .build()
                 .start();
     }

@@ -3,6 +3,7 @@ package dev.waymark.chaos;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
@@ -80,7 +81,7 @@ public final class SoakWorker {
                     .withBackoff(Duration.ofMillis(200), Duration.ofSeconds(2))).start();
             ShardedSubscription pool = ShardedSubscription.builder(store, POOL, Target.category(CATEGORY))
                     .shards(8).leaseTtl(TTL).renewInterval(Duration.ofMillis(800))
-                    .handlerRetryDelay(Duration.ofMillis(300)).maxAttempts(1000)
+                    .retry(RetryPolicy.fixed(1000, Duration.ofMillis(300)))
                     .start(d -> {
                         engine.start(FLOW, d.event().eventId().toString(), d.event().streamName(), String.class);
                         try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(

@@ -2,13 +2,13 @@ package dev.waymark.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.DeadLetter;
-import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.EventHandler;
 import dev.waymark.subscription.Subscription;
@@ -71,7 +71,7 @@ class CliReplayClasspathTest {
                     public dev.waymark.subscription.Ack handle(dev.waymark.subscription.Delivery d) {
                         return d.event().type().equals("Refund") ? dev.waymark.subscription.Ack.ok()
                                 : dev.waymark.subscription.Ack.deadLetter(
-                                        dev.waymark.subscription.DeadLetterReason.poison("not a refund"));
+                                        dev.waymark.store.DeadLetterReason.poison("not a refund"));
                     }
                 }
                 """);

@@ -2,6 +2,7 @@ package dev.waymark.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
@@ -9,7 +10,6 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Checkpoints;
-import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;

@@ -3,6 +3,7 @@ package dev.waymark.demo;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
@@ -47,7 +48,7 @@ public final class DemoWorker {
                     .withBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).withListener(new ResumeListener() {}))
                     .start();
             ShardedSubscription pool = ShardedSubscription.builder(store, "fulfilment", Target.category("order"))
-                    .shards(6).leaseTtl(TTL).renewInterval(Duration.ofMillis(1000)).handlerRetryDelay(Duration.ofMillis(200))
+                    .shards(6).leaseTtl(TTL).renewInterval(Duration.ofMillis(1000)).retry(RetryPolicy.fixed(5, Duration.ofMillis(200)))
                     .start(d -> {
                         JsonNode order = json.readTree(d.event().data());
                         try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(

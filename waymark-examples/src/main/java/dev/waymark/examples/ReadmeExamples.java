@@ -13,6 +13,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
@@ -79,7 +80,7 @@ public final class ReadmeExamples {
     public Subscription subscription(EventStore store) {
         Subscription billing = Subscription.builder(store, "billing", Target.category("order"))
                 .consumerGroup(0, 1)                                  // optional: this process is member 0 of 1
-                .retry(5, Duration.ofSeconds(1))
+                .retry(RetryPolicy.fixed(5, Duration.ofSeconds(1)))
                 .start(delivery -> {
                     bill(delivery.event());                           // idempotent: key on delivery.event().eventId()
                     return Ack.ok();                                  // or Ack.retry(delay), Ack.deadLetter(reason)

@@ -4,6 +4,7 @@ import dev.waymark.kafka.internal.SourceRuntime;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.MessageSource;
+import dev.waymark.store.Stoppable;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -66,7 +67,7 @@ import org.slf4j.LoggerFactory;
  * <p>One thread owns the {@code KafkaConsumer}; acknowledgements from handler threads only update
  * in-memory state and wake that thread, so they never wait for a poll.
  */
-public final class KafkaSource implements MessageSource, AutoCloseable {
+public final class KafkaSource implements MessageSource, Stoppable {
 
     private static final Logger log = LoggerFactory.getLogger(KafkaSource.class);
 
@@ -156,9 +157,36 @@ public final class KafkaSource implements MessageSource, AutoCloseable {
     }
 
     /**
+     * Stops gracefully and waits: as {@link #shutdown()}, the records handed out get up to {@code
+     * timeout} to be acknowledged (and at most the configured drain timeout); then the source stops
+     * as {@link #close()} does, waiting up to twice the broker operation timeout more for the final
+     * commit and the closing of the consumer and the dead-letter producer.
+     *
+     * @return whether the consumer and the dead-letter producer had closed when the call returned
+     * @throws IllegalArgumentException if {@code timeout} is null or negative
+     */
+    @Override
+    public boolean stop(Duration timeout) {
+        if (timeout == null || timeout.isNegative()) {
+            throw new IllegalArgumentException("stop timeout must be >= 0, got " + timeout);
+        }
+        runtime.shutdown(false);
+        try {
+            if (runtime.awaitClosed(timeout)) {
+                return true;
+            }
+            runtime.shutdown(true);
+            return runtime.awaitClosed(config.brokerRetry().timeout().multipliedBy(2));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return runtime.isFinished();
+        }
+    }
+
+    /**
      * Stops without waiting for outstanding acknowledgements: commits what is acknowledged and
      * closes the consumer and the dead-letter producer, waiting up to twice the broker operation
-     * timeout for them.
+     * timeout for them (not {@link Stoppable#DEFAULT_CLOSE_TIMEOUT}).
      */
     @Override
     public void close() {

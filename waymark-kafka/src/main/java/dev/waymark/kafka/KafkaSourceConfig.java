@@ -5,6 +5,7 @@ import static dev.waymark.kafka.ConfigRules.requireBetween;
 import static dev.waymark.kafka.ConfigRules.requireText;
 
 import dev.waymark.messaging.MessagingConfigException;
+import dev.waymark.store.RetryPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -78,10 +79,12 @@ public record KafkaSourceConfig(
     public static final Duration MIN_COMMIT_INTERVAL = Duration.ofMillis(10);
     /** Default {@link Commits#drainTimeout()}. */
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
-    /** Default {@link BrokerRetry#attempts()}. */
-    public static final int DEFAULT_BROKER_ATTEMPTS = 5;
-    /** Default {@link BrokerRetry#backoff()}. */
-    public static final Duration DEFAULT_BROKER_BACKOFF = Duration.ofMillis(200);
+    /**
+     * Default {@link BrokerRetry#retry()}: 5 attempts, 200 ms after the first failure doubling up to
+     * 5 s, a random half to all of each delay taken.
+     */
+    public static final RetryPolicy DEFAULT_BROKER_RETRY =
+            RetryPolicy.exponential(5, Duration.ofMillis(200), Duration.ofSeconds(5)).withJitter(0.5);
     /** Default {@link BrokerRetry#timeout()}. */
     public static final Duration DEFAULT_BROKER_TIMEOUT = Duration.ofSeconds(10);
     /** Default {@link #leaveGroupOnClose()}: a closing consumer leaves its group, static or not. */
@@ -146,20 +149,25 @@ public record KafkaSourceConfig(
     /**
      * Bounds on broker operations (polls, commits, dead-letter publishing).
      *
-     * @param attempts attempts of a retriable poll or commit failure before the source ends with a
-     *     {@link KafkaSourceException}, 1 to 100; a fatal failure gets one (a dead-letter publish is
-     *     one attempt bounded by {@code timeout}; the runtime retries the acknowledgement instead)
-     * @param backoff the delay after the first failed attempt, doubled per attempt up to 5 s, 0 to 60 s
+     * @param retry how a retriable poll or commit failure is retried before the source ends with a
+     *     {@link KafkaSourceException}: 1 to 100 attempts, delays at most 60 s; a fatal failure gets
+     *     one attempt (a dead-letter publish is one attempt bounded by {@code timeout}; the runtime
+     *     retries the acknowledgement instead)
      * @param timeout how long one attempt (a commit, a dead-letter publish) may take, 100 ms to 5 min
      */
-    public record BrokerRetry(int attempts, Duration backoff, Duration timeout) {
+    public record BrokerRetry(RetryPolicy retry, Duration timeout) {
         /** Validates. */
         public BrokerRetry {
-            if (attempts < 1 || attempts > 100) {
-                throw new MessagingConfigException("brokerRetryAttempts must be between 1 and 100, got " + attempts);
+            if (retry == null || retry.maxAttempts() > 100) {
+                throw new MessagingConfigException("brokerRetry must allow 1 to 100 attempts, got " + retry);
             }
-            requireBetween("brokerRetryBackoff", backoff, Duration.ZERO, Duration.ofSeconds(60));
+            requireBetween("brokerRetry maxDelay", retry.maxDelay(), Duration.ZERO, Duration.ofSeconds(60));
             requireBetween("brokerOperationTimeout", timeout, Duration.ofMillis(100), Duration.ofMinutes(5));
+        }
+
+        /** Attempts in all of one broker operation ({@link RetryPolicy#maxAttempts()}). */
+        public int attempts() {
+            return retry.maxAttempts();
         }
     }
 
@@ -208,8 +216,8 @@ public record KafkaSourceConfig(
                 + " pollTimeout=" + polling.pollTimeout().toMillis() + "ms maxPollRecords=" + polling.maxPollRecords()
                 + " bufferSize=" + polling.bufferSize() + " retryHoldBytes=" + polling.retryHoldBytes()
                 + " commitInterval=" + commits.interval().toMillis()
-                + "ms drainTimeout=" + commits.drainTimeout().toMillis() + "ms brokerRetry=" + brokerRetry.attempts()
-                + "x" + brokerRetry.backoff().toMillis() + "ms/" + brokerRetry.timeout().toMillis() + "ms deadLetters="
+                + "ms drainTimeout=" + commits.drainTimeout().toMillis() + "ms brokerRetry=" + brokerRetry.retry()
+                + " brokerOperationTimeout=" + brokerRetry.timeout().toMillis() + "ms deadLetters="
                 + (deadLetters instanceof DeadLetterPolicy.LogAndCommit ? "log-and-commit"
                         : "topic missingDeadLetterTopic=" + missingDeadLetterTopic)
                 + " ordering=" + ordering + " leaveGroupOnClose=" + leaveGroupOnClose
@@ -230,8 +238,7 @@ public record KafkaSourceConfig(
         private long retryHoldBytes = DEFAULT_RETRY_HOLD_BYTES;
         private Duration commitInterval = DEFAULT_COMMIT_INTERVAL;
         private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
-        private int brokerAttempts = DEFAULT_BROKER_ATTEMPTS;
-        private Duration brokerBackoff = DEFAULT_BROKER_BACKOFF;
+        private RetryPolicy brokerRetry = DEFAULT_BROKER_RETRY;
         private Duration brokerTimeout = DEFAULT_BROKER_TIMEOUT;
         private DeadLetterPolicy deadLetters = DeadLetterPolicy.topicSuffix(DEFAULT_DEAD_LETTER_SUFFIX);
         private MissingDeadLetterTopic missingDeadLetterTopic = DEFAULT_MISSING_DEAD_LETTER_TOPIC;
@@ -320,17 +327,12 @@ public record KafkaSourceConfig(
         }
 
         /**
-         * Attempts of a retriable poll or commit failure, 1 to 100; default 5 (a dead-letter publish
-         * is one attempt bounded by {@link #brokerOperationTimeout}).
+         * How a retriable poll or commit failure is retried: 1 to 100 attempts, delays at most 60 s;
+         * default {@link #DEFAULT_BROKER_RETRY} (5 attempts, 200 ms doubling up to 5 s, jittered). A
+         * dead-letter publish is one attempt bounded by {@link #brokerOperationTimeout}.
          */
-        public Builder brokerRetryAttempts(int attempts) {
-            this.brokerAttempts = attempts;
-            return this;
-        }
-
-        /** Delay after the first failed broker attempt (doubled each time, at most 5 s), 0 to 60 s; default 200 ms. */
-        public Builder brokerRetryBackoff(Duration backoff) {
-            this.brokerBackoff = backoff;
+        public Builder brokerRetry(RetryPolicy policy) {
+            this.brokerRetry = policy;
             return this;
         }
 
@@ -419,7 +421,7 @@ public record KafkaSourceConfig(
             int buffer = bufferSize != null ? bufferSize : Math.max(DEFAULT_BUFFER_SIZE, 4 * maxPollRecords);
             return new KafkaSourceConfig(effectiveName, bootstrapServers, groupId, topics, topicPattern,
                     new Polling(pollTimeout, maxPollRecords, buffer, retryHoldBytes), new Commits(commitInterval, drainTimeout),
-                    new BrokerRetry(brokerAttempts, brokerBackoff, brokerTimeout), deadLetters, missingDeadLetterTopic,
+                    new BrokerRetry(brokerRetry, brokerTimeout), deadLetters, missingDeadLetterTopic,
                     ordering,
                     consumerProperties, leaveGroupOnClose, producerProperties, listeners);
         }

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
-import dev.waymark.messaging.DeadLetterReason;
 import dev.waymark.messaging.Message;
 import dev.waymark.messaging.MessageKey;
 import dev.waymark.messaging.ProcessingApp;
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.testkit.KafkaExtension;
 import java.util.List;
 import java.util.Map;

@@ -12,6 +12,7 @@ import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.testkit.KafkaBroker;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
@@ -56,7 +57,7 @@ class KafkaFailureTest {
         Set<String> handled = ConcurrentHashMap.newKeySet();
         CountDownLatch brokerDown = new CountDownLatch(1);
         KafkaSource source = KafkaSource.of(kafka.config(group, topic).listener(events)
-                .brokerOperationTimeout(Duration.ofSeconds(2)).brokerRetryAttempts(20).build());
+                .brokerOperationTimeout(Duration.ofSeconds(2)).brokerRetry(KafkaSourceConfig.DEFAULT_BROKER_RETRY.withMaxAttempts(20)).build());
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.orderedByKey(4), m -> {
             handled.add(m.id());
             if (handled.size() > 100) {
@@ -103,8 +104,8 @@ class KafkaFailureTest {
                         commitFailures.add(System.nanoTime());
                     }
                 })
-                .brokerOperationTimeout(Duration.ofMillis(500)).brokerRetryAttempts(3)
-                .brokerRetryBackoff(Duration.ofMillis(1000)).build());
+                .brokerOperationTimeout(Duration.ofMillis(500)).brokerRetry(RetryPolicy.exponential(3, Duration.ofMillis(1000), Duration.ofSeconds(5)).withJitter(0.5))
+                .build());
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(), m -> {
             if (KafkaCoordinates.of(m.envelope()).offset() == 5) {
                 release.await(60, TimeUnit.SECONDS);
@@ -152,7 +153,7 @@ class KafkaFailureTest {
         Map<String, String> member = Map.of(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "the-member",
                 ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "300000", ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "120000");
         RecordingListener events = new RecordingListener();
-        KafkaSourceConfig.Builder config = kafka.config(group, topic).listener(events).brokerRetryAttempts(5);
+        KafkaSourceConfig.Builder config = kafka.config(group, topic).listener(events).brokerRetry(KafkaSourceConfig.DEFAULT_BROKER_RETRY);
         member.forEach(config::consumerProperty);
         KafkaSource source = KafkaSource.of(config.build());
         try {

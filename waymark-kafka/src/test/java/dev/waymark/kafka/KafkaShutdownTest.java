@@ -7,11 +7,11 @@ import static org.awaitility.Awaitility.await;
 
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
-import dev.waymark.messaging.DeadLetterReason;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.MessageSource;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.testkit.KafkaExtension;
 import java.time.Duration;
 import java.util.Map;
@@ -127,6 +127,39 @@ class KafkaShutdownTest {
             gate.release.countDown();
             assertThat(source.awaitClosed(WAIT)).isTrue();
             assertThat(source.isFinished()).isTrue();
+        } finally {
+            gate.release.countDown();
+            source.close();
+        }
+    }
+
+    @Test
+    void stop_gives_acknowledgements_the_timeout_then_closes_and_answers_whether_it_closed() throws Exception {
+        String topic = KAFKA.createTopic("stop-answer", 1);
+        KAFKA.createTopic("stop-answer.DLT", 1);
+        kafka.produce(topic, 0, 2, 1);
+        String clientId = KAFKA.topic("stop-answer-producer");
+        CloseGateInterceptor.Gate gate = CloseGateInterceptor.register(clientId);
+        String group = kafka.group();
+        KafkaSource source = KafkaSource.of(kafka.config(group, topic).brokerOperationTimeout(Duration.ofMillis(500))
+                .producerProperty(ProducerConfig.CLIENT_ID_CONFIG, clientId)
+                .producerProperty(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG, CloseGateInterceptor.class.getName())
+                .build());
+        try {
+            take(source).ack().finalize(AckDecision.deadLetter(DeadLetterReason.poison("x"))); // opens the producer
+            Ingested unacknowledged = take(source);
+            long started = System.nanoTime();
+            // the record handed out is never acknowledged and the producer's close hangs: not closed
+            assertThat(source.stop(Duration.ofMillis(300))).isFalse();
+            assertThat(Duration.ofNanos(System.nanoTime() - started))
+                    .as("the timeout, then up to twice the broker operation timeout")
+                    .isBetween(Duration.ofMillis(300), Duration.ofSeconds(10));
+            gate.release.countDown();
+            assertThat(source.stop(WAIT)).as("a later call answers for the same stop").isTrue();
+            assertThat(source.isFinished()).isTrue();
+            assertThat(kafka.committed(group, topic)).as("past the dead letter, not past the unacknowledged record")
+                    .containsEntry(0, 1L);
+            assertThat(unacknowledged.envelope().attempt()).isZero();
         } finally {
             gate.release.countDown();
             source.close();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.waymark.messaging.MessagingConfigException;
+import dev.waymark.store.RetryPolicy;
 import java.time.Duration;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -27,7 +28,8 @@ class KafkaSourceConfigTest {
         assertThat(c.commits().interval()).isEqualTo(Duration.ofSeconds(1));
         assertThat(c.commits().drainTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(c.brokerRetry().attempts()).isEqualTo(5);
-        assertThat(c.brokerRetry().backoff()).isEqualTo(Duration.ofMillis(200));
+        assertThat(c.brokerRetry().retry()).isEqualTo(KafkaSourceConfig.DEFAULT_BROKER_RETRY)
+                .isEqualTo(new RetryPolicy(5, Duration.ofMillis(200), 2.0, Duration.ofSeconds(5), 0.5));
         assertThat(c.brokerRetry().timeout()).isEqualTo(Duration.ofSeconds(10));
         assertThat(c.ordering()).isEqualTo(KafkaOrdering.KEY);
         assertThat(c.leaveGroupOnClose()).isTrue();
@@ -35,6 +37,7 @@ class KafkaSourceConfigTest {
         assertThat(c.missingDeadLetterTopic()).isEqualTo(MissingDeadLetterTopic.FAIL)
                 .isEqualTo(KafkaSourceConfig.DEFAULT_MISSING_DEAD_LETTER_TOPIC);
         assertThat(c.describe()).contains("group=g", "topics=[orders]", "deadLetters=topic",
+                "brokerRetry=RetryPolicy[maxAttempts=5, initialDelay=200ms, multiplier=2.0, maxDelay=5000ms, jitter=0.5]",
                 "missingDeadLetterTopic=FAIL", "leaveGroupOnClose=true");
         assertThat(valid().missingDeadLetterTopic(MissingDeadLetterTopic.CREATE).build().describe())
                 .contains("missingDeadLetterTopic=CREATE");
@@ -77,9 +80,11 @@ class KafkaSourceConfigTest {
         assertThatThrownBy(() -> valid().commitInterval(Duration.ofSeconds(-1)).build())
                 .hasMessageContaining("commitInterval");
         assertThatThrownBy(() -> valid().drainTimeout(null).build()).hasMessageContaining("drainTimeout");
-        assertThatThrownBy(() -> valid().brokerRetryAttempts(0).build()).hasMessageContaining("brokerRetryAttempts");
-        assertThatThrownBy(() -> valid().brokerRetryBackoff(Duration.ofMinutes(2)).build())
-                .hasMessageContaining("brokerRetryBackoff");
+        assertThatThrownBy(() -> valid().brokerRetry(RetryPolicy.fixed(101, Duration.ZERO)).build())
+                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("brokerRetry must allow 1 to 100 attempts");
+        assertThatThrownBy(() -> valid().brokerRetry(null).build()).hasMessageContaining("brokerRetry");
+        assertThatThrownBy(() -> valid().brokerRetry(RetryPolicy.fixed(3, Duration.ofMinutes(2))).build())
+                .hasMessageContaining("brokerRetry maxDelay");
         assertThatThrownBy(() -> valid().brokerOperationTimeout(Duration.ofMillis(5)).build())
                 .hasMessageContaining("brokerOperationTimeout").hasMessageContaining("PT0.005S");
     }

@@ -1,5 +1,6 @@
 package dev.waymark.messaging;
 
+import dev.waymark.store.DeadLetterReason;
 import java.time.Duration;
 
 /** What a handler decided about a message; the runtime hands it to the adapter's {@link AckHandle}. */

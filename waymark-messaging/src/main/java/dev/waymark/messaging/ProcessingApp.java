@@ -1,6 +1,8 @@
 package dev.waymark.messaging;
 
 import dev.waymark.messaging.internal.ProcessorRuntime;
+import dev.waymark.store.RetryPolicy;
+import dev.waymark.store.Stoppable;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -21,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * stop, a failure strategy, per-processor state and health. Each processor has its own source,
  * bounded inbox, threads and counters.
  */
-public final class ProcessingApp {
+public final class ProcessingApp implements Stoppable {
 
     /** Default inbox size per processor. */
     public static final int DEFAULT_INBOX_SIZE = 100;
@@ -32,11 +34,11 @@ public final class ProcessingApp {
     /** Default total timeout of {@link #stop()}. */
     public static final Duration DEFAULT_TOTAL_TIMEOUT = Duration.ofSeconds(60);
     /**
-     * Default retry delay when a handler throws. Not 0: a message whose handler always throws is
-     * retried for ever, and without a delay that is a tight loop (for Kafka a seek and a fetch, and a
-     * warning logged, thousands of times a second).
+     * Default retry when a handler throws: for ever, 1 s apart. Not without a delay: a message whose
+     * handler always throws would be a tight loop (for Kafka a seek and a fetch, and a warning logged,
+     * thousands of times a second).
      */
-    public static final Duration DEFAULT_HANDLER_EXCEPTION_RETRY_DELAY = Duration.ofSeconds(1);
+    public static final RetryPolicy DEFAULT_RETRY = RetryPolicy.fixed(RetryPolicy.UNLIMITED, Duration.ofSeconds(1));
 
     private static final Logger log = LoggerFactory.getLogger(ProcessingApp.class);
 
@@ -52,7 +54,7 @@ public final class ProcessingApp {
         this.processors = new ArrayList<>();
         for (Spec spec : builder.specs) {
             processors.add(new ProcessorRuntime(spec.id, spec.source, spec.concurrency, spec.handler,
-                    builder.inboxSize, builder.exceptionRetryDelay, builder.listener, this::failed));
+                    builder.inboxSize, builder.retry, builder.listener, this::failed));
         }
     }
 
@@ -112,6 +114,26 @@ public final class ProcessingApp {
     }
 
     /**
+     * {@link #stop(Duration, Duration)} with {@code timeout} as the drain timeout and as the total:
+     * processors get up to {@code timeout} to finalize what they took, then whatever still runs is
+     * stopped by force.
+     *
+     * @return true when everything drained in time
+     * @throws IllegalArgumentException if {@code timeout} is null or negative
+     * @throws MessagingException with the first source-shutdown failure, after everything stopped
+     */
+    @Override
+    public boolean stop(Duration timeout) {
+        return stop(timeout, timeout);
+    }
+
+    /** {@link #stop()}: the default drain and total timeouts. */
+    @Override
+    public void close() {
+        stop();
+    }
+
+    /**
      * Stops gracefully: every source's {@code shutdown()} is called exactly once (a failing one does
      * not skip the others; a failed processor's source had it called when the processor failed),
      * processors finalize what they already took, up to {@code drain}; then
@@ -122,6 +144,9 @@ public final class ProcessingApp {
      * @throws MessagingException with the first source-shutdown failure, after everything stopped
      */
     public boolean stop(Duration drain, Duration total) {
+        if (drain == null || drain.isNegative() || total == null || total.isNegative()) {
+            throw new IllegalArgumentException("stop timeouts must be >= 0, got drain=" + drain + ", total=" + total);
+        }
         CompletableFuture<Boolean> result;
         boolean leader = false;
         synchronized (this) {
@@ -259,7 +284,7 @@ public final class ProcessingApp {
         private final List<Spec> specs = new ArrayList<>();
         private int inboxSize = DEFAULT_INBOX_SIZE;
         private FailureStrategy strategy = FailureStrategy.ISOLATE;
-        private Duration exceptionRetryDelay = DEFAULT_HANDLER_EXCEPTION_RETRY_DELAY;
+        private RetryPolicy retry = DEFAULT_RETRY;
         private ProcessorListener listener = ProcessorListener.NONE;
 
         private Builder() {}
@@ -289,11 +314,17 @@ public final class ProcessingApp {
         }
 
         /**
-         * The retry delay when a handler throws, {@code >= 0}; default
-         * {@link #DEFAULT_HANDLER_EXCEPTION_RETRY_DELAY}.
+         * How a message whose handler throws is retried: while {@link RetryPolicy#allowsAnotherAttempt}
+         * its delivery attempt ({@link Envelope#attempt()} + 1), it is finalized with {@link
+         * AckDecision#retry(Duration)} after the policy's delay; then with {@link AckDecision#deadLetter}
+         * ({@link dev.waymark.store.DeadLetterReason#maxAttempts}), so give a bounded policy only to a
+         * source that records dead letters (a Kafka source with a dead-letter topic, a store
+         * subscription). A source that cannot count attempts ({@code attempt() == -1}) is retried
+         * without limit. A decision the handler returns is never changed. Not null; default
+         * {@link #DEFAULT_RETRY} (for ever, 1 s apart).
          */
-        public Builder handlerExceptionRetryDelay(Duration delay) {
-            this.exceptionRetryDelay = delay;
+        public Builder retry(RetryPolicy policy) {
+            this.retry = policy;
             return this;
         }
 
@@ -309,8 +340,8 @@ public final class ProcessingApp {
             if (strategy == null) {
                 throw new MessagingConfigException("failureStrategy must not be null");
             }
-            if (exceptionRetryDelay == null || exceptionRetryDelay.isNegative()) {
-                throw new MessagingConfigException("handlerExceptionRetryDelay must be >= 0, got " + exceptionRetryDelay);
+            if (retry == null) {
+                throw new MessagingConfigException("retry must not be null");
             }
             if (specs.isEmpty()) {
                 throw new MessagingConfigException("an app needs at least one processor");

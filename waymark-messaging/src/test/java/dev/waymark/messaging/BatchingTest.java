@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.messaging.batch.BatchAck;
 import dev.waymark.messaging.batch.BatchInfo;
 import dev.waymark.messaging.batch.Batching;
+import dev.waymark.store.DeadLetterReason;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

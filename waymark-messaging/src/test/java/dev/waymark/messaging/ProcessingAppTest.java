@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.store.DeadLetterReason;
+import dev.waymark.store.RetryPolicy;
+import dev.waymark.store.Stoppable;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -78,7 +81,7 @@ class ProcessingAppTest {
         await().atMost(WAIT).until(() -> finalized(s, AckDecision.Ok.class) == 5);
         assertThat(s.decisions()).filteredOn(d -> d.decision() instanceof AckDecision.Retry).singleElement()
                 .satisfies(d -> assertThat(d.decision())
-                        .isEqualTo(AckDecision.retry(ProcessingApp.DEFAULT_HANDLER_EXCEPTION_RETRY_DELAY)));
+                        .isEqualTo(AckDecision.retry(ProcessingApp.DEFAULT_RETRY.initialDelay())));
         ProcessorState state = app.snapshot().get("p");
         assertThat(state.failed()).isOne();
         assertThat(state.lifecycle()).isEqualTo(ProcessorState.Lifecycle.RUNNING);
@@ -86,6 +89,51 @@ class ProcessingAppTest {
         assertThatThrownBy(() -> app.snapshot("q")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("no processor with id q in this app; its processors are [p]");
         assertThat(app.stop()).isTrue();
+    }
+
+    @Test
+    void a_bounded_retry_policy_dead_letters_a_message_whose_handler_keeps_throwing() throws Exception {
+        InMemorySource s = source("s", 2);
+        AtomicInteger calls = new AtomicInteger();
+        ProcessingApp app = ProcessingApp.builder()
+                .retry(RetryPolicy.exponential(3, Duration.ofMillis(10), Duration.ofMillis(20)))
+                .processor("p", s, Concurrency.serial(), m -> {
+                    if (text(m).equals("0")) {
+                        calls.incrementAndGet();
+                        throw new IllegalStateException("cannot parse " + m.id());
+                    }
+                    return AckDecision.ok();
+                }).build().start();
+        await().atMost(WAIT).until(() -> finalized(s, AckDecision.DeadLetter.class) == 1
+                && finalized(s, AckDecision.Ok.class) == 1);
+        assertThat(calls).hasValue(3);
+        assertThat(s.decisions()).filteredOn(d -> !(d.decision() instanceof AckDecision.Ok)).extracting(d -> d.decision())
+                .containsExactly(AckDecision.retry(Duration.ofMillis(10)), AckDecision.retry(Duration.ofMillis(20)),
+                        AckDecision.deadLetter(DeadLetterReason.maxAttempts(3)));
+        ProcessorState state = app.snapshot("p");
+        assertThat(state.failed()).as("three handler exceptions and a dead letter").isEqualTo(4);
+        assertThat(state.deadLettered()).isOne();
+        assertThat(app.stop(Duration.ofSeconds(5))).isTrue();
+        assertThatThrownBy(() -> ProcessingApp.builder().retry(null).processor("q", source("q", 0),
+                Concurrency.serial(), m -> AckDecision.ok()).build()).isInstanceOf(MessagingConfigException.class)
+                .hasMessage("retry must not be null");
+    }
+
+    @Test
+    void an_app_is_stoppable_and_closes_in_try_with_resources() throws Exception {
+        InMemorySource s = source("s", 3);
+        ProcessingApp closed;
+        try (ProcessingApp app = ProcessingApp.builder().processor("p", s, Concurrency.serial(), m -> AckDecision.ok())
+                .build().start()) {
+            closed = app;
+            await().atMost(WAIT).until(() -> finalized(s, AckDecision.Ok.class) == 3);
+        }
+        assertThat(closed.snapshot("p").lifecycle()).isEqualTo(ProcessorState.Lifecycle.STOPPED);
+        assertThat(s.shutdowns()).isOne();
+        Stoppable stoppable = closed;
+        assertThat(stoppable.stop(Duration.ZERO)).as("a later call shares the first result").isTrue();
+        assertThatThrownBy(() -> stoppable.stop(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("must be >= 0");
     }
 
     // 3, 4 ------------------------------------------------------------------------------------
@@ -298,7 +346,7 @@ class ProcessingAppTest {
         // A window far longer than the stalls of a noisy machine, and half the observation of the progressing one.
         Duration window = Duration.ofSeconds(2);
         InMemorySource poison = source("poison", 1);
-        ProcessingApp poisoned = ProcessingApp.builder().handlerExceptionRetryDelay(Duration.ofMillis(20))
+        ProcessingApp poisoned = ProcessingApp.builder().retry(RetryPolicy.fixed(RetryPolicy.UNLIMITED, Duration.ofMillis(20)))
                 .processor("poison", poison, Concurrency.serial(), m -> {
                     throw new IllegalStateException("cannot parse " + m.id());
                 }).build().start();
@@ -313,7 +361,7 @@ class ProcessingAppTest {
             // every tenth message fails once, then succeeds: retries all along, and progress all along
             // (10,000 messages of at least 1 ms each outlast the observation)
             InMemorySource flaky = source("flaky", 10_000);
-            progressing = ProcessingApp.builder().handlerExceptionRetryDelay(Duration.ofMillis(20))
+            progressing = ProcessingApp.builder().retry(RetryPolicy.fixed(RetryPolicy.UNLIMITED, Duration.ofMillis(20)))
                     .processor("flaky", flaky, Concurrency.serial(), m -> {
                         LockSupport.parkNanos(1_000_000);
                         if (m.envelope().attempt() == 0 && text(m).endsWith("0")) {

@@ -48,11 +48,12 @@ public final class Migrations {
     }
 
     /**
-     * The schema modules on the class path, in migration order.
+     * The schema modules on the class path, in migration order. Not public: {@link SchemaModule} is
+     * plumbing between Waymark's modules.
      *
      * @throws IllegalStateException when two modules have the same name
      */
-    public static List<SchemaModule> modules() {
+    static List<SchemaModule> modules() {
         List<SchemaModule> found = new ArrayList<>();
         ServiceLoader.load(SchemaModule.class, Migrations.class.getClassLoader()).forEach(found::add);
         found.sort(Comparator.comparingInt(SchemaModule::order).thenComparing(SchemaModule::name));

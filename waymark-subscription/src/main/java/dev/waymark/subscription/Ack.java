@@ -1,5 +1,6 @@
 package dev.waymark.subscription;
 
+import dev.waymark.store.DeadLetterReason;
 import java.time.Duration;
 
 /** A handler's decision about one delivery. */

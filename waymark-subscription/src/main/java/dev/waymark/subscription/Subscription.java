@@ -2,6 +2,7 @@ package dev.waymark.subscription;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.Stoppable;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -10,7 +11,7 @@ import java.util.Optional;
  * member), delivering each event to its handler until acknowledged, in global order, at least
  * once, writing its checkpoint as it goes.
  */
-public interface Subscription extends AutoCloseable {
+public interface Subscription extends Stoppable {
 
     /** A builder for a subscription named {@code name} over {@code target}. */
     static SubscriptionBuilder builder(EventStore store, String name, Target target) {
@@ -34,15 +35,12 @@ public interface Subscription extends AutoCloseable {
 
     /**
      * Stops: lets the delivery in flight finish for up to {@code grace}, then interrupts it (its
-     * event is not acknowledged and is delivered again later), writes the checkpoint, and ends.
+     * event is not acknowledged and is delivered again later) and waits up to 10 s more for the
+     * handler to return, writes the checkpoint, and ends. {@link #close()} is {@code stop(30 s)}.
      *
-     * @return whether it stopped
+     * @return whether the subscription's thread had ended when the call returned
+     * @throws IllegalArgumentException if {@code grace} is null or negative
      */
-    boolean stop(Duration grace);
-
-    /** {@link #stop(Duration)} with a 30 s grace. */
     @Override
-    default void close() {
-        stop(Duration.ofSeconds(30));
-    }
+    boolean stop(Duration grace);
 }

@@ -2,6 +2,7 @@ package dev.waymark.subscription;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.Partition;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.internal.AckQueue;
 import dev.waymark.subscription.internal.SubscriptionWorker;
 import java.time.Duration;
@@ -25,6 +26,8 @@ public final class SubscriptionBuilder {
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
     /** Default time a handler may run, with no stop requested, before it is reported as stuck: 60 s. */
     public static final Duration DEFAULT_STUCK_HANDLER_THRESHOLD = Duration.ofSeconds(60);
+    /** Default handler retry: 5 deliveries in all, 1 s apart ({@code RetryPolicy.fixed(5, 1 s)}). */
+    public static final RetryPolicy DEFAULT_RETRY = RetryPolicy.fixed(5, Duration.ofSeconds(1));
 
     private static final Logger log = LoggerFactory.getLogger(SubscriptionBuilder.class);
 
@@ -36,8 +39,7 @@ public final class SubscriptionBuilder {
     private Set<String> eventTypes = Set.of();
     private StartPosition start = StartPosition.checkpointOrBeginning();
     private int batchSize = DEFAULT_BATCH_SIZE;
-    private int maxAttempts = RetryPolicy.DEFAULT_MAX_ATTEMPTS;
-    private Duration errorDelay = RetryPolicy.DEFAULT_ERROR_DELAY;
+    private RetryPolicy retry = DEFAULT_RETRY;
     private int checkpointEvents = CheckpointPolicy.DEFAULT_EVERY_EVENTS;
     private Duration checkpointInterval = CheckpointPolicy.DEFAULT_EVERY;
     private Duration pollInterval = DEFAULT_POLL_INTERVAL;
@@ -90,10 +92,15 @@ public final class SubscriptionBuilder {
         return this;
     }
 
-    /** The retry budget, valid as {@link RetryPolicy} says; default {@link RetryPolicy#defaults()}. */
-    public SubscriptionBuilder retry(int maxAttempts, Duration errorDelay) {
-        this.maxAttempts = maxAttempts;
-        this.errorDelay = errorDelay;
+    /**
+     * How a handler failure is retried: {@link RetryPolicy#maxAttempts()} deliveries of one event in
+     * all before it is dead-lettered with {@link dev.waymark.store.DeadLetterReason.MaxAttempts}, and
+     * after a handler exception the pause {@link RetryPolicy#delayBefore(int, java.util.random.RandomGenerator)}
+     * before the next delivery ({@link Ack#retry(Duration)} keeps its own delay and counts as an
+     * attempt). Not null; default {@link #DEFAULT_RETRY}.
+     */
+    public SubscriptionBuilder retry(RetryPolicy policy) {
+        this.retry = policy;
         return this;
     }
 
@@ -150,8 +157,11 @@ public final class SubscriptionBuilder {
             throw new SubscriptionConfigException("consumerGroup member must be in [0, " + groupSize + "), got "
                     + groupMember);
         }
+        if (retry == null) {
+            throw new SubscriptionConfigException("retry must not be null");
+        }
         return new SubscriptionConfig(name, target, Partition.of(groupMember, groupSize), eventTypes, start,
-                batchSize, new RetryPolicy(maxAttempts, errorDelay),
+                batchSize, retry,
                 new CheckpointPolicy(checkpointEvents, checkpointInterval), pollInterval, fence, stuckHandlerThreshold);
     }
 

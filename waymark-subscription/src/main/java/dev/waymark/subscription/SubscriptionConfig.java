@@ -1,6 +1,7 @@
 package dev.waymark.subscription;
 
 import dev.waymark.store.Partition;
+import dev.waymark.store.RetryPolicy;
 import java.time.Duration;
 import java.util.Set;
 

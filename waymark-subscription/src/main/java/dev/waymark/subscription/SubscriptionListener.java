@@ -1,5 +1,6 @@
 package dev.waymark.subscription;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.RecordedEvent;
 import java.time.Duration;

@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
@@ -38,7 +39,7 @@ class AckStreamTest {
     void the_reader_waits_for_each_answer_and_retries_carry_the_attempt() throws Exception {
         append(store, "pull-1", "A", "B");
         try (AckStream stream = Subscription.builder(store, "puller", Target.category("pull"))
-                .retry(3, Duration.ZERO).checkpointEvery(1, Duration.ZERO).openAckStream(4)) {
+                .retry(RetryPolicy.fixed(3, Duration.ZERO)).checkpointEvery(1, Duration.ZERO).openAckStream(4)) {
             AckStream.Item a = stream.next(Duration.ofSeconds(10)).orElseThrow();
             assertThat(a.delivery().event().type()).isEqualTo("A");
             // nothing else is offered until A is answered

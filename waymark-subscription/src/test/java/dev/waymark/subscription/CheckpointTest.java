@@ -4,6 +4,7 @@ import static dev.waymark.subscription.SubscriptionFixture.append;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
@@ -185,7 +186,7 @@ class CheckpointTest {
         assertThatThrownBy(() -> SubscriptionLag.measure(store, "nulls", Target.all(), null))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("member must not be null");
         assertThatThrownBy(() -> new SubscriptionConfig("nulls", Target.all(), Partition.WHOLE, null,
-                StartPosition.checkpointOrBeginning(), 1, RetryPolicy.defaults(), CheckpointPolicy.defaults(),
+                StartPosition.checkpointOrBeginning(), 1, SubscriptionBuilder.DEFAULT_RETRY, CheckpointPolicy.defaults(),
                 Duration.ofSeconds(1), null))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("eventTypes must not be null");
     }

@@ -7,7 +7,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
@@ -245,7 +247,7 @@ class DeadLetterApiTest {
     /** Runs {@code handler} on one event of the category {@code name} until it is dead-lettered; returns the letter. */
     private static DeadLetter deadLettered(String name, EventHandler handler) {
         append(store, name + "-1", "E");
-        try (Subscription s = Subscription.builder(store, name, Target.category(name)).retry(2, Duration.ZERO)
+        try (Subscription s = Subscription.builder(store, name, Target.category(name)).retry(RetryPolicy.fixed(2, Duration.ZERO))
                 .start(handler)) {
             await().atMost(WAIT).until(() -> deadLetters.count(name) == 1);
         }

@@ -2,21 +2,25 @@ package dev.waymark.subscription;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.waymark.store.DeadLetterReason;
+import dev.waymark.subscription.internal.ReasonJson;
 import org.junit.jupiter.api.Test;
 
-/** The stored JSON form of dead-letter reasons, and an interface without shared mutable state. */
+/** The stored JSON form of the one dead-letter reason type, and an interface without shared mutable state. */
 class DeadLetterReasonTest {
 
     @Test
     void each_reason_has_its_json_form() {
-        assertThat(DeadLetterReason.poison("x").json())
+        assertThat(ReasonJson.of(DeadLetterReason.poison("x")))
                 .isEqualTo("{\"kind\":\"poison\",\"summary\":\"poison: x\",\"detail\":\"x\"}");
-        assertThat(DeadLetterReason.invalid("y").json())
+        assertThat(ReasonJson.of(DeadLetterReason.invalid("y")))
                 .isEqualTo("{\"kind\":\"invalid\",\"summary\":\"invalid payload: y\",\"detail\":\"y\"}");
-        assertThat(DeadLetterReason.maxAttempts(3).json())
+        assertThat(ReasonJson.of(DeadLetterReason.maxAttempts(3)))
                 .isEqualTo("{\"kind\":\"max_attempts\",\"summary\":\"max retry attempts exceeded (3)\",\"attempts\":3}");
-        // Other's json() is its record component, the details as given (see DeadLetterApiTest for its stored form)
-        assertThat(DeadLetterReason.other("s", "{\"code\":7}").json()).isEqualTo("{\"code\":7}");
+        assertThat(ReasonJson.of(DeadLetterReason.other("s", "{\"code\":7}")))
+                .isEqualTo("{\"kind\":\"other\",\"summary\":\"s\",\"detail\":{\"code\":7}}");
+        assertThat(ReasonJson.of(DeadLetterReason.other("s", "not json")))
+                .isEqualTo("{\"kind\":\"other\",\"summary\":\"s\",\"detail\":\"not json\"}");
     }
 
     @Test

@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
@@ -79,7 +81,7 @@ class HandlerEdgeCasesTest {
             return Ack.ok();
         });
         // one attempt: before, the retry spent the budget and the event was dead-lettered at the stop
-        Subscription s = builder(c).retry(1, Duration.ZERO).checkpointEvery(1, Duration.ZERO).start(recorder);
+        Subscription s = builder(c).retry(RetryPolicy.fixed(1, Duration.ZERO)).checkpointEvery(1, Duration.ZERO).start(recorder);
         assertThat(inSlow.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
         assertThat(s.stop(Duration.ofMillis(100))).isTrue();
         assertThat(DeadLetters.of(store).count("sub-" + c)).isZero();
@@ -114,7 +116,7 @@ class HandlerEdgeCasesTest {
         Duration forever = ChronoUnit.FOREVER.getDuration();
         Recorder recorder = new Recorder(d -> d.event().type().equals("Later") && d.attempt() == 0
                 ? Ack.retry(Duration.ofMillis(Long.MAX_VALUE)) : Ack.ok());
-        Subscription s = builder(c).checkpointEvery(1_000_000, forever).retry(3, forever).start(recorder);
+        Subscription s = builder(c).checkpointEvery(1_000_000, forever).retry(RetryPolicy.fixed(3, forever)).start(recorder);
         try {
             // the retry waits "for ever": the subscription is running and still at its first delivery
             await().atMost(WAIT).until(() -> recorder.size() == 1);
@@ -147,7 +149,7 @@ class HandlerEdgeCasesTest {
         append(store, c + "-1", "Bad", "B");
         Recorder recorder = new Recorder(d -> d.event().type().equals("Bad")
                 ? Ack.deadLetter(DeadLetterReason.other(null, null)) : Ack.ok());
-        try (Subscription s = builder(c).retry(2, Duration.ZERO).start(recorder)) {
+        try (Subscription s = builder(c).retry(RetryPolicy.fixed(2, Duration.ZERO)).start(recorder)) {
             // before: the insert failed on the NOT NULL summary, not retryable: the subscription failed
             // on that event, and again after every restart
             await().atMost(WAIT).until(() -> recorder.types().contains("B"));

@@ -4,6 +4,7 @@ import static dev.waymark.subscription.SubscriptionFixture.append;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventStore;
 import dev.waymark.subscription.micrometer.SubscriptionMetrics;
 import dev.waymark.test.WaymarkExtension;

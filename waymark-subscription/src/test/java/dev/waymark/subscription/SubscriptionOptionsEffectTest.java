@@ -10,6 +10,7 @@ import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The effect of the timing options of {@code Subscription.builder} (README, "Subscription.builder"
- * table): {@code retry(maxAttempts, errorDelay)}, {@code Ack.retry(delay)} and
+ * table): {@code retry(RetryPolicy)}, {@code Ack.retry(delay)} and
  * {@code checkpointEvery(events, interval)}. Timing assertions are lower bounds; upper bounds are
  * only the generous waits.
  */
@@ -102,7 +103,7 @@ class SubscriptionOptionsEffectTest {
             return Ack.ok();
         });
         Subscription s = Subscription.builder(store, name(c), Target.category(c))
-                .retry(3, Duration.ofMillis(400))
+                .retry(RetryPolicy.fixed(3, Duration.ofMillis(400)))
                 .pollInterval(Duration.ofMillis(200))
                 .start(recorder);
         try {
@@ -141,7 +142,7 @@ class SubscriptionOptionsEffectTest {
         });
         // An error delay of an hour: the redelivery within the wait can only come from the Ack's delay.
         Subscription s = Subscription.builder(store, name(c), Target.category(c))
-                .retry(5, Duration.ofHours(1))
+                .retry(RetryPolicy.fixed(5, Duration.ofHours(1)))
                 .pollInterval(Duration.ofMillis(200))
                 .start(recorder);
         try {
@@ -293,7 +294,7 @@ class SubscriptionOptionsEffectTest {
         };
         Subscription s = Subscription.builder(store, name(c), Target.category(c))
                 .checkpointEvery(1_000_000, Duration.ofMillis(500)) // never due by count in this test
-                .retry(1_000_000, Duration.ofHours(1))
+                .retry(RetryPolicy.fixed(1_000_000, Duration.ofHours(1)))
                 .pollInterval(Duration.ofMillis(200))
                 .start(handler);
         try {

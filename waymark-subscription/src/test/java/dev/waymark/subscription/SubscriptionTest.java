@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
@@ -45,7 +47,7 @@ class SubscriptionTest {
 
     private static SubscriptionBuilder builder(String category) {
         return Subscription.builder(store, "sub-" + category, Target.category(category))
-                .retry(5, Duration.ZERO)
+                .retry(RetryPolicy.fixed(5, Duration.ZERO))
                 .pollInterval(Duration.ofMillis(200));
     }
 
@@ -102,7 +104,7 @@ class SubscriptionTest {
         String c = fresh();
         append(store, c + "-1", "A", "Bad", "C");
         Recorder recorder = new Recorder(d -> d.event().type().equals("Bad") ? Ack.retry(Duration.ZERO) : Ack.ok());
-        try (Subscription s = builder(c).retry(3, Duration.ZERO).start(recorder)) {
+        try (Subscription s = builder(c).retry(RetryPolicy.fixed(3, Duration.ZERO)).start(recorder)) {
             await().atMost(WAIT).until(() -> recorder.types().contains("C"));
             assertThat(recorder.types()).containsExactly("A", "Bad", "Bad", "Bad", "C");
             assertThat(recorder.deliveries).extracting(Delivery::attempt).containsExactly(0, 0, 1, 2, 0);
@@ -139,7 +141,7 @@ class SubscriptionTest {
             case "Throws" -> throw new IllegalStateException("boom");
             default -> Ack.ok();
         });
-        try (Subscription s = builder(c).retry(2, Duration.ZERO).start(recorder)) {
+        try (Subscription s = builder(c).retry(RetryPolicy.fixed(2, Duration.ZERO)).start(recorder)) {
             await().atMost(WAIT).until(() -> recorder.types().contains("Fine"));
             assertThat(recorder.types()).containsExactly("Poison", "Throws", "Throws", "Fine");
         }
@@ -277,6 +279,39 @@ class SubscriptionTest {
     }
 
     @Test
+    void stop_answers_false_while_a_handler_ignores_its_interrupt_and_true_once_it_returned() throws Exception {
+        String c = fresh();
+        append(store, c + "-1", "Stubborn");
+        java.util.concurrent.CountDownLatch inHandler = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Recorder recorder = new Recorder(d -> {
+            inHandler.countDown();
+            while (release.getCount() > 0) {
+                try {
+                    release.await(); // uninterruptible work, as blocking I/O can be
+                } catch (InterruptedException ignored) {
+                    // keeps waiting
+                }
+            }
+            return Ack.ok();
+        });
+        Subscription s = builder(c).start(recorder);
+        try {
+            assertThat(inHandler.await(15, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            // the grace, the interrupt, then 10 s for the handler to return: it does not
+            assertThat(s.stop(Duration.ofMillis(100))).isFalse();
+            assertThat(s.isRunning()).isTrue();
+            release.countDown();
+            assertThat(s.stop(Duration.ofSeconds(10))).as("a later call, once the handler returned").isTrue();
+            assertThatThrownBy(() -> s.stop(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("stop grace must be >= 0, got PT-0.001S");
+        } finally {
+            release.countDown();
+            s.stop(Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
     void a_handler_that_fails_while_stopping_acknowledges_nothing_even_with_the_interrupt_cleared() throws Exception {
         String c = fresh();
         append(store, c + "-1", "A", "Slow", "C");
@@ -293,7 +328,7 @@ class SubscriptionTest {
             return Ack.ok();
         });
         // one attempt: before, the wrapped interrupt was an ordinary failure, dead-lettered at once
-        Subscription s = builder(c).retry(1, Duration.ZERO).checkpointEvery(1, Duration.ZERO).start(recorder);
+        Subscription s = builder(c).retry(RetryPolicy.fixed(1, Duration.ZERO)).checkpointEvery(1, Duration.ZERO).start(recorder);
         assertThat(inSlow.await(15, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         assertThat(s.stop(Duration.ofMillis(100))).isTrue();
         RecordedEvent first = store.readStreamForward(c + "-1", 0, 1).get(0);
@@ -311,7 +346,7 @@ class SubscriptionTest {
             }
             return Ack.ok();
         });
-        try (Subscription s = builder(c).retry(2, Duration.ZERO).start(recorder)) {
+        try (Subscription s = builder(c).retry(RetryPolicy.fixed(2, Duration.ZERO)).start(recorder)) {
             await().atMost(WAIT).until(() -> recorder.types().contains("C")); // before: the reader died on "Bad"
             assertThat(recorder.types()).containsExactly("A", "Bad", "Bad", "C");
         }
@@ -407,9 +442,9 @@ class SubscriptionTest {
         b = builder(fresh()).consumerGroup(0, -1);
         assertThatThrownBy(b::config).isInstanceOf(SubscriptionConfigException.class)
                 .hasMessage("consumerGroup size must be >= 1, got -1");
-        b = builder(fresh()).retry(0, null);
+        b = builder(fresh()).retry(null);
         assertThatThrownBy(b::config).isInstanceOf(SubscriptionConfigException.class)
-                .hasMessage("retry maxAttempts must be >= 1, got 0");
+                .hasMessage("retry must not be null");
         b = builder(fresh()).checkpointEvery(0, Duration.ZERO);
         assertThatThrownBy(b::config).isInstanceOf(SubscriptionConfigException.class)
                 .hasMessage("checkpoint everyEvents must be >= 1, got 0");
@@ -426,10 +461,10 @@ class SubscriptionTest {
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("member must be in [0, 2)");
         assertThatThrownBy(() -> builder(fresh()).consumerGroup(0, 0).start(Recorder.ok()))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("size must be >= 1");
-        assertThatThrownBy(() -> builder(fresh()).retry(0, Duration.ZERO).start(Recorder.ok()))
+        assertThatThrownBy(() -> builder(fresh()).retry(RetryPolicy.fixed(0, Duration.ZERO)).start(Recorder.ok()))
                 .hasMessageContaining("maxAttempts must be >= 1");
-        assertThatThrownBy(() -> builder(fresh()).retry(1, Duration.ofMillis(-1)).start(Recorder.ok()))
-                .hasMessageContaining("errorDelay must be >= 0");
+        assertThatThrownBy(() -> builder(fresh()).retry(RetryPolicy.fixed(1, Duration.ofMillis(-1))).start(Recorder.ok()))
+                .hasMessageContaining("initialDelay must be >= 0");
         assertThatThrownBy(() -> Subscription.builder(store, " ", Target.all()).start(Recorder.ok()))
                 .hasMessageContaining("subscription name");
         assertThatThrownBy(() -> Target.category("a-b")).hasMessageContaining("no '-'");

@@ -1,30 +1,27 @@
 package dev.waymark.kafka.internal;
 
-import java.time.Duration;
+import dev.waymark.store.RetryPolicy;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.errors.InterruptException;
 
-/** The wait after a failed broker attempt: {@code base} doubled per attempt, at most 5 s, jittered down to half. */
+/** The wait after a failed broker attempt, as the source's broker {@link RetryPolicy} says. */
 final class Backoff {
-
-    private static final Duration MAX = Duration.ofSeconds(5);
 
     private Backoff() {}
 
     /**
-     * Sleeps after failed attempt {@code attempt} (from 1).
+     * Sleeps after failed attempt {@code attempt} (from 1) the policy's delay before the next one.
      *
      * @throws InterruptException when interrupted, with the flag set again (as the Kafka clients do)
      */
-    static void sleep(Duration base, int attempt) {
-        long delay = Math.min(MAX.toMillis(), base.toMillis() << Math.min(attempt - 1, 16));
+    static void sleep(RetryPolicy policy, int attempt) {
+        long delay = policy.delayBefore(attempt, ThreadLocalRandom.current()).toNanos();
         if (delay <= 0) {
             return;
         }
-        delay = delay / 2 + ThreadLocalRandom.current().nextLong(delay / 2 + 1); // jitter
         try {
-            TimeUnit.MILLISECONDS.sleep(delay);
+            TimeUnit.NANOSECONDS.sleep(delay);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new InterruptException(e);

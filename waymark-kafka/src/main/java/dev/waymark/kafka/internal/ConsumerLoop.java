@@ -304,7 +304,7 @@ final class ConsumerLoop {
     }
 
     private void backoff(int attempt) {
-        Backoff.sleep(config.brokerRetry().backoff(), attempt);
+        Backoff.sleep(config.brokerRetry().retry(), attempt);
     }
 
     private void reportLag() {

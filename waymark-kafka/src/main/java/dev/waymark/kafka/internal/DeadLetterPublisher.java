@@ -1,13 +1,13 @@
 package dev.waymark.kafka.internal;
 
 import dev.waymark.kafka.DeadLetterPolicy;
-import dev.waymark.kafka.DeadLetterTopicException;
 import dev.waymark.kafka.DeadLetterTopicException.Problem;
+import dev.waymark.kafka.DeadLetterTopicException;
 import dev.waymark.kafka.DeadLetterTracing;
 import dev.waymark.kafka.KafkaSourceConfig;
 import dev.waymark.kafka.KafkaSourceEvent.Kind;
 import dev.waymark.kafka.KafkaSourceListener;
-import dev.waymark.messaging.DeadLetterReason;
+import dev.waymark.store.DeadLetterReason;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.waymark.kafka.internal;
 
 import dev.waymark.kafka.DeadLetterHeaders;
-import dev.waymark.messaging.DeadLetterReason;
+import dev.waymark.store.DeadLetterReason;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -65,7 +65,7 @@ final class DeadLetterRecords {
         for (Header h : record.headers()) {
             out.headers().add(h.key(), h.value());
         }
-        add(out, DeadLetterHeaders.REASON_CODE, reason.code());
+        add(out, DeadLetterHeaders.REASON_CODE, reason.kind());
         out.headers().add(DeadLetterHeaders.REASON, truncate(reason.summary(), DeadLetterHeaders.MAX_REASON_BYTES));
         add(out, DeadLetterHeaders.ATTEMPT, Integer.toString(Math.max(attempt, 0)));
         add(out, DeadLetterHeaders.ORIGINAL_TOPIC, record.topic());

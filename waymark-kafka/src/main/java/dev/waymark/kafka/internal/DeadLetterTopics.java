@@ -98,7 +98,7 @@ final class DeadLetterTopics {
             if (stopRequested.getAsBoolean()) {
                 return false;
             }
-            Backoff.sleep(config.brokerRetry().backoff(), attempt);
+            Backoff.sleep(config.brokerRetry().retry(), attempt);
         }
     }
 

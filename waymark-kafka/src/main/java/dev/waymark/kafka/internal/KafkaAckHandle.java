@@ -3,7 +3,7 @@ package dev.waymark.kafka.internal;
 import dev.waymark.kafka.KafkaSourceEvent.Kind;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.AckHandle;
-import dev.waymark.messaging.DeadLetterReason;
+import dev.waymark.store.DeadLetterReason;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
@@ -76,7 +76,7 @@ final class KafkaAckHandle implements AckHandle {
             publisher.publish(record, reason, attempt); // throws: nothing is committed past it
         }
         if (ledger.ack(delivery)) {
-            runtime.events().emit(Kind.DEAD_LETTERED, tp, delivery.offset, reason.code());
+            runtime.events().emit(Kind.DEAD_LETTERED, tp, delivery.offset, reason.kind());
         }
     }
 }

@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.kafka.KafkaSourceEvent;
 import dev.waymark.kafka.KafkaSourceEvent.Kind;
+import dev.waymark.kafka.KafkaSourceListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -295,5 +297,45 @@ class AckLedgerTest {
             takeOffset(o);
         }
         assertThat(ledger.pausedWanted(System.nanoTime(), false)).isEmpty();
+    }
+
+    @Test
+    void listeners_are_called_with_the_lock_released_so_one_waiting_for_another_ledger_call_cannot_deadlock()
+            throws Exception {
+        // A listener that hands work to another thread and waits for it (a metrics exporter, a test
+        // latch), where that thread asks the ledger something. Before: every event was emitted under
+        // the ledger's lock, so the other thread blocked on it until the listener gave up.
+        AtomicReference<AckLedger> self = new AtomicReference<>();
+        List<String> blocked = new CopyOnWriteArrayList<>();
+        List<KafkaSourceEvent.Kind> seen = new CopyOnWriteArrayList<>();
+        KafkaSourceListener waitsForAnotherThread = event -> {
+            seen.add(event.kind());
+            Thread other = Thread.ofPlatform().start(() -> self.get().outstanding());
+            try {
+                other.join(Duration.ofSeconds(5));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (other.isAlive()) {
+                blocked.add(event.kind() + ": the other thread waited for the ledger's lock");
+            }
+        };
+        AckLedger l = new AckLedger(1_000, 1L << 20, new Events("test", List.of(waitsForAnotherThread)), () -> {});
+        self.set(l);
+        l.assign(List.of(TP)); // ASSIGNED, on the consumer thread
+        l.accept(new ConsumerRecords<>(Map.of(TP, List.of(
+                new ConsumerRecord<>(TP.topic(), TP.partition(), 0L, null, new byte[] {0}),
+                new ConsumerRecord<>(TP.topic(), TP.partition(), 1L, null, new byte[] {1}))), Map.of()));
+        Delivery zero = l.next(Duration.ZERO).delivery();
+        assertThat(l.retry(zero, Duration.ofSeconds(30))).isFalse(); // RETRY_HELD, on a processor thread
+        assertThat(l.next(Duration.ZERO)).as("offset 1 joins the held lane").isNull();
+        l.committed(Map.of(TP, new OffsetAndMetadata(0))); // COMMITTED, on the consumer thread
+        l.revoke(List.of(TP));
+        l.assign(List.of(TP));
+        l.accept(new ConsumerRecords<>(Map.of(TP, List.of(
+                new ConsumerRecord<>(TP.topic(), TP.partition(), 0L, null, new byte[] {0}))), Map.of()));
+        assertThat(l.halt(l.next(Duration.ZERO).delivery())).isTrue(); // HALTED, on a processor thread
+        assertThat(seen).contains(Kind.ASSIGNED, Kind.RETRY_HELD, Kind.COMMITTED, Kind.HALTED);
+        assertThat(blocked).isEmpty();
     }
 }

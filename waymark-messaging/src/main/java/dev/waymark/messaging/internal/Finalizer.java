@@ -2,8 +2,8 @@ package dev.waymark.messaging.internal;
 
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Ingested;
+import dev.waymark.store.RetryPolicy;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,9 +13,8 @@ final class Finalizer {
 
     private static final Logger log = LoggerFactory.getLogger(Finalizer.class);
 
-    /** The delays before each attempt: 0, 10, 50, 250 ms (four attempts). */
-    static final List<Duration> DELAYS =
-            List.of(Duration.ZERO, Duration.ofMillis(10), Duration.ofMillis(50), Duration.ofMillis(250));
+    /** Four attempts in all, the retries after 10, 50 and 250 ms. */
+    static final RetryPolicy RETRY = new RetryPolicy(4, Duration.ofMillis(10), 5.0, Duration.ofMillis(250), 0.0);
 
     private Finalizer() {}
 
@@ -25,8 +24,8 @@ final class Finalizer {
      */
     static Throwable finalize(Ingested message, AckDecision decision) throws InterruptedException {
         Throwable last = attempt(message, decision); // the common case: the first attempt succeeds
-        for (int i = 1; last != null && i < DELAYS.size(); i++) {
-            TimeUnit.NANOSECONDS.sleep(DELAYS.get(i).toNanos());
+        for (int retry = 1; last != null && RETRY.allowsAnotherAttempt(retry); retry++) {
+            TimeUnit.NANOSECONDS.sleep(RETRY.delayBefore(retry).toNanos());
             last = attempt(message, decision);
         }
         return last;

@@ -1,15 +1,14 @@
 package dev.waymark.messaging.internal;
 
-import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Handler;
 import dev.waymark.messaging.Ingested;
-import dev.waymark.messaging.Message;
 import dev.waymark.messaging.MessageSource;
 import dev.waymark.messaging.ProcessorFailedException;
 import dev.waymark.messaging.ProcessorListener;
 import dev.waymark.messaging.ProcessorState;
 import dev.waymark.messaging.ProcessorState.Lifecycle;
+import dev.waymark.store.RetryPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +20,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,11 +37,8 @@ public final class ProcessorRuntime {
 
     private final String id;
     private final MessageSource source;
-    private final Handler handler;
     private final Concurrency concurrency;
     private final boolean inline;
-    private final ProcessorListener listener;
-    private final Duration exceptionRetryDelay;
     private final BlockingQueue<Ingested> inbox;
     private final ExecutorService executor;
     private final Dispatcher dispatcher;
@@ -51,17 +46,11 @@ public final class ProcessorRuntime {
     private final CountDownLatch done = new CountDownLatch(1);
     private final CountDownLatch ingesterDone = new CountDownLatch(1);
 
-    private final AtomicLong received = new AtomicLong();
-    /** Finalized with ok; {@code processed} is these plus the retries. */
-    private final AtomicLong succeeded = new AtomicLong();
-    private final AtomicLong failed = new AtomicLong();
-    private final AtomicLong retried = new AtomicLong();
-    private final AtomicLong deadLettered = new AtomicLong();
+    private final ProcessorCounters counters;
+    private final MessageHandling handling;
 
     /** Closed by a forced stop, so no finalizer runs after it. */
     private final FinalizeGate finalizing;
-    /** Whether the listener wants handler timings (two clock reads per message). */
-    private final boolean timed;
 
     private final StuckCheck stuck = new StuckCheck();
     private final SourceShutdown sourceShutdown;
@@ -75,19 +64,17 @@ public final class ProcessorRuntime {
 
     /** A processor, not started. */
     public ProcessorRuntime(String id, MessageSource source, Concurrency concurrency, Handler handler, int inboxSize,
-            Duration exceptionRetryDelay, ProcessorListener listener, Consumer<ProcessorRuntime> onFailure) {
-        this.listener = listener;
+            RetryPolicy retry, ProcessorListener listener, Consumer<ProcessorRuntime> onFailure) {
         this.id = id;
         this.source = source;
         this.sourceShutdown = new SourceShutdown(id, source);
-        this.handler = handler;
         this.concurrency = concurrency;
-        this.exceptionRetryDelay = exceptionRetryDelay;
         this.inbox = new ArrayBlockingQueue<>(inboxSize);
         this.onFailure = onFailure;
         this.inline = concurrency instanceof Concurrency.Serial;
         this.finalizing = inline ? FinalizeGate.singleThread() : FinalizeGate.manyThreads();
-        this.timed = listener != ProcessorListener.NONE;
+        this.counters = new ProcessorCounters(inline);
+        this.handling = new MessageHandling(id, handler, listener, retry, finalizing, counters, new Host());
         this.executor = inline ? null
                 : Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-" + id + "-", 0).factory());
         this.dispatcher = switch (concurrency) {
@@ -137,7 +124,7 @@ public final class ProcessorRuntime {
                     break;
                 }
                 if (next.isPresent()) {
-                    count(received);
+                    counters.count(counters.received);
                     dispatcher.dispatch(next.get());
                 }
             }
@@ -213,7 +200,7 @@ public final class ProcessorRuntime {
             while (!terminal() && !source.isFinished()) {
                 Optional<Ingested> next = source.poll(POLL);
                 if (next.isPresent()) {
-                    received.incrementAndGet(); // the ingester is the only writer, but it is not the loop
+                    counters.received.incrementAndGet(); // the ingester is the only writer, but it is not the loop
                     inbox.put(next.get()); // blocks while the inbox is full: backpressure
                 }
             }
@@ -291,112 +278,10 @@ public final class ProcessorRuntime {
      */
     private void processOne(Ingested message) {
         try {
-            handleAndFinalize(message);
+            handling.handleAndFinalize(message);
         } catch (RuntimeException | Error e) {
             fail(message.envelope().messageId(), "processing failed", e);
             throw e;
-        }
-    }
-
-    private void handleAndFinalize(Ingested message) {
-        if (terminal() || message.ack().isSuperseded()) {
-            // A superseded delivery comes again, in order, from the source. After a halt or a failure
-            // nothing more is handled: a message queued behind its key's halted or unfinalized one stays
-            // unfinalized (delivered again), never acknowledged out of order.
-            return;
-        }
-        AckDecision decision = null;
-        Message view = new Message(message.envelope(), Optional.ofNullable(message.lease()));
-        Throwable thrown = null;
-        long started = timed ? System.nanoTime() : 0;
-        try {
-            decision = handler.handle(view);
-            if (decision == null) {
-                throw new IllegalStateException("handler returned null instead of an AckDecision");
-            }
-        } catch (Throwable e) {
-            if (fatal(e)) {
-                throw (VirtualMachineError) e; // not the handler's failure: the processor fails
-            }
-            thrown = e; // an Error of the handler's own (assertion, linkage, stack overflow) counts as a throw
-        }
-        long handlerNanos = timed ? System.nanoTime() - started : 0;
-        // Only a forced stop interrupts a handler. A flag the handler left set ("restore the
-        // interrupt") would fail the acknowledgement's waits and, on the serial loop, end the
-        // processor at its next poll: it is cleared. Cleared first, then forced read: a forced stop
-        // sets forced before it interrupts, so its interrupt is never taken for a stray one.
-        if (Thread.interrupted()) {
-            if (forced) {
-                Thread.currentThread().interrupt();
-            } else {
-                log.warn("processor {}: the handler left its thread interrupted on {}; the flag was cleared", id,
-                        message.envelope().messageId());
-            }
-        }
-        if (thrown != null) {
-            if (forced) {
-                return;
-            }
-            count(failed);
-            log.warn("processor {}: handler failed on {}: {}", id, message.envelope().messageId(), thrown.toString());
-            decision = AckDecision.retry(exceptionRetryDelay);
-        }
-        if (!finalizing.enter()) {
-            return; // after a forced stop returns, no finalizer runs
-        }
-        Throwable error;
-        try {
-            error = Finalizer.finalize(message, decision);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        } finally {
-            finalizing.exit();
-        }
-        if (error != null) {
-            fail(message.envelope().messageId(), "finalization failed after " + Finalizer.DELAYS.size()
-                    + " attempts with " + decision, error);
-            return;
-        }
-        account(message, decision);
-        if (timed) {
-            try {
-                listener.handled(id, view, decision, handlerNanos, thrown);
-            } catch (RuntimeException | LinkageError | AssertionError e) {
-                // LinkageError too: a metrics listener whose optional library is missing throws
-                // NoClassDefFoundError, and that must not end the processor
-                log.debug("processor {}: listener failed: {}", id, e.toString());
-            }
-        }
-    }
-
-    /** Counts a finalized decision; a halt stops the processor. */
-    private void account(Ingested message, AckDecision decision) {
-        switch (decision) {
-            case AckDecision.Ok ok -> count(succeeded);
-            case AckDecision.Retry r -> count(retried);
-            case AckDecision.DeadLetter d -> {
-                count(failed);
-                count(deadLettered);
-            }
-            case AckDecision.Halt h -> {
-                if (failure == null && halt == null) {
-                    halt = h.reason();
-                    log.info("processor {} halted by message {}: {}", id, message.envelope().messageId(), h.reason());
-                }
-            }
-        }
-    }
-
-    /**
-     * Adds one to a counter. Serial processing has a single writer (the loop thread), so a plain
-     * read and an ordered store are enough; other modes finalize on many threads.
-     */
-    private void count(AtomicLong counter) {
-        if (inline) {
-            counter.lazySet(counter.get() + 1);
-        } else {
-            counter.incrementAndGet();
         }
     }
 
@@ -447,7 +332,7 @@ public final class ProcessorRuntime {
      * is retried again and again. Retries alone are not progress. See {@link StuckCheck}.
      */
     public boolean isStuck(Duration after) {
-        return stuck.isStuck(succeeded.get() + deadLettered.get(), retried.get(),
+        return stuck.isStuck(counters.finalizedForGood(), counters.retried.get(),
                 dispatcher.inFlight() > 0 || !inbox.isEmpty(), lifecycle == Lifecycle.RUNNING, after);
     }
 
@@ -459,9 +344,35 @@ public final class ProcessorRuntime {
     /** A snapshot. */
     public ProcessorState snapshot() {
         ProcessorFailedException f = failure;
-        long retries = retried.get();
-        return new ProcessorState(id, lifecycle, received.get(), succeeded.get() + retries, failed.get(), retries,
-                deadLettered.get(), dispatcher.inFlight(), inbox.size(),
+        long retries = counters.retried.get();
+        return new ProcessorState(id, lifecycle, counters.received.get(), counters.succeeded.get() + retries,
+                counters.failed.get(), retries, counters.deadLettered.get(), dispatcher.inFlight(), inbox.size(),
                 f != null ? f.getMessage() : halt, f != null ? f.messageId() : null);
+    }
+
+    /** What the per-message step sees of this processor. */
+    private final class Host implements MessageHandling.Host {
+        @Override
+        public boolean terminal() {
+            return ProcessorRuntime.this.terminal();
+        }
+
+        @Override
+        public boolean forced() {
+            return forced;
+        }
+
+        @Override
+        public void fail(String messageId, String what, Throwable cause) {
+            ProcessorRuntime.this.fail(messageId, what, cause);
+        }
+
+        @Override
+        public void halted(String messageId, String reason) {
+            if (failure == null && halt == null) {
+                halt = reason;
+                log.info("processor {} halted by message {}: {}", id, messageId, reason);
+            }
+        }
     }
 }

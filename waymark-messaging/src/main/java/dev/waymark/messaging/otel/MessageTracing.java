@@ -75,7 +75,7 @@ public final class MessageTracing {
                     case AckDecision.Ok ok -> span.setStatus(StatusCode.OK);
                     case AckDecision.Retry r -> span.addEvent("ack_retry");
                     case AckDecision.DeadLetter d -> {
-                        span.setAttribute("waymark.dead_letter.reason.code", d.reason().code());
+                        span.setAttribute("waymark.dead_letter.reason.code", d.reason().kind());
                         span.setStatus(StatusCode.ERROR, d.reason().summary());
                     }
                     case AckDecision.Halt h -> span.setStatus(StatusCode.ERROR, "halt: " + h.reason());

@@ -1,6 +1,5 @@
 package dev.waymark.messaging.store;
 
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.AckHandle;
 import dev.waymark.messaging.Envelope;
@@ -9,9 +8,8 @@ import dev.waymark.messaging.MessageSource;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.AckStream;
-import dev.waymark.subscription.DeadLetterReason;
-import dev.waymark.subscription.SubscriptionException;
 import dev.waymark.subscription.SubscriptionBuilder;
+import dev.waymark.subscription.SubscriptionException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -97,7 +95,7 @@ public final class SubscriptionSource implements MessageSource {
             Ack ack = switch (decision) {
                 case AckDecision.Ok ok -> Ack.ok();
                 case AckDecision.Retry r -> Ack.retry(r.delay());
-                case AckDecision.DeadLetter d -> Ack.deadLetter(reason(d.reason()));
+                case AckDecision.DeadLetter d -> Ack.deadLetter(d.reason());
                 case AckDecision.Halt h -> null;
             };
             if (!done.compareAndSet(false, true)) {
@@ -114,20 +112,6 @@ public final class SubscriptionSource implements MessageSource {
                 outstanding.decrementAndGet();
                 closeWhenDrained();
             }
-        };
-    }
-
-    /**
-     * The subscription's reason for {@code reason}. The detail of {@code other} travels as a JSON
-     * string (the subscription takes a JSON document there); a missing one stays missing.
-     */
-    private static DeadLetterReason reason(dev.waymark.messaging.DeadLetterReason reason) {
-        return switch (reason) {
-            case dev.waymark.messaging.DeadLetterReason.Poison p -> DeadLetterReason.poison(p.detail());
-            case dev.waymark.messaging.DeadLetterReason.Invalid i -> DeadLetterReason.invalid(i.detail());
-            case dev.waymark.messaging.DeadLetterReason.MaxAttempts m -> DeadLetterReason.maxAttempts(m.attempts());
-            case dev.waymark.messaging.DeadLetterReason.Other o -> DeadLetterReason.other(o.summary(),
-                    o.detail() == null ? null : JsonNodeFactory.instance.textNode(o.detail()).toString());
         };
     }
 

@@ -7,6 +7,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Checkpoints;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
@@ -49,7 +50,7 @@ class SubscriptionSourceContractTest extends MessageSourceContract {
         List<String> ids = result.eventIds().stream().map(UUID::toString).toList();
         GlobalPosition head = result.lastPosition();
         SubscriptionSource source = SubscriptionSource.of(Subscription.builder(store, "sub-" + category,
-                Target.category(category)).retry(5, Duration.ZERO).checkpointEvery(1, Duration.ZERO));
+                Target.category(category)).retry(RetryPolicy.fixed(5, Duration.ZERO)).checkpointEvery(1, Duration.ZERO));
         return new Fixture() {
             @Override
             public MessageSource source() {

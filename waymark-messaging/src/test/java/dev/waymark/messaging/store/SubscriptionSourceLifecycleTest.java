@@ -6,12 +6,13 @@ import static org.awaitility.Awaitility.await;
 
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
-import dev.waymark.messaging.DeadLetterReason;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
@@ -50,7 +51,7 @@ class SubscriptionSourceLifecycleTest {
 
     private static SubscriptionSource source(String category) {
         return SubscriptionSource.of(Subscription.builder(store, "sub-" + category, Target.category(category))
-                .retry(2, Duration.ZERO).checkpointEvery(1, Duration.ZERO));
+                .retry(RetryPolicy.fixed(2, Duration.ZERO)).checkpointEvery(1, Duration.ZERO));
     }
 
     private static ProcessorState.Lifecycle lifecycle(ProcessingApp app) {

@@ -6,10 +6,10 @@ import static org.awaitility.Awaitility.await;
 
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
-import dev.waymark.messaging.DeadLetterReason;
 import dev.waymark.messaging.MessageKey;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;

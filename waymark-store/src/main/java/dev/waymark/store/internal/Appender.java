@@ -5,6 +5,7 @@ import dev.waymark.store.AppendResult;
 import dev.waymark.store.DuplicateEventException;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StreamAlreadyExistsException;
 import dev.waymark.store.StreamAppend;
@@ -23,7 +24,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
-import java.util.random.RandomGenerator;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,12 +43,14 @@ final class Appender {
                                     ?::text[]::jsonb[], ?::text[]::jsonb[], ?::uuid[], ?::uuid[], ?::timestamptz)
             """;
 
-    /** Attempts of a store-managed append before a transient failure (SQLSTATE class 40) reaches the caller. */
-    static final int MAX_ATTEMPTS = 5;
-    /** The pause before the first retry, before jitter; doubled for each further one, up to {@link #MAX_BACKOFF}. */
-    static final Duration FIRST_BACKOFF = Duration.ofMillis(10);
-    /** The longest pause between two attempts, before jitter. */
-    static final Duration MAX_BACKOFF = Duration.ofMillis(50);
+    /**
+     * A store-managed append's retry of a transient failure (SQLSTATE class 40) before it reaches the
+     * caller: 5 attempts in all, 10 ms doubling up to 50 ms between them, of which a random half to
+     * all is taken, so that appenders that failed together (both sides of a deadlock, say) do not
+     * collide again in step.
+     */
+    static final RetryPolicy RETRY =
+            RetryPolicy.exponential(5, Duration.ofMillis(10), Duration.ofMillis(50)).withJitter(0.5);
 
     private final DataSource dataSource;
     private final String schema;
@@ -79,7 +81,7 @@ final class Appender {
     /**
      * Appends in a transaction of the store's own. A transient failure (SQLSTATE class 40: a
      * serialization failure, a deadlock) rolled the whole append back, so it is tried again with the
-     * same event ids, up to {@link #MAX_ATTEMPTS} attempts, after a capped, jittered backoff.
+     * same event ids, as {@link #RETRY} says.
      */
     List<AppendResult> appendCommitted(List<StreamAppend> appends, boolean allowReserved) {
         List<StreamAppend> prepared = AppendValidator.prepare(appends, allowReserved, clock);
@@ -111,12 +113,12 @@ final class Appender {
                 afterCommit.run();
                 return results;
             } catch (SQLException e) {
-                if (!SqlErrors.isTransient(e) || attempt == MAX_ATTEMPTS) {
+                if (!SqlErrors.isTransient(e) || !RETRY.allowsAnotherAttempt(attempt)) {
                     throw translate(e, prepared, null);
                 }
-                Duration pause = backoff(attempt, ThreadLocalRandom.current());
+                Duration pause = RETRY.delayBefore(attempt, ThreadLocalRandom.current());
                 log.debug("append to {} hit {} (attempt {} of {}); retrying in {} ms with the same event ids",
-                        describe(prepared), e.getSQLState(), attempt, MAX_ATTEMPTS, pause.toMillis());
+                        describe(prepared), e.getSQLState(), attempt, RETRY.maxAttempts(), pause.toMillis());
                 try {
                     Thread.sleep(pause);
                 } catch (InterruptedException interrupt) {
@@ -128,16 +130,6 @@ final class Appender {
                 }
             }
         }
-    }
-
-    /**
-     * The pause before retry {@code retry} (1 for the first): {@code FIRST_BACKOFF * 2^(retry-1)},
-     * at most {@code MAX_BACKOFF}, of which a random half to all is taken, so that appenders that
-     * failed together (both sides of a deadlock, say) do not collide again in step.
-     */
-    static Duration backoff(int retry, RandomGenerator random) {
-        long full = Math.min(MAX_BACKOFF.toNanos(), FIRST_BACKOFF.toNanos() << Math.min(Math.max(retry - 1, 0), 20));
-        return Duration.ofNanos(full / 2 + random.nextLong(full / 2 + 1));
     }
 
     /** Appends on the caller's connection, in the caller's transaction; the caller commits. */

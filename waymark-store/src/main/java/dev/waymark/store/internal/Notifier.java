@@ -1,6 +1,7 @@
 package dev.waymark.store.internal;
 
 import dev.waymark.store.QueryPurpose;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.store.WakeSignal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -249,7 +250,9 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     }
 
     private void listenLoop() {
-        long backoffMillis = settings.reconnectInitial().toMillis();
+        // reconnects for as long as the handle is open, the delay doubling from the first to the cap
+        RetryPolicy reconnect = RetryPolicy.exponential(RetryPolicy.UNLIMITED, settings.reconnectInitial(),
+                settings.reconnectMax());
         int failures = 0;
         while (!closed) {
             Connection connection = null;
@@ -273,7 +276,6 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                             failures);
                 }
                 failures = 0;
-                backoffMillis = settings.reconnectInitial().toMillis();
                 wake(); // anything committed while we were not listening is now readable
                 listen(connection);
             } catch (SQLException | RuntimeException | Error e) {
@@ -282,7 +284,8 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                 if (closed) {
                     break;
                 }
-                failures++;
+                failures = Math.min(failures + 1, RetryPolicy.UNLIMITED - 1);
+                long backoffMillis = reconnect.delayBefore(failures).toMillis();
                 wake();
                 log.warn("waymark: LISTEN connection for schema {} failed (attempt {}), retrying in {} ms: {}",
                         schema, failures, backoffMillis, e.toString());
@@ -292,7 +295,6 @@ public final class Notifier implements WakeSignal, AutoCloseable {
                     Thread.currentThread().interrupt();
                     break;
                 }
-                backoffMillis = Math.min(settings.reconnectMax().toMillis(), backoffMillis * 2);
             } finally {
                 closeListener(connection, pooledTimeout);
             }

@@ -19,12 +19,13 @@ class AppenderBackoffTest {
             Duration full = Duration.ofMillis(fullMillis[retry - 1]);
             Set<Duration> seen = new HashSet<>();
             for (int i = 0; i < 1_000; i++) {
-                Duration pause = Appender.backoff(retry, random);
+                Duration pause = Appender.RETRY.delayBefore(retry, random);
                 assertThat(pause).as("retry %d", retry).isBetween(full.dividedBy(2), full);
                 seen.add(pause);
             }
             assertThat(seen).as("jitter of retry %d", retry).hasSizeGreaterThan(100);
         }
-        assertThat(Appender.backoff(Integer.MAX_VALUE, random)).isLessThanOrEqualTo(Appender.MAX_BACKOFF);
+        assertThat(Appender.RETRY.delayBefore(Integer.MAX_VALUE, random)).isLessThanOrEqualTo(Duration.ofMillis(50));
+        assertThat(Appender.RETRY.maxAttempts()).isEqualTo(5);
     }
 }

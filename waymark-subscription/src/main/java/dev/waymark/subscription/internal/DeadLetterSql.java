@@ -1,11 +1,11 @@
 package dev.waymark.subscription.internal;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.internal.Utf16;
 import dev.waymark.subscription.DeadLetter;
-import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.LeaseFence;
 import dev.waymark.subscription.LeaseLostException;
@@ -84,7 +84,7 @@ public final class DeadLetterSql {
             p.setString(i++, event.type());
             p.setString(i++, reason.kind());
             p.setString(i++, ReasonJson.summary(reason));
-            p.setString(i++, ReasonJson.of(reason)); // not reason.json(): Other's is its details alone, maybe null
+            p.setString(i++, ReasonJson.of(reason));
             p.setInt(i++, attempts);
             p.setString(i++, error == null ? null : error.type());
             p.setString(i++, error == null ? null : error.message().orElse(null));

@@ -5,8 +5,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.internal.Utf16;
-import dev.waymark.subscription.DeadLetterReason;
 import java.util.Map;
 
 /**
@@ -29,11 +29,11 @@ public final class ReasonJson {
             case DeadLetterReason.Invalid i -> node.put("detail", Utf16.storable(i.detail()));
             case DeadLetterReason.MaxAttempts m -> node.put("attempts", m.attempts());
             case DeadLetterReason.Other o -> {
-                if (o.json() != null) {
+                if (o.detail() != null) {
                     try {
-                        node.set("detail", storable(MAPPER.readTree(o.json())));
+                        node.set("detail", storable(MAPPER.readTree(o.detail())));
                     } catch (JsonProcessingException e) {
-                        node.put("detail", Utf16.storable(o.json())); // not JSON: kept as text
+                        node.put("detail", Utf16.storable(o.detail())); // not JSON: kept as text
                     }
                 }
             }

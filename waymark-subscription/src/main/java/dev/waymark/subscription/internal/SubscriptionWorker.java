@@ -4,17 +4,13 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.HeadProbe;
 import dev.waymark.store.HeadWatch;
+import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StoreException;
-import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.internal.Jdbc;
 import dev.waymark.store.internal.Schema;
-import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.CheckpointMissingException;
 import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
-import dev.waymark.subscription.DeadLetter;
-import dev.waymark.subscription.DeadLetterReason;
-import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.EventHandler;
 import dev.waymark.subscription.LeaseLostException;
 import dev.waymark.subscription.Subscription;
@@ -25,7 +21,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,7 +34,8 @@ public final class SubscriptionWorker implements Subscription {
 
     private static final Logger log = LoggerFactory.getLogger(SubscriptionWorker.class);
     private static final Duration WAIT_SLICE = Duration.ofMillis(100);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    /** How long {@link #stop} waits, after the grace, for an interrupted handler to return. */
+    private static final Duration INTERRUPTED_HANDLER_WAIT = Duration.ofSeconds(10);
 
     private final EventStore store;
     private final SubscriptionConfig config;
@@ -53,11 +49,12 @@ public final class SubscriptionWorker implements Subscription {
     private volatile GlobalPosition handled = GlobalPosition.START;
     private volatile Throwable failure;
     private volatile Thread thread;
-    /** The watchdog of handler calls, for the run on {@link #thread}. */
-    private HandlerWatch watch;
+    /** Delivers each event, for the run on {@link #thread} (it owns the run's handler watchdog). */
+    private EventDelivery delivery;
 
     private final CheckpointCadence cadence;
     private final StartResolver startResolver;
+    private final MemberPacing pacing;
 
     /** A worker; call {@link #start()} to run it. */
     public SubscriptionWorker(EventStore store, SubscriptionConfig config, EventHandler handler,
@@ -71,6 +68,7 @@ public final class SubscriptionWorker implements Subscription {
         this.deadLetters = new DeadLetterSql(q);
         this.cadence = new CheckpointCadence(config.checkpoint());
         this.startResolver = new StartResolver(store, config, checkpoints);
+        this.pacing = new MemberPacing(config, listener, () -> stopping);
     }
 
     /**
@@ -124,6 +122,9 @@ public final class SubscriptionWorker implements Subscription {
 
     @Override
     public boolean stop(Duration grace) {
+        if (grace == null || grace.isNegative()) {
+            throw new IllegalArgumentException("stop grace must be >= 0, got " + grace);
+        }
         stopping = true;
         try {
             if (done.await(Durations.nanos(grace), TimeUnit.NANOSECONDS)) {
@@ -134,22 +135,24 @@ public final class SubscriptionWorker implements Subscription {
             if (t != null) {
                 t.interrupt();
             }
-            return done.await(10, TimeUnit.SECONDS);
+            return done.await(INTERRUPTED_HANDLER_WAIT.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return false;
+            return done.getCount() == 0;
         }
     }
 
     private void run(GlobalPosition resolved) {
         Throwable error = null;
-        watch = new HandlerWatch("waymark-sub-watch-" + config.memberLabel(), config.stuckHandlerThreshold(),
-                () -> stopping, new StuckHandlerReports(config, listener));
+        HandlerWatch watch = new HandlerWatch("waymark-sub-watch-" + config.memberLabel(),
+                config.stuckHandlerThreshold(), () -> stopping, new StuckHandlerReports(config, listener));
+        delivery = new EventDelivery(store, config, handler, listener, checkpoints, deadLetters, cadence, pacing,
+                watch, () -> stopping, this::flush, position -> handled = position);
         try {
-            GlobalPosition cursor = resolved != null ? resolved : retrying("load checkpoint", startResolver::resolve);
+            GlobalPosition cursor = resolved != null ? resolved : pacing.retrying("load checkpoint", startResolver::resolve);
             handled = cursor;
             cadence.startAt(cursor); // the interval counts from the start, not from construction
-            safely(() -> listener.started(config, cursor));
+            pacing.safely(() -> listener.started(config, cursor));
             loop(cursor);
         } catch (InterruptedException e) {
             if (stopping) {
@@ -176,7 +179,7 @@ public final class SubscriptionWorker implements Subscription {
             }
             Throwable reported = error;
             try {
-                safely(() -> listener.stopped(config, handled, reported));
+                pacing.safely(() -> listener.stopped(config, handled, reported));
             } finally {
                 done.countDown(); // even past a listener's Error: stop() and awaitTermination rely on it
             }
@@ -192,13 +195,13 @@ public final class SubscriptionWorker implements Subscription {
             // event visible when it was taken is in the page, or another member's, or past the page.
             HeadProbe before = caughtUp ? watch.latest() : null;
             GlobalPosition from = cursor;
-            List<RecordedEvent> batch = retrying("read events", () -> read(from));
+            List<RecordedEvent> batch = pacing.retrying("read events", () -> read(from));
             for (RecordedEvent event : batch) {
                 if (stopping) {
                     return;
                 }
                 if (config.eventTypes().isEmpty() || config.eventTypes().contains(event.type())) {
-                    deliver(event);
+                    delivery.deliver(event);
                 }
                 handled = event.position();
                 cursor = event.position();
@@ -221,7 +224,7 @@ public final class SubscriptionWorker implements Subscription {
                     flush();
                 }
                 GlobalPosition caughtUpAt = cursor;
-                safely(() -> listener.caughtUp(config, caughtUpAt));
+                pacing.safely(() -> listener.caughtUp(config, caughtUpAt));
                 if (wasCaughtUp) { // else the end of a catch-up: one more page, behind a probe, first
                     awaitHeadPast(watch, before);
                 }
@@ -264,98 +267,6 @@ public final class SubscriptionWorker implements Subscription {
         };
     }
 
-    private void deliver(RecordedEvent event) throws InterruptedException {
-        Throwable lastError = null; // the handler's last exception for this event, kept with a dead letter
-        for (int attempt = 0; ; attempt++) {
-            Delivery delivery = new Delivery(config.name(), event, attempt, config.partition());
-            Ack ack;
-            try {
-                watch.begin(delivery);
-                try {
-                    ack = handler.handle(delivery);
-                } finally {
-                    watch.end();
-                }
-                if (ack == null) {
-                    throw new IllegalStateException("handler returned null instead of an Ack");
-                }
-            } catch (InterruptedException e) {
-                throw e;
-            } catch (Exception | Error e) {
-                if (e instanceof VirtualMachineError && !(e instanceof StackOverflowError)) {
-                    throw (Error) e; // out of memory, an internal error: not the event's fault
-                }
-                if (stopping) {
-                    // A handler that fails while the subscription stops (interrupted after the grace,
-                    // often with the interrupt wrapped and its flag cleared) is not acknowledged: no
-                    // retry counted, no dead letter, the event is delivered again after the restart.
-                    throw new InterruptedException("stopped during the handler");
-                }
-                log.warn("subscription {}: handler failed on {} ({}@{}), attempt {}: {}", config.memberLabel(),
-                        event.eventId(), event.streamName(), event.streamVersion(), attempt, e.toString());
-                lastError = e;
-                ack = Ack.retry(config.retry().errorDelay());
-            }
-            clearStrayInterrupt();
-            Ack decided = ack;
-            safely(() -> listener.handled(config, delivery, decided));
-            switch (ack) {
-                case Ack.Ok ok -> {
-                    return;
-                }
-                case Ack.DeadLetter dead -> {
-                    deadLetter(event, dead.reason(), attempt + 1, dead.cause());
-                    return;
-                }
-                case Ack.Retry retry -> {
-                    if (stopping) {
-                        // A retry decided while stopping (often by a handler that caught the interrupt
-                        // after the grace) is not final: nothing is counted or dead-lettered, and the
-                        // event is delivered again after the restart.
-                        throw new InterruptedException("stopped while the handler asked for a retry");
-                    }
-                    if (attempt + 1 >= config.retry().maxAttempts()) {
-                        deadLetter(event, DeadLetterReason.maxAttempts(attempt + 1), attempt + 1, lastError);
-                        return;
-                    }
-                    if (cadence.dueByTime()) {
-                        flush(); // a retried event does not hold back the checkpoint of those before it
-                    }
-                    pause(retry.delay());
-                    if (stopping) {
-                        throw new InterruptedException("stopped while waiting to retry");
-                    }
-                }
-            }
-        }
-    }
-
-    /**
-     * Clears an interrupt flag the handler left set while no stop asked for it ("restore the
-     * interrupt" after catching one of its own): else the next wait would end the subscription as if
-     * stopped. An interrupt from {@link #stop} comes only after {@code stopping} is set.
-     */
-    private void clearStrayInterrupt() {
-        if (!stopping && Thread.interrupted()) {
-            log.warn("subscription {}: the handler left the thread's interrupt flag set; cleared",
-                    config.memberLabel());
-        }
-    }
-
-    private void deadLetter(RecordedEvent event, DeadLetterReason reason, int attempts, Throwable cause)
-            throws InterruptedException {
-        DeadLetter.HandlerError error = cause == null ? null : DeadLetter.HandlerError.of(cause);
-        retrying("record dead letter", () -> Jdbc.autocommit(store, QueryPurpose.DEAD_LETTER,
-                "dead-letter " + event.eventId() + " for " + config.memberLabel(), c -> {
-                    deadLetters.insertAndSave(c, checkpoints, config.name(), config.partition(), event, reason,
-                            attempts, error, config.fence());
-                    return null;
-                }));
-        handled = event.position();
-        cadence.written(event.position());
-        safely(() -> listener.deadLettered(config, event, reason, attempts));
-    }
-
     private void flush() {
         GlobalPosition position = handled;
         if (!cadence.isAhead(position)) {
@@ -366,13 +277,13 @@ public final class SubscriptionWorker implements Subscription {
             Jdbc.autocommit(store, QueryPurpose.CHECKPOINT, "save checkpoint of " + config.memberLabel(),
                     c -> checkpoints.save(c, config.name(), config.partition(), position, config.fence()));
             cadence.written(position);
-            safely(() -> listener.checkpointed(config, position));
+            pacing.safely(() -> listener.checkpointed(config, position));
         } catch (LeaseLostException e) {
             throw e;
         } catch (StoreException e) {
             // Progress is replayed from the last checkpoint after a restart; keep going.
             log.warn("subscription {}: checkpoint save failed, will retry: {}", config.memberLabel(), e.toString());
-            safely(() -> listener.failed(config, e));
+            pacing.safely(() -> listener.failed(config, e));
         }
     }
 
@@ -383,58 +294,6 @@ public final class SubscriptionWorker implements Subscription {
             }
         } catch (RuntimeException e) {
             log.warn("subscription {}: final checkpoint save failed: {}", config.memberLabel(), e.toString());
-        }
-    }
-
-    private interface Attempt<T> {
-        T run();
-    }
-
-    /** Runs a database step, retrying transient and connection failures with capped, jittered backoff. */
-    private <T> T retrying(String what, Attempt<T> attempt) throws InterruptedException {
-        Duration backoff = Duration.ofMillis(100);
-        while (true) {
-            try {
-                return attempt.run();
-            } catch (LeaseLostException | CheckpointMissingException | ConsumerGroupSizeMismatchException e) {
-                throw e;
-            } catch (StoreException e) {
-                if (!e.isRetryable() || stopping) {
-                    if (stopping) {
-                        throw new InterruptedException("stopped while retrying " + what);
-                    }
-                    throw e;
-                }
-                // jittered (half to all of the backoff), so that the readers of a pool do not retry in step
-                Duration wait = backoff.dividedBy(2)
-                        .plusNanos(ThreadLocalRandom.current().nextLong(backoff.toNanos() / 2 + 1));
-                log.warn("subscription {}: {} failed, retrying in {} ms: {}", config.memberLabel(), what,
-                        wait.toMillis(), e.toString());
-                safely(() -> listener.failed(config, e));
-                pause(wait);
-                backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
-            }
-        }
-    }
-
-    /** Sleeps in slices so that stop() is noticed promptly. */
-    private void pause(Duration delay) throws InterruptedException {
-        long total = Durations.nanos(delay);
-        long start = System.nanoTime();
-        while (!stopping) {
-            long left = total - (System.nanoTime() - start);
-            if (left <= 0) {
-                return;
-            }
-            TimeUnit.NANOSECONDS.sleep(Math.min(left, WAIT_SLICE.toNanos()));
-        }
-    }
-
-    private void safely(Runnable call) {
-        try {
-            call.run();
-        } catch (RuntimeException | LinkageError | AssertionError e) {
-            log.warn("subscription {}: listener failed: {}", config.memberLabel(), e.toString());
         }
     }
 }

@@ -1,9 +1,9 @@
 package dev.waymark.subscription.micrometer;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.Ack;
-import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.SubscriptionConfig;
 import dev.waymark.subscription.SubscriptionListener;

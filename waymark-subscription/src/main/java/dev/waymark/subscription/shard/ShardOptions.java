@@ -1,5 +1,7 @@
 package dev.waymark.subscription.shard;
 
+import dev.waymark.store.RetryPolicy;
+import dev.waymark.subscription.SubscriptionBuilder;
 import dev.waymark.subscription.SubscriptionConfigException;
 import dev.waymark.subscription.Target;
 import java.time.Duration;
@@ -9,8 +11,8 @@ import java.time.Duration;
  * Liveness in numbers: a worker renews its leases every {@code renewInterval}; a crashed worker's
  * buckets are claimable {@code leaseTtl} after its last renewal and are taken over within about
  * {@code leaseTtl + 2 * renewInterval}. Defaults ({@link #defaults}): a 30 s lease renewed every
- * 10 s, 100 events per read, buffer 256, 1 s before redelivering after a handler exception, 5
- * deliveries before a dead letter.
+ * 10 s, 100 events per read, buffer 256, {@link #DEFAULT_RETRY} (5 deliveries before a dead
+ * letter, 1 s apart after a handler exception).
  *
  * @param target what the pool reads
  * @param shardCount the number of buckets, {@code >= 1}, fixed per subscription
@@ -20,8 +22,8 @@ import java.time.Duration;
  *     limit this is)
  * @param bufferSize validated ({@code >= 1}) but without effect: a bucket's reader hands the
  *     handler one event at a time and waits for its answer, so nothing is buffered ahead of it
- * @param handlerRetryDelay the delay before redelivering after a handler exception, {@code >= 0}
- * @param maxAttempts total deliveries of one event before it is dead-lettered, {@code >= 1}
+ * @param retry how a handler failure is retried in each bucket, as
+ *     {@link dev.waymark.subscription.SubscriptionBuilder#retry(RetryPolicy)} says; not null
  * @param stuckHandlerThreshold how long a handler may run, with no stop requested, before its
  *     bucket is reported as stuck ({@link ShardListener#handlerStuck}), 10 ms to 24 h
  */
@@ -32,8 +34,7 @@ public record ShardOptions(
         Duration renewInterval,
         int batchSize,
         int bufferSize,
-        Duration handlerRetryDelay,
-        int maxAttempts,
+        RetryPolicy retry,
         Duration stuckHandlerThreshold) {
 
     /** Default lease lifetime: 30 s. */
@@ -44,10 +45,8 @@ public record ShardOptions(
     public static final int DEFAULT_BATCH_SIZE = 100;
     /** Default of {@code bufferSize}, which has no effect. */
     public static final int DEFAULT_BUFFER_SIZE = 256;
-    /** Default handler retry delay. */
-    public static final Duration DEFAULT_HANDLER_RETRY_DELAY = Duration.ofSeconds(1);
-    /** Default retry budget: 5 deliveries. */
-    public static final int DEFAULT_MAX_ATTEMPTS = 5;
+    /** Default handler retry: 5 deliveries in all, 1 s apart ({@link SubscriptionBuilder#DEFAULT_RETRY}). */
+    public static final RetryPolicy DEFAULT_RETRY = SubscriptionBuilder.DEFAULT_RETRY;
     /** Default time a handler may run, with no stop requested, before it is reported as stuck: 60 s. */
     public static final Duration DEFAULT_STUCK_HANDLER_THRESHOLD = Duration.ofSeconds(60);
 
@@ -76,11 +75,8 @@ public record ShardOptions(
         if (bufferSize < 1) {
             throw new SubscriptionConfigException("bufferSize must be >= 1, got " + bufferSize);
         }
-        if (handlerRetryDelay == null || handlerRetryDelay.isNegative()) {
-            throw new SubscriptionConfigException("handlerRetryDelay must be >= 0, got " + handlerRetryDelay);
-        }
-        if (maxAttempts < 1) {
-            throw new SubscriptionConfigException("maxAttempts must be >= 1, got " + maxAttempts);
+        if (retry == null) {
+            throw new SubscriptionConfigException("retry must not be null");
         }
         if (stuckHandlerThreshold == null || stuckHandlerThreshold.toMillis() < 10
                 || stuckHandlerThreshold.compareTo(Duration.ofHours(24)) > 0) {
@@ -91,15 +87,14 @@ public record ShardOptions(
 
     /** Options with the default {@code stuckHandlerThreshold} ({@link #DEFAULT_STUCK_HANDLER_THRESHOLD}). */
     public ShardOptions(Target target, int shardCount, Duration leaseTtl, Duration renewInterval, int batchSize,
-            int bufferSize, Duration handlerRetryDelay, int maxAttempts) {
-        this(target, shardCount, leaseTtl, renewInterval, batchSize, bufferSize, handlerRetryDelay, maxAttempts,
-                DEFAULT_STUCK_HANDLER_THRESHOLD);
+            int bufferSize, RetryPolicy retry) {
+        this(target, shardCount, leaseTtl, renewInterval, batchSize, bufferSize, retry, DEFAULT_STUCK_HANDLER_THRESHOLD);
     }
 
     /** The defaults for a target and shard count. */
     public static ShardOptions defaults(Target target, int shardCount) {
         return new ShardOptions(target, shardCount, DEFAULT_LEASE_TTL, DEFAULT_RENEW_INTERVAL, DEFAULT_BATCH_SIZE,
-                DEFAULT_BUFFER_SIZE, DEFAULT_HANDLER_RETRY_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_STUCK_HANDLER_THRESHOLD);
+                DEFAULT_BUFFER_SIZE, DEFAULT_RETRY, DEFAULT_STUCK_HANDLER_THRESHOLD);
     }
 
     /** The fair share of {@code buckets} among {@code workers}: {@code ceil(buckets / max(1, workers))}. */

@@ -1,6 +1,7 @@
 package dev.waymark.subscription.shard;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.Stoppable;
 import dev.waymark.subscription.Target;
 import java.time.Duration;
 import java.util.List;
@@ -15,7 +16,7 @@ import java.util.Set;
  * epoch, so a worker that lost a lease cannot move progress. A crashed worker's buckets are taken
  * over after their leases expire; a stopped one releases them at once.
  */
-public interface ShardedSubscription extends AutoCloseable {
+public interface ShardedSubscription extends Stoppable {
 
     /** Every bucket's lease of the pool {@code name} as stored now (for operators; no worker needed). */
     static List<ShardOwnership> ownership(EventStore store, String name) {
@@ -73,13 +74,13 @@ public interface ShardedSubscription extends AutoCloseable {
      * {@code grace}; an interrupted one is not acknowledged), then releases all leases so other
      * workers take the buckets over at once. The lease of a bucket whose reader did not end (a
      * handler that ignores its interrupt, see {@link ShardListener#readerStuck}) is not released: it
-     * runs out after the lease TTL, so no other worker starts on the bucket sooner.
+     * runs out after the lease TTL, so no other worker starts on the bucket sooner. The pass loop
+     * gets {@code grace} plus 10 s to end. {@link #close()} is {@code stop(30 s)}.
+     *
+     * @return whether the pass loop and every reader had ended when the call returned ({@code false}
+     *     when a handler ignored its interrupt)
+     * @throws IllegalArgumentException if {@code grace} is null or negative
      */
-    void stop(Duration grace);
-
-    /** {@link #stop(Duration)} with a 30 s grace. */
     @Override
-    default void close() {
-        stop(Duration.ofSeconds(30));
-    }
+    boolean stop(Duration grace);
 }

@@ -2,6 +2,7 @@ package dev.waymark.subscription.shard;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.SubscriptionConfigException;
 import dev.waymark.subscription.Target;
@@ -28,8 +29,7 @@ public final class ShardedSubscriptionBuilder {
     private Duration renewInterval = ShardOptions.DEFAULT_RENEW_INTERVAL;
     private int batchSize = ShardOptions.DEFAULT_BATCH_SIZE;
     private int bufferSize = ShardOptions.DEFAULT_BUFFER_SIZE;
-    private Duration handlerRetryDelay = ShardOptions.DEFAULT_HANDLER_RETRY_DELAY;
-    private int maxAttempts = ShardOptions.DEFAULT_MAX_ATTEMPTS;
+    private RetryPolicy retry = ShardOptions.DEFAULT_RETRY;
     private Duration stuckHandlerThreshold = ShardOptions.DEFAULT_STUCK_HANDLER_THRESHOLD;
     private ShardListener listener = ShardListener.NONE;
 
@@ -72,15 +72,13 @@ public final class ShardedSubscriptionBuilder {
         return this;
     }
 
-    /** Delay before redelivering after a handler exception; default 1 s. */
-    public ShardedSubscriptionBuilder handlerRetryDelay(Duration delay) {
-        this.handlerRetryDelay = delay;
-        return this;
-    }
-
-    /** Total deliveries of one event before it is dead-lettered; default 5. */
-    public ShardedSubscriptionBuilder maxAttempts(int attempts) {
-        this.maxAttempts = attempts;
+    /**
+     * How a handler failure is retried in each bucket: {@link RetryPolicy#maxAttempts()} deliveries of
+     * one event before it is dead-lettered, the policy's delay before redelivering after a handler
+     * exception. Not null; default {@link ShardOptions#DEFAULT_RETRY} (5 deliveries, 1 s apart).
+     */
+    public ShardedSubscriptionBuilder retry(RetryPolicy policy) {
+        this.retry = policy;
         return this;
     }
 
@@ -104,8 +102,8 @@ public final class ShardedSubscriptionBuilder {
 
     /** The validated options. */
     public ShardOptions options() {
-        return new ShardOptions(target, shards, leaseTtl, renewInterval, batchSize, bufferSize, handlerRetryDelay,
-                maxAttempts, stuckHandlerThreshold);
+        return new ShardOptions(target, shards, leaseTtl, renewInterval, batchSize, bufferSize, retry,
+                stuckHandlerThreshold);
     }
 
     /**
@@ -132,10 +130,10 @@ public final class ShardedSubscriptionBuilder {
         ShardOptions options = options();
         String workerId = "w-" + UUID.randomUUID().toString().substring(0, 13);
         log.info("waymark sharded subscription {}: worker={}, target={}, shards={}, leaseTtl={}ms, renewInterval={}ms,"
-                        + " batchSize={}, maxAttempts={}, handlerRetryDelay={}ms, stuckHandlerThreshold={}ms", probe.name(),
+                        + " batchSize={}, retry={}, stuckHandlerThreshold={}ms", probe.name(),
                 workerId, options.target(), options.shardCount(), options.leaseTtl().toMillis(),
-                options.renewInterval().toMillis(), options.batchSize(), options.maxAttempts(),
-                options.handlerRetryDelay().toMillis(), options.stuckHandlerThreshold().toMillis());
+                options.renewInterval().toMillis(), options.batchSize(), options.retry(),
+                options.stuckHandlerThreshold().toMillis());
         return new ShardWorker(store, name, workerId, options, handler, listener).start();
     }
 

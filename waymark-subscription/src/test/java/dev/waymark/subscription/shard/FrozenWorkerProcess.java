@@ -3,6 +3,7 @@ package dev.waymark.subscription.shard;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import java.io.BufferedReader;
@@ -53,7 +54,7 @@ public final class FrozenWorkerProcess {
                     .shards(Integer.parseInt(args[3]))
                     .leaseTtl(Duration.ofMillis(Long.parseLong(args[4])))
                     .renewInterval(Duration.ofMillis(Long.parseLong(args[5])))
-                    .handlerRetryDelay(Duration.ZERO)
+                    .retry(RetryPolicy.fixed(5, Duration.ZERO))
                     .listener(new ShardListener() {
                         @Override
                         public void claimed(String workerId, int bucket, long epoch) {

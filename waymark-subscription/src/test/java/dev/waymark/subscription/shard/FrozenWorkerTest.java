@@ -9,6 +9,7 @@ import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.store.StreamNames;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Checkpoints;
@@ -190,7 +191,7 @@ class FrozenWorkerTest {
                 }
             });
             survivor = ShardedSubscription.builder(store, "frozen", Target.category("frz"))
-                    .shards(SHARDS).leaseTtl(TTL).renewInterval(RENEW).handlerRetryDelay(Duration.ZERO)
+                    .shards(SHARDS).leaseTtl(TTL).renewInterval(RENEW).retry(RetryPolicy.fixed(5, Duration.ZERO))
                     .listener(new ShardListener() {
                         @Override
                         public void claimed(String workerId, int bucket, long epoch) {

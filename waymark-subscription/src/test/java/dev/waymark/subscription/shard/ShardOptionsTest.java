@@ -3,6 +3,7 @@ package dev.waymark.subscription.shard;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Target;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,7 @@ class ShardOptionsTest {
     void the_defaults_are_a_30_s_lease_renewed_every_10_s_batch_100_buffer_256_1_s_retry_delay_and_5_deliveries() {
         Target target = Target.category("orders");
         ShardOptions expected = new ShardOptions(target, 8, Duration.ofSeconds(30), Duration.ofSeconds(10), 100, 256,
-                Duration.ofSeconds(1), 5);
+                RetryPolicy.fixed(5, Duration.ofSeconds(1)));
         assertThat(ShardOptions.defaults(target, 8)).isEqualTo(expected);
         // a builder given only the shard count holds the same (neither building touches the database)
         try (EventStore store = EventStore.builder(new PGSimpleDataSource()).build()) {

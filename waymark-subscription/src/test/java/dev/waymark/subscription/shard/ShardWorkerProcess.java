@@ -2,9 +2,10 @@ package dev.waymark.subscription.shard;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
-import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Target;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -35,8 +36,7 @@ public final class ShardWorkerProcess {
                     .shards(Integer.parseInt(args[3]))
                     .leaseTtl(Duration.ofMillis(Long.parseLong(args[4])))
                     .renewInterval(Duration.ofMillis(Long.parseLong(args[5])))
-                    .handlerRetryDelay(Duration.ZERO)
-                    .maxAttempts(3)
+                    .retry(RetryPolicy.fixed(3, Duration.ZERO))
                     .start(d -> {
                         if (d.event().type().equals("Poison")) {
                             return Ack.deadLetter(DeadLetterReason.poison("poison event"));

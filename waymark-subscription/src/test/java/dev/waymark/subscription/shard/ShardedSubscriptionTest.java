@@ -2,17 +2,19 @@ package dev.waymark.subscription.shard;
 
 import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Checkpoints;
-import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.internal.SubscriptionReaders;
@@ -69,7 +71,7 @@ class ShardedSubscriptionTest {
         try {
             await().atMost(WAIT).until(() -> held.get() == 3); // each bucket's reader is held by its handler
             long started = System.nanoTime();
-            worker.stop(Duration.ofSeconds(1));
+            assertThat(worker.stop(Duration.ofSeconds(1))).as("readers still running: not stopped").isFalse();
             Duration took = Duration.ofNanos(System.nanoTime() - started);
             // the handlers get the grace (1 s) side by side, then an interrupt and 250 ms more (half
             // the renew interval): about 1.25 s. Before: 10 s more after each interrupt (11 s or
@@ -82,6 +84,26 @@ class ShardedSubscriptionTest {
         } finally {
             release.countDown();
         }
+    }
+
+    @Test
+    void stop_answers_true_when_every_reader_ended_and_the_pool_closes_in_try_with_resources() {
+        append("tidy", 6, 1);
+        AtomicInteger handled = new AtomicInteger();
+        ShardedSubscription closed;
+        try (ShardedSubscription worker = ShardedSubscription.builder(store, "tidy", Target.category("tidy"))
+                .shards(2).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                .start(d -> {
+                    handled.incrementAndGet();
+                    return Ack.ok();
+                })) {
+            closed = worker;
+            await().atMost(WAIT).until(() -> handled.get() == 6);
+            assertThat(worker.stop(Duration.ofSeconds(5))).isTrue();
+        }
+        assertThat(closed.isRunning()).isFalse();
+        assertThat(closed.stop(Duration.ZERO)).as("stopping again answers for the same stop").isTrue();
+        assertThatThrownBy(() -> closed.stop(null)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -250,8 +272,7 @@ class ShardedSubscriptionTest {
                 .shards(shards)
                 .leaseTtl(Duration.ofSeconds(3))
                 .renewInterval(Duration.ofMillis(300))
-                .handlerRetryDelay(Duration.ZERO)
-                .maxAttempts(3);
+                .retry(RetryPolicy.fixed(3, Duration.ZERO));
     }
 
     private static boolean checkpointsAtHead(String name, String category, int shards) {
@@ -352,7 +373,7 @@ class ShardedSubscriptionTest {
         Duration delay = Duration.ofMillis(400);
         List<Long> failingCalls = new CopyOnWriteArrayList<>();
         Set<UUID> handled = ConcurrentHashMap.newKeySet();
-        ShardedSubscription w = pool("flaky-pool", "flaky", 2).handlerRetryDelay(delay).startSimple(e -> {
+        ShardedSubscription w = pool("flaky-pool", "flaky", 2).retry(RetryPolicy.fixed(5, delay)).startSimple(e -> {
             if (e.eventId().equals(failsOnce)) {
                 failingCalls.add(System.nanoTime());
                 if (failingCalls.size() == 1) {

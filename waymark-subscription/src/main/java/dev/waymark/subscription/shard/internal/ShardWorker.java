@@ -156,17 +156,23 @@ public final class ShardWorker implements ShardedSubscription {
     }
 
     @Override
-    public void stop(Duration grace) {
+    public boolean stop(Duration grace) {
+        if (grace == null || grace.isNegative()) {
+            throw new IllegalArgumentException("stop grace must be >= 0, got " + grace);
+        }
         stopping = true;
+        boolean loopEnded = true;
         Thread t = loop;
         if (t != null) {
             t.interrupt();
             try {
-                if (!t.join(grace.plusSeconds(10))) {
+                loopEnded = t.join(grace.plusSeconds(10));
+                if (!loopEnded) {
                     log.warn("sharded worker {} of '{}': pass loop did not stop in time", workerId, name);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                loopEnded = !t.isAlive();
             }
         }
         Set<Integer> wasDraining = readers.draining();
@@ -199,6 +205,7 @@ public final class ShardWorker implements ShardedSubscription {
                     options.leaseTtl().toMillis(), e.toString());
         }
         owned = Set.of();
+        return loopEnded && stuck.isEmpty();
     }
 
     /** Renews this worker's leases every renew interval until {@code drained} opens. */

@@ -1,9 +1,10 @@
 package dev.waymark.subscription.shard.internal;
 
+import dev.waymark.store.DeadLetterReason;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.Ack;
-import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.LeaseFence;
 import dev.waymark.subscription.LeaseLostException;
@@ -15,7 +16,6 @@ import dev.waymark.subscription.shard.ShardDelivery;
 import dev.waymark.subscription.shard.ShardHandler;
 import dev.waymark.subscription.shard.ShardListener;
 import dev.waymark.subscription.shard.ShardOptions;
-import dev.waymark.store.RecordedEvent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -107,7 +107,7 @@ public final class SubscriptionReaders implements BucketReaders {
                 .consumerGroup(bucket, options.shardCount())
                 .fence(new LeaseFence(name, bucket, worker, epoch))
                 .batchSize(options.batchSize())
-                .retry(options.maxAttempts(), options.handlerRetryDelay())
+                .retry(options.retry())
                 .stuckHandlerThreshold(options.stuckHandlerThreshold())
                 .startFrom(StartPosition.checkpointOrBeginning())
                 .listener(new Counting(bucket, stopRequested))

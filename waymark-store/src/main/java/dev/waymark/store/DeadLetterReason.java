@@ -1,16 +1,18 @@
-package dev.waymark.subscription;
+package dev.waymark.store;
 
-import dev.waymark.subscription.internal.ReasonJson;
-
-/** Why an event was dead-lettered; stored as a kind, a one-line summary and a JSON document. */
+/**
+ * Why an event or a message was given up on and dead-lettered: the one reason type of store
+ * subscriptions (stored in the dead-letter table as a kind, a one-line summary and a JSON document)
+ * and of the messaging runtime (Kafka publishes it as dead-letter topic headers).
+ */
 public sealed interface DeadLetterReason {
 
-    /** The event can never be handled (for example it crashes the handler). */
+    /** It can never be handled (for example it crashes the handler). */
     static DeadLetterReason poison(String detail) {
         return new Poison(detail);
     }
 
-    /** The event's payload is invalid. */
+    /** Its payload is invalid. */
     static DeadLetterReason invalid(String detail) {
         return new Invalid(detail);
     }
@@ -21,27 +23,20 @@ public sealed interface DeadLetterReason {
     }
 
     /**
-     * Anything else, with a summary and a JSON document of details (or null).
+     * Anything else, with a one-line summary and optional details.
      *
+     * @param detail a JSON document (stored as JSON) or any other text (stored as a JSON string), or null
      * @throws IllegalArgumentException if the summary is null or blank
      */
-    static DeadLetterReason other(String summary, String json) {
-        return new Other(summary, json);
+    static DeadLetterReason other(String summary, String detail) {
+        return new Other(summary, detail);
     }
 
-    /** The stored kind: {@code poison}, {@code invalid}, {@code max_attempts} or {@code other}. */
+    /** The stable kind: {@code poison}, {@code invalid}, {@code max_attempts} or {@code other}. */
     String kind();
 
-    /** A one-line summary. */
+    /** A one-line summary (no payloads or secrets). */
     String summary();
-
-    /**
-     * The reason as a JSON object: {@code kind}, {@code summary} and the details. {@link Other}
-     * answers with its record component instead: the details as given, or null.
-     */
-    default String json() {
-        return ReasonJson.of(this);
-    }
 
     /** @param detail what is wrong */
     record Poison(String detail) implements DeadLetterReason {
@@ -84,9 +79,9 @@ public sealed interface DeadLetterReason {
 
     /**
      * @param summary a one-line summary
-     * @param json details as a JSON document, or null
+     * @param detail a JSON document or text with more, or null
      */
-    record Other(String summary, String json) implements DeadLetterReason {
+    record Other(String summary, String detail) implements DeadLetterReason {
         /**
          * Validates the summary (stored in a column that requires one).
          *
