@@ -94,9 +94,9 @@ public final class ChaosWorker {
                     });
             WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).maxAttempts(30)
                     .crashBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build();
-            ResumeWorker resume = engine.resumeWorker(ResumeOptions.defaults().withLeaseTtl(TTL)
-                    .withPollInterval(Duration.ofMillis(500)).withConcurrency(4).withMaxAttempts(30)
-                    .withBackoff(Duration.ofMillis(200), Duration.ofSeconds(2))).start();
+            ResumeWorker resume = engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL)
+                    .pollInterval(Duration.ofMillis(500)).concurrency(4).maxAttempts(30)
+                    .backoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build()).start();
             ShardedSubscription pool = ShardedSubscription.builder(store, POOL, Target.category(CATEGORY))
                     .shards(SHARDS).leaseTtl(TTL).renewInterval(RENEW)
                     .handlerRetryDelay(Duration.ofMillis(500)).maxAttempts(100)

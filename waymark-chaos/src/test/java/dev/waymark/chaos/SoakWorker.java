@@ -76,8 +76,8 @@ public final class SoakWorker {
             });
             WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).maxAttempts(30)
                     .crashBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build();
-            ResumeWorker resume = engine.resumeWorker(ResumeOptions.defaults().withLeaseTtl(TTL).withMaxAttempts(30)
-                    .withBackoff(Duration.ofMillis(200), Duration.ofSeconds(2))).start();
+            ResumeWorker resume = engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL).maxAttempts(30)
+                    .backoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build()).start();
             ShardedSubscription pool = ShardedSubscription.builder(store, POOL, Target.category(CATEGORY))
                     .shards(8).leaseTtl(TTL).renewInterval(Duration.ofMillis(800))
                     .handlerRetryDelay(Duration.ofMillis(300)).maxAttempts(1000)

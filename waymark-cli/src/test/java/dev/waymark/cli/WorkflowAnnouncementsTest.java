@@ -84,8 +84,8 @@ class WorkflowAnnouncementsTest {
                 });
         engine = WorkflowEngine.builder(store, registry).maxAttempts(1)
                 .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).build();
-        worker = engine.resumeWorker(ResumeOptions.defaults().withPollInterval(Duration.ofHours(1)).withMaxAttempts(1)
-                .withBackoff(Duration.ofMillis(1), Duration.ofMillis(5))).start();
+        worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofHours(1)).maxAttempts(1)
+                .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build()).start();
     }
 
     @AfterAll

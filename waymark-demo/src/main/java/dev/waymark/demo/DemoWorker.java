@@ -43,8 +43,8 @@ public final class DemoWorker {
                 DemoPayments payments = DemoPayments.producer(args[3], args[4])) {
             WorkflowEngine engine = WorkflowEngine.builder(store, DemoWorkflows.registry(ds, schema, label, payments))
                     .leaseTtl(TTL).crashBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build();
-            engine.resumeWorker(ResumeOptions.defaults().withLeaseTtl(TTL).withPollInterval(Duration.ofMillis(500))
-                    .withBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).withListener(new ResumeListener() {}))
+            engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL).pollInterval(Duration.ofMillis(500))
+                    .backoff(Duration.ofMillis(200), Duration.ofSeconds(2)).listener(new ResumeListener() {}).build())
                     .start();
             ShardedSubscription pool = ShardedSubscription.builder(store, "fulfilment", Target.category("order"))
                     .shards(6).leaseTtl(TTL).renewInterval(Duration.ofMillis(1000)).handlerRetryDelay(Duration.ofMillis(200))

@@ -1,6 +1,6 @@
 package dev.waymark.store;
 
-import dev.waymark.store.internal.Schema;
+import dev.waymark.store.plumbing.Schema;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

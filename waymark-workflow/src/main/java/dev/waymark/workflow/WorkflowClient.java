@@ -1,15 +1,15 @@
 package dev.waymark.workflow;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
-import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.store.EventStore;
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.TransactionBounds;
+import dev.waymark.store.plumbing.Utf16;
 import dev.waymark.workflow.internal.Args;
-import dev.waymark.workflow.internal.Collection;
+import dev.waymark.workflow.internal.CollectionSql;
+import dev.waymark.workflow.internal.EngineRuntime;
 import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.JsonValues;
-import dev.waymark.workflow.internal.Runtime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -45,17 +45,17 @@ public sealed class WorkflowClient permits WorkflowEngine {
     static final String CANCEL_TOPIC = "waymark.workflow.cancelled";
 
     final EventStore store;
-    final Runtime runtime;
+    final EngineRuntime runtime;
     final Instances instances;
-    private final Collection collection;
+    private final CollectionSql collection;
     /** The payload limit {@code runtime} applies to what it encodes, for what is written unencoded (a failure reason). */
     private final int maxPayloadBytes;
 
-    WorkflowClient(EventStore store, Runtime runtime, int maxPayloadBytes) {
+    WorkflowClient(EventStore store, EngineRuntime runtime, int maxPayloadBytes) {
         this.store = Args.notNull(store, "store");
         this.runtime = runtime;
         this.instances = runtime.instances();
-        this.collection = new Collection(store.dataSource(), store.schema(), TransactionBounds.of(store));
+        this.collection = new CollectionSql(store.dataSource(), store.schema(), TransactionBounds.of(store));
         this.maxPayloadBytes = maxPayloadBytes;
     }
 
@@ -81,7 +81,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
         Args.notNull(store, "store");
         requireMaxPayloadBytes(maxPayloadBytes);
         Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
-        return new WorkflowClient(store, new Runtime(instances, Args.notNull(codec, "codec"), null,
+        return new WorkflowClient(store, new EngineRuntime(instances, Args.notNull(codec, "codec"), null,
                 new WorkflowListener() {}, maxPayloadBytes, store::signalAppended, (p, c, s) -> { },
                 null, Duration.ZERO), maxPayloadBytes);
     }

@@ -1,18 +1,18 @@
 package dev.waymark.workflow;
 
-import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.TransactionBounds;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.BacklogSampler;
 import dev.waymark.workflow.internal.Deadline;
+import dev.waymark.workflow.internal.EngineRuntime;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Leases;
 import dev.waymark.workflow.internal.LocalRuns;
 import dev.waymark.workflow.internal.ResumeWorkers;
-import dev.waymark.workflow.internal.Runtime;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
 import java.time.Duration;
@@ -83,7 +83,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
     private final Duration sampleInterval;
     private volatile boolean closed;
 
-    private WorkflowEngine(EventStore store, Runtime runtime, int maxPayloadBytes, WorkflowRegistry registry,
+    private WorkflowEngine(EventStore store, EngineRuntime runtime, int maxPayloadBytes, WorkflowRegistry registry,
             LeaseKeeper keeper, Advancer.Policy policy, boolean runOnStart, Duration shutdownTimeout,
             boolean groupCommit, Backpressure backpressure, Duration backlogSampleInterval) {
         super(store, runtime, maxPayloadBytes);
@@ -567,7 +567,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             String id = owner != null ? owner : "engine-" + UUID.randomUUID();
             Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
             WorkflowEngine[] self = new WorkflowEngine[1];
-            Runtime runtime = new Runtime(instances, codec, registry, listener, maxPayloadBytes, store::signalAppended,
+            EngineRuntime runtime = new EngineRuntime(instances, codec, registry, listener, maxPayloadBytes, store::signalAppended,
                     (parent, child, started) -> self[0].childSpawned(parent, child, started), id, leaseTtl);
             LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
             self[0] = new WorkflowEngine(store, runtime, maxPayloadBytes, registry, keeper,

@@ -106,7 +106,7 @@ class ChildWorkflowTest {
                 }
             }
         }).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(2)).start();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().maxAttempts(2).build()).start();
     }
 
     @AfterAll

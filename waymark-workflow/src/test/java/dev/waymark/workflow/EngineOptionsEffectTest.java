@@ -95,7 +95,7 @@ class EngineOptionsEffectTest {
         assertNullRefused(() -> WorkflowEngine.builder(store, null), "registry");
         assertNullRefused(() -> WorkflowEngine.builder(store, registry).codec(null), "codec");
         assertNullRefused(() -> WorkflowEngine.builder(store, registry).listener(null), "listener");
-        assertNullRefused(() -> ResumeOptions.defaults().withListener(null), "listener");
+        assertNullRefused(() -> ResumeOptions.builder().listener(null).build(), "listener");
         assertNullRefused(() -> WorkflowClient.create(store, null), "codec");
         assertNullRefused(() -> WorkflowCodec.jackson(null), "mapper");
         assertNullRefused(() -> client.handle("plain", "p", null), "resultType");
@@ -165,7 +165,7 @@ class EngineOptionsEffectTest {
         Thread closer = null;
         try {
             engine.start("gated", "r1", "x", String.class);
-            engine.resumeWorker(ResumeOptions.defaults().withConcurrency(1).withPollInterval(Duration.ofMillis(50)))
+            engine.resumeWorker(ResumeOptions.builder().concurrency(1).pollInterval(Duration.ofMillis(50)).build())
                     .start();
             assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the worker's attempt is in its step")
                     .isTrue();
@@ -191,8 +191,8 @@ class EngineOptionsEffectTest {
     void a_worker_closing_with_a_grace_finishes_its_attempt_and_claims_nothing_more() throws Exception {
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false).build()) {
             engine.start("gated", "r2", "x", String.class);
-            ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withConcurrency(1)
-                    .withPollInterval(Duration.ofMillis(50))).start();
+            ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().concurrency(1)
+                    .pollInterval(Duration.ofMillis(50)).build()).start();
             assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the attempt is in its step").isTrue();
             engine.start("plain", "later", "y", String.class); // runnable, after the pass's discovery
             Thread closer = Thread.ofPlatform().name("worker-closer").start(() -> worker.close(WAIT));

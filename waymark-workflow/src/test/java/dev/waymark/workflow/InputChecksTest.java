@@ -58,7 +58,7 @@ class InputChecksTest {
                     return "unreachable";
                 });
         engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().maxAttempts(3).build()).start();
     }
 
     @AfterAll
@@ -161,6 +161,6 @@ class InputChecksTest {
     }
 
     private static boolean lone(String s) {
-        return dev.waymark.store.internal.Utf16.loneSurrogate(s) >= 0;
+        return dev.waymark.store.plumbing.Utf16.loneSurrogate(s) >= 0;
     }
 }

@@ -61,7 +61,7 @@ class JournalValueFormTest {
                 .register("nul", String.class, String.class, (ctx, in) ->
                         ctx.step("nul", String.class, () -> "a\u0000b"));
         engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().maxAttempts(3).build()).start();
     }
 
     @AfterAll

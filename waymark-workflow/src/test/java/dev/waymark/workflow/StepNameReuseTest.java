@@ -97,7 +97,7 @@ class StepNameReuseTest {
                     return x + ", " + opened + ", " + child + ", patched " + (first == ctx.patch("p"));
                 });
         engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(2).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(2)).start();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().maxAttempts(2).build()).start();
     }
 
     @AfterAll

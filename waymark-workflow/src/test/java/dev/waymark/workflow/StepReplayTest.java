@@ -87,7 +87,7 @@ class StepReplayTest {
                     return ctx.step(gen == 0 ? "s" : "0:s", String.class, () -> ctx.workflowId() + "/" + gen);
                 });
         engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().maxAttempts(3).build()).start();
     }
 
     @AfterAll

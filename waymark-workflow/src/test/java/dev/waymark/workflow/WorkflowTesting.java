@@ -44,8 +44,8 @@ final class WorkflowTesting {
     }
 
     static ResumeOptions fastResume() {
-        return ResumeOptions.defaults().withPollInterval(Duration.ofMillis(50)).withLeaseTtl(Duration.ofSeconds(5))
-                .withBackoff(Duration.ofMillis(1), Duration.ofMillis(5));
+        return ResumeOptions.builder().pollInterval(Duration.ofMillis(50)).leaseTtl(Duration.ofSeconds(5))
+                .backoff(Duration.ofMillis(1), Duration.ofMillis(5)).build();
     }
 
     /** A listener that adds every run's error (a run that ended by throwing) to {@code errors}. */

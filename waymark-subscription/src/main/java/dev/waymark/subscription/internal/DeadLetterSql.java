@@ -3,7 +3,7 @@ package dev.waymark.subscription.internal;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.Utf16;
 import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;

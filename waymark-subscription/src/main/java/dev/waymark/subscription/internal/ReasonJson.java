@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.Utf16;
 import dev.waymark.subscription.DeadLetterReason;
 import java.util.Map;
 

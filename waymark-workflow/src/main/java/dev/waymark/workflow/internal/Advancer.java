@@ -56,7 +56,7 @@ public final class Advancer {
     /** Crash budget and backoff. */
     public record Policy(int maxAttempts, Duration backoffBase, Duration backoffCap) {}
 
-    private final Runtime rt;
+    private final EngineRuntime rt;
     private final Runner runner;
     /**
      * Whether the caller reports transient errors, crashes and failures through a listener that logs
@@ -66,12 +66,12 @@ public final class Advancer {
     private final boolean callerReports;
 
     /** An advancer over the shared runtime that logs every crash, failure and transient error. */
-    public Advancer(Runtime rt) {
+    public Advancer(EngineRuntime rt) {
         this(rt, false);
     }
 
     /** An advancer over the shared runtime; see {@link #callerReports}. */
-    public Advancer(Runtime rt, boolean callerReports) {
+    public Advancer(EngineRuntime rt, boolean callerReports) {
         this.rt = rt;
         this.runner = new Runner(rt);
         this.callerReports = callerReports;

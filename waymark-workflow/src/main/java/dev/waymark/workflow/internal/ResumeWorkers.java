@@ -16,7 +16,7 @@ import java.util.function.BiPredicate;
 public final class ResumeWorkers {
 
     /** What a worker shares with the engine that creates it. */
-    public record Parts(Runtime runtime, WorkflowRegistry registry, EventStore store,
+    public record Parts(EngineRuntime runtime, WorkflowRegistry registry, EventStore store,
             BiConsumer<Instances.Key, Advancer.Advance> advanced, BiPredicate<String, String> cancel,
             BacklogSampler backlog, java.util.concurrent.atomic.AtomicLong inFlight) {}
 

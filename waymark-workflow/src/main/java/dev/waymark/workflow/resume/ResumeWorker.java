@@ -8,12 +8,12 @@ import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.BacklogSampler;
 import dev.waymark.workflow.internal.CascadeRepair;
 import dev.waymark.workflow.internal.Deadline;
+import dev.waymark.workflow.internal.EngineRuntime;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
-import dev.waymark.workflow.internal.LoopWaker;
 import dev.waymark.workflow.internal.Leases;
+import dev.waymark.workflow.internal.LoopWaker;
 import dev.waymark.workflow.internal.ResumeWorkers;
-import dev.waymark.workflow.internal.Runtime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,7 +66,7 @@ public final class ResumeWorker implements AutoCloseable {
         ResumeWorkers.register(ResumeWorker::new);
     }
 
-    private final Runtime runtime;
+    private final EngineRuntime runtime;
     private final Instances instances;
     private final WorkflowRegistry registry;
     private final EventStore store;

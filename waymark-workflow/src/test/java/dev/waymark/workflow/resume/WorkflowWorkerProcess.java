@@ -73,9 +73,9 @@ public final class WorkflowWorkerProcess {
                         return "done by " + pid;
                     });
             try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(ttl).build();
-                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withLeaseTtl(ttl)
-                            .withPollInterval(poll).withConcurrency(8)
-                            .withBackoff(Duration.ofMillis(50), Duration.ofMillis(200))).start()) {
+                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().leaseTtl(ttl)
+                            .pollInterval(poll).concurrency(8)
+                            .backoff(Duration.ofMillis(50), Duration.ofMillis(200)).build()).start()) {
                 System.out.println("worker pid " + pid + " owner " + worker.owner());
                 System.out.flush();
                 while (System.in.read() >= 0) {
