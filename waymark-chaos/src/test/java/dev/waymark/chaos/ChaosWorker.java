@@ -12,6 +12,7 @@ import dev.waymark.messaging.DeadLetterReason;
 import dev.waymark.messaging.ProcessingApp;
 import dev.waymark.messaging.ProcessorState;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
@@ -92,11 +93,11 @@ public final class ChaosWorker {
                         effect(ds, ctx, "label", pid);
                         return "parcel-" + n;
                     });
-            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).maxAttempts(30)
-                    .crashBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build();
+            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+                    .build();
             ResumeWorker resume = engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL)
-                    .pollInterval(Duration.ofMillis(500)).concurrency(4).maxAttempts(30)
-                    .backoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build()).start();
+                    .pollInterval(Duration.ofMillis(500)).concurrency(4).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+                    .build()).start();
             ShardedSubscription pool = ShardedSubscription.builder(store, POOL, Target.category(CATEGORY))
                     .shards(SHARDS).leaseTtl(TTL).renewInterval(RENEW)
                     .handlerRetryDelay(Duration.ofMillis(500)).maxAttempts(100)

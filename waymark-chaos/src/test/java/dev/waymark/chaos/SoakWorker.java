@@ -3,6 +3,7 @@ package dev.waymark.chaos;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
@@ -74,10 +75,10 @@ public final class SoakWorker {
                 effect(ds, ctx, "third");
                 return in + " approved by " + by;
             });
-            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).maxAttempts(30)
-                    .crashBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build();
-            ResumeWorker resume = engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL).maxAttempts(30)
-                    .backoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build()).start();
+            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+                    .build();
+            ResumeWorker resume = engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+                    .build()).start();
             ShardedSubscription pool = ShardedSubscription.builder(store, POOL, Target.category(CATEGORY))
                     .shards(8).leaseTtl(TTL).renewInterval(Duration.ofMillis(800))
                     .handlerRetryDelay(Duration.ofMillis(300)).maxAttempts(1000)

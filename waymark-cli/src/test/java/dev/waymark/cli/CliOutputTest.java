@@ -1,5 +1,6 @@
 package dev.waymark.cli;
 
+import dev.waymark.store.RetryPolicy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -53,8 +54,8 @@ class CliOutputTest {
                     (ctx, in) -> {
                         throw new IllegalStateException("line one\nline two");
                     });
-            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).maxAttempts(1)
-                    .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).build()) {
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                    .build()) {
                 engine.start("doomed", "d-1", "x", String.class);
                 engine.start("doomed", "d-2", "y", String.class);
                 Awaitility.await().atMost(WAIT).until(() -> engine.list(WorkflowStatus.FAILED, "doomed", null, null,

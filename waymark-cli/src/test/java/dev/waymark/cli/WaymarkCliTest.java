@@ -1,5 +1,6 @@
 package dev.waymark.cli;
 
+import dev.waymark.store.RetryPolicy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -14,8 +15,8 @@ import dev.waymark.subscription.DeadLetterReason;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Delivery;
 import dev.waymark.subscription.EventHandler;
-import dev.waymark.subscription.SubscriptionLag;
 import dev.waymark.subscription.Subscription;
+import dev.waymark.subscription.SubscriptionLag;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
 import dev.waymark.testkit.PostgresExtension;
@@ -194,8 +195,8 @@ class WaymarkCliTest {
                     })
                     .register("parent", String.class, String.class, (ctx, in) ->
                             ctx.child("approve", "approval", ctx.workflowId() + ".child", in, String.class).await());
-            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).maxAttempts(1)
-                    .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).build()) {
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                    .build()) {
                 assertThat(engine.start("greet", "g-1", "ada", String.class).await(WAIT)).isEqualTo("hello ada");
                 for (String[] k : new String[][] {{"approval", "a-1"}, {"approval", "a-2"}, {"napper", "n-1"},
                         {"parent", "p-1"}}) {

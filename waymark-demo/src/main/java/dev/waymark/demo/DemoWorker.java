@@ -1,16 +1,17 @@
 package dev.waymark.demo;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.resume.ResumeListener;
 import dev.waymark.workflow.resume.ResumeOptions;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -42,9 +43,9 @@ public final class DemoWorker {
                 EventStore store = EventStore.builder(ds).schema(schema).build();
                 DemoPayments payments = DemoPayments.producer(args[3], args[4])) {
             WorkflowEngine engine = WorkflowEngine.builder(store, DemoWorkflows.registry(ds, schema, label, payments))
-                    .leaseTtl(TTL).crashBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build();
+                    .leaseTtl(TTL).retry(RetryPolicy.exponential(WorkflowEngine.DEFAULT_RETRY.maxAttempts(), Duration.ofMillis(200), Duration.ofSeconds(2))).build();
             engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL).pollInterval(Duration.ofMillis(500))
-                    .backoff(Duration.ofMillis(200), Duration.ofSeconds(2)).listener(new ResumeListener() {}).build())
+                    .retry(RetryPolicy.exponential(ResumeOptions.DEFAULT_RETRY.maxAttempts(), Duration.ofMillis(200), Duration.ofSeconds(2))).listener(new ResumeListener() {}).build())
                     .start();
             ShardedSubscription pool = ShardedSubscription.builder(store, "fulfilment", Target.category("order"))
                     .shards(6).leaseTtl(TTL).renewInterval(Duration.ofMillis(1000)).handlerRetryDelay(Duration.ofMillis(200))

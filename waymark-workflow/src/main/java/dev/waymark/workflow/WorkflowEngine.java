@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.store.plumbing.TransactionBounds;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
@@ -12,9 +13,10 @@ import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Leases;
 import dev.waymark.workflow.internal.LocalRuns;
-import dev.waymark.workflow.internal.ResumeWorkers;
+import dev.waymark.workflow.internal.ResumeParts;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
+import dev.waymark.workflow.resume.internal.ResumeLoop;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,6 +52,13 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      * long after its last renewal, whichever of them ran them.
      */
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(30);
+
+    /**
+     * The default crash retry of a workflow, whoever runs it ({@link Builder#retry}, {@link ResumeOptions#retry()}):
+     * 5 attempts, the n-th crash followed by 2 s doubling up to 64 s.
+     */
+    public static final RetryPolicy DEFAULT_RETRY =
+            RetryPolicy.exponential(5, Duration.ofSeconds(2), Duration.ofSeconds(64));
 
     /**
      * The default of {@link Builder#backlogSampleInterval}: the runnable backlog is read from the
@@ -135,7 +144,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      */
     public ResumeWorker resumeWorker(ResumeOptions options) {
         Args.notNull(options, "options");
-        ResumeWorker worker = ResumeWorkers.create(new ResumeWorkers.Parts(runtime, registry, store,
+        ResumeWorker worker = new ResumeLoop(new ResumeParts(runtime, registry, store,
                 (k, a) -> advanced(k, a, false), (name, id) -> cancel(name, id) == CancelOutcome.CANCELLED, backlog,
                 inFlight), options);
         workers.add(worker);
@@ -436,9 +445,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         private WorkflowCodec codec = WorkflowCodec.jackson();
         private WorkflowListener listener = new WorkflowListener() {};
         private Duration leaseTtl = DEFAULT_LEASE_TTL;
-        private int maxAttempts = 5;
-        private Duration backoffBase = Duration.ofSeconds(2);
-        private Duration backoffCap = Duration.ofSeconds(64);
+        private RetryPolicy retry = DEFAULT_RETRY;
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
         private boolean runOnStart = true;
         private boolean groupCommit = true;
@@ -473,22 +480,15 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             return this;
         }
 
-        /** Crashes of a local run before the workflow is marked failed (default 5). */
-        public Builder maxAttempts(int maxAttempts) {
-            if (maxAttempts < 1) {
-                throw new InvalidWorkflowInputException("maxAttempts must be >= 1, got " + maxAttempts);
-            }
-            this.maxAttempts = maxAttempts;
-            return this;
-        }
-
-        /** Backoff after the n-th crash: {@code base * 2^(n-1)}, at most {@code cap} (default 2 s, 64 s). */
-        public Builder crashBackoff(Duration base, Duration cap) {
-            this.backoffBase = positive(base, "crashBackoff base");
-            this.backoffCap = positive(cap, "crashBackoff cap");
-            if (cap.compareTo(base) < 0) {
-                throw new InvalidWorkflowInputException("crashBackoff cap " + cap + " is below its base " + base);
-            }
+        /**
+         * Crashes of a local run: {@code retry.maxAttempts()} attempts before the workflow is marked failed,
+         * the n-th crash followed by {@code retry.delayBefore(n)} (default {@link #DEFAULT_RETRY}: 5 attempts,
+         * 2 s doubling to 64 s). The database computes the backoff as it records the crash, so the policy
+         * must double and have no jitter: use {@link RetryPolicy#exponential}.
+         */
+        public Builder retry(RetryPolicy retry) {
+            Advancer.Policy.of(retry, "retry");
+            this.retry = retry;
             return this;
         }
 
@@ -571,7 +571,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
                     (parent, child, started) -> self[0].childSpawned(parent, child, started), id, leaseTtl);
             LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
             self[0] = new WorkflowEngine(store, runtime, maxPayloadBytes, registry, keeper,
-                    new Advancer.Policy(maxAttempts, backoffBase, backoffCap), runOnStart, shutdownTimeout, groupCommit,
+                    Advancer.Policy.of(retry, "retry"), runOnStart, shutdownTimeout, groupCommit,
                     backpressure, backlogSampleInterval);
             return self[0];
         }

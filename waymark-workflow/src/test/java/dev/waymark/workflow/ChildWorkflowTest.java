@@ -97,7 +97,7 @@ class ChildWorkflowTest {
                         return "child cancelled";
                     }
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(2).listener(new WorkflowListener() {
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(2)).listener(new WorkflowListener() {
             @Override
             public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
                     Duration elapsed) {
@@ -106,7 +106,7 @@ class ChildWorkflowTest {
                 }
             }
         }).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().maxAttempts(2).build()).start();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build()).start();
     }
 
     @AfterAll

@@ -88,8 +88,8 @@ class CollectionTest {
                     }
                     return ctx.awakeable("hold", String.class).await();
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().maxAttempts(1).build()).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build()).start();
     }
 
     @AfterAll

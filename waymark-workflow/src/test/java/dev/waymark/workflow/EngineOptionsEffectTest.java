@@ -1,5 +1,6 @@
 package dev.waymark.workflow;
 
+import dev.waymark.store.RetryPolicy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The documented effect of options of {@link WorkflowEngine.Builder} ({@code shutdownTimeout},
- * {@code crashBackoff}, {@code maxAttempts}) and of {@link WorkflowCollector#start}'s retention and
+ * {@code retry}) and of {@link WorkflowCollector#start}'s retention and
  * batch size, observed on real instances.
  */
 class EngineOptionsEffectTest {
@@ -224,7 +225,7 @@ class EngineOptionsEffectTest {
                     gate.await();
                     return in;
                 }));
-        try (WorkflowEngine engine = WorkflowEngine.builder(store, bulky).maxPayloadBytes(128).maxAttempts(1)
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, bulky).maxPayloadBytes(128).retry(WorkflowEngine.DEFAULT_RETRY.withMaxAttempts(1))
                 .owner("api-1").build()) {
             String fits = "y".repeat(100);
             assertThat(engine.start("echoes", "fits", fits, String.class).await(WAIT)).isEqualTo(fits);
@@ -349,7 +350,7 @@ class EngineOptionsEffectTest {
     @Test
     void a_local_run_crash_is_paced_by_the_engines_backoff_and_failed_after_its_max_attempts() {
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry)
-                .crashBackoff(Duration.ofSeconds(15), Duration.ofSeconds(25)).maxAttempts(3).build()) {
+                .retry(RetryPolicy.exponential(3, Duration.ofSeconds(15), Duration.ofSeconds(25))).build()) {
             engine.start("alwaysCrashes", "c1", "x", String.class); // runs here at once, and crashes
             await().atMost(WAIT).until(() -> {
                 WorkflowInfo i = engine.handle("alwaysCrashes", "c1", String.class).info();

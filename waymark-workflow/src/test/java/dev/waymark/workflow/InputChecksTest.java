@@ -57,8 +57,8 @@ class InputChecksTest {
                     });
                     return "unreachable";
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().maxAttempts(3).build()).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build()).start();
     }
 
     @AfterAll

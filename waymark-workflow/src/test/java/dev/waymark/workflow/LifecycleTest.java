@@ -111,7 +111,7 @@ class LifecycleTest {
                     }
                     return "finally";
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build();
     }
 
     @AfterAll

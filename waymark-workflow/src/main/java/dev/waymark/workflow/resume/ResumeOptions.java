@@ -1,7 +1,9 @@
 package dev.waymark.workflow.resume;
 
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.workflow.InvalidWorkflowInputException;
 import dev.waymark.workflow.WorkflowEngine;
+import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
 import java.time.Duration;
 
@@ -19,8 +21,11 @@ public final class ResumeOptions {
      */
     public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
 
-    /** The default {@link #maxAttempts()}: crashes before a workflow is marked failed. */
-    public static final int DEFAULT_MAX_ATTEMPTS = 5;
+    /**
+     * The default {@link #retry()}, the engine's ({@link WorkflowEngine#DEFAULT_RETRY}: 5 attempts, 2 s
+     * doubling to 64 s after each crash).
+     */
+    public static final RetryPolicy DEFAULT_RETRY = WorkflowEngine.DEFAULT_RETRY;
 
     /** The default {@link #leaseTtl()}, the engine's ({@link WorkflowEngine#DEFAULT_LEASE_TTL}, 30 s). */
     public static final Duration DEFAULT_LEASE_TTL = WorkflowEngine.DEFAULT_LEASE_TTL;
@@ -30,12 +35,6 @@ public final class ResumeOptions {
 
     /** The default {@link #concurrency()}: most attempts one worker has in flight at once. */
     public static final int DEFAULT_CONCURRENCY = 64;
-
-    /** The default {@link #backoffBase()}: the first crash backoff. */
-    public static final Duration DEFAULT_BACKOFF_BASE = Duration.ofSeconds(2);
-
-    /** The default {@link #backoffCap()}: the longest crash backoff. */
-    public static final Duration DEFAULT_BACKOFF_CAP = Duration.ofSeconds(64);
 
     /** The default {@link #push()}: the loop also wakes on the store's wake signal. */
     public static final boolean DEFAULT_PUSH = true;
@@ -50,24 +49,20 @@ public final class ResumeOptions {
     public static final int MAX_CONCURRENCY = 1024;
 
     private final Duration pollInterval;
-    private final int maxAttempts;
+    private final RetryPolicy retry;
     private final Duration leaseTtl;
     private final int batchLimit;
     private final int concurrency;
-    private final Duration backoffBase;
-    private final Duration backoffCap;
     private final boolean push;
     private final Duration cascadeRepairInterval;
     private final ResumeListener listener;
 
     private ResumeOptions(Builder b) {
         this.pollInterval = b.pollInterval;
-        this.maxAttempts = b.maxAttempts;
+        this.retry = b.retry;
         this.leaseTtl = b.leaseTtl;
         this.batchLimit = b.batchLimit;
         this.concurrency = b.concurrency;
-        this.backoffBase = b.backoffBase;
-        this.backoffCap = b.backoffCap;
         this.push = b.push;
         this.cascadeRepairInterval = b.cascadeRepairInterval;
         this.listener = b.listener;
@@ -87,12 +82,10 @@ public final class ResumeOptions {
     public Builder toBuilder() {
         Builder b = new Builder();
         b.pollInterval = pollInterval;
-        b.maxAttempts = maxAttempts;
+        b.retry = retry;
         b.leaseTtl = leaseTtl;
         b.batchLimit = batchLimit;
         b.concurrency = concurrency;
-        b.backoffBase = backoffBase;
-        b.backoffCap = backoffCap;
         b.push = push;
         b.cascadeRepairInterval = cascadeRepairInterval;
         b.listener = listener;
@@ -112,9 +105,12 @@ public final class ResumeOptions {
         return pollInterval;
     }
 
-    /** Crashes before a workflow is marked failed. */
-    public int maxAttempts() {
-        return maxAttempts;
+    /**
+     * Crashes of an attempt: {@code retry().maxAttempts()} attempts before the workflow is marked failed,
+     * the n-th crash followed by {@code retry().delayBefore(n)}.
+     */
+    public RetryPolicy retry() {
+        return retry;
     }
 
     /**
@@ -140,16 +136,6 @@ public final class ResumeOptions {
         return concurrency;
     }
 
-    /** First crash backoff; doubles per crash up to {@link #backoffCap()}. */
-    public Duration backoffBase() {
-        return backoffBase;
-    }
-
-    /** Longest crash backoff. */
-    public Duration backoffCap() {
-        return backoffCap;
-    }
-
     /** Whether the loop also wakes on the store's wake signal (see {@link #pollInterval()}). */
     public boolean push() {
         return push;
@@ -171,9 +157,8 @@ public final class ResumeOptions {
     /** The effective configuration in one line. */
     @Override
     public String toString() {
-        return "ResumeOptions[pollInterval=" + pollInterval + ", maxAttempts=" + maxAttempts + ", leaseTtl=" + leaseTtl
-                + ", batchLimit=" + batchLimit + ", concurrency=" + concurrency + ", backoffBase=" + backoffBase
-                + ", backoffCap=" + backoffCap + ", push=" + push + ", cascadeRepairInterval=" + cascadeRepairInterval
+        return "ResumeOptions[pollInterval=" + pollInterval + ", retry=" + retry + ", leaseTtl=" + leaseTtl
+                + ", batchLimit=" + batchLimit + ", concurrency=" + concurrency + ", push=" + push + ", cascadeRepairInterval=" + cascadeRepairInterval
                 + ", listener=" + (listener == ResumeListener.LOGGING ? "LOGGING" : listener.getClass().getName()) + "]";
     }
 
@@ -182,12 +167,10 @@ public final class ResumeOptions {
      */
     public static final class Builder {
         private Duration pollInterval = DEFAULT_POLL_INTERVAL;
-        private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+        private RetryPolicy retry = DEFAULT_RETRY;
         private Duration leaseTtl = DEFAULT_LEASE_TTL;
         private int batchLimit = DEFAULT_BATCH_LIMIT;
         private int concurrency = DEFAULT_CONCURRENCY;
-        private Duration backoffBase = DEFAULT_BACKOFF_BASE;
-        private Duration backoffCap = DEFAULT_BACKOFF_CAP;
         private boolean push = DEFAULT_PUSH;
         private Duration cascadeRepairInterval = DEFAULT_CASCADE_REPAIR_INTERVAL;
         private ResumeListener listener = ResumeListener.LOGGING;
@@ -200,9 +183,13 @@ public final class ResumeOptions {
             return this;
         }
 
-        /** See {@link ResumeOptions#maxAttempts()}; at least 1 (default {@link #DEFAULT_MAX_ATTEMPTS}). */
-        public Builder maxAttempts(int v) {
-            this.maxAttempts = v;
+        /**
+         * See {@link ResumeOptions#retry()} (default {@link #DEFAULT_RETRY}). The database computes the
+         * backoff as it records a crash, so the policy must double and have no jitter: use
+         * {@link RetryPolicy#exponential}.
+         */
+        public Builder retry(RetryPolicy v) {
+            this.retry = v;
             return this;
         }
 
@@ -221,16 +208,6 @@ public final class ResumeOptions {
         /** See {@link ResumeOptions#concurrency()}; 1 to {@link #MAX_CONCURRENCY} (default {@link #DEFAULT_CONCURRENCY}). */
         public Builder concurrency(int v) {
             this.concurrency = v;
-            return this;
-        }
-
-        /**
-         * The crash backoff: {@code base} after the first crash, doubling up to {@code cap}; both positive,
-         * {@code cap >= base} (defaults {@link #DEFAULT_BACKOFF_BASE}, {@link #DEFAULT_BACKOFF_CAP}).
-         */
-        public Builder backoff(Duration base, Duration cap) {
-            this.backoffBase = base;
-            this.backoffCap = cap;
             return this;
         }
 
@@ -260,12 +237,8 @@ public final class ResumeOptions {
         public ResumeOptions build() {
             positive(pollInterval, "pollInterval");
             positive(leaseTtl, "leaseTtl");
-            positive(backoffBase, "backoffBase");
-            positive(backoffCap, "backoffCap");
             positive(cascadeRepairInterval, "cascadeRepairInterval");
-            if (maxAttempts < 1) {
-                throw new InvalidWorkflowInputException("maxAttempts must be >= 1, got " + maxAttempts);
-            }
+            Advancer.Policy.of(retry, "retry");
             if (batchLimit < 1 || batchLimit > MAX_BATCH_LIMIT) {
                 throw new InvalidWorkflowInputException(
                         "batchLimit must be in [1, " + MAX_BATCH_LIMIT + "], got " + batchLimit);
@@ -273,10 +246,6 @@ public final class ResumeOptions {
             if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
                 throw new InvalidWorkflowInputException(
                         "concurrency must be in [1, " + MAX_CONCURRENCY + "], got " + concurrency);
-            }
-            if (backoffCap.compareTo(backoffBase) < 0) {
-                throw new InvalidWorkflowInputException(
-                        "backoffCap " + backoffCap + " is below backoffBase " + backoffBase);
             }
             if (leaseTtl.toMillis() < 30) {
                 throw new InvalidWorkflowInputException("leaseTtl must be >= 30 ms, got " + leaseTtl);

@@ -1,5 +1,6 @@
 package dev.waymark.workflow.resume;
 
+import dev.waymark.store.RetryPolicy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -115,8 +116,8 @@ class ResumeWorkerTest {
     }
 
     private static ResumeOptions options() {
-        return ResumeOptions.builder().concurrency(1).maxAttempts(2)
-                .backoff(Duration.ofMillis(1), Duration.ofMillis(1)).leaseTtl(Duration.ofSeconds(5)).build();
+        return ResumeOptions.builder().concurrency(1).retry(RetryPolicy.exponential(2, Duration.ofMillis(1), Duration.ofMillis(1)))
+                .leaseTtl(Duration.ofSeconds(5)).build();
     }
 
     private static WorkflowInfo info(String name, String id) {
@@ -180,7 +181,7 @@ class ResumeWorkerTest {
         System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
         try {
             try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().batchLimit(1)
-                    .backoff(Duration.ofHours(1), Duration.ofHours(1)).build())) { // LOGGING; not due again soon
+                    .retry(RetryPolicy.exponential(2, Duration.ofHours(1), Duration.ofHours(1))).build())) { // LOGGING; not due again soon
                 assertThat(worker.resumeOnce().crashed()).isEqualTo(1);
             }
             try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().listener(new ResumeListener() {}).build())) {
@@ -446,13 +447,15 @@ class ResumeWorkerTest {
         // seed 002: a 1-second poll, 5 attempts; the lease is the engine's 30 s (the seed's 60 s made a
         // crash recovered twice as late when a resume worker had run the instance)
         assertThat(d.pollInterval()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(d.maxAttempts()).isEqualTo(5);
+        assertThat(d.retry().maxAttempts()).isEqualTo(5);
         assertThat(d.leaseTtl()).isEqualTo(Duration.ofSeconds(30));
         // the rest as ResumeOptions documents them
         assertThat(d.batchLimit()).isEqualTo(100);
         assertThat(d.concurrency()).isEqualTo(ResumeOptions.DEFAULT_CONCURRENCY).isEqualTo(64);
-        assertThat(d.backoffBase()).isEqualTo(Duration.ofSeconds(2));
-        assertThat(d.backoffCap()).isEqualTo(Duration.ofSeconds(64));
+        assertThat(d.retry().initialDelay()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(d.retry().multiplier()).isEqualTo(2.0);
+        assertThat(d.retry().maxDelay()).isEqualTo(Duration.ofSeconds(64));
+        assertThat(d.retry()).isEqualTo(ResumeOptions.DEFAULT_RETRY).isEqualTo(dev.waymark.workflow.WorkflowEngine.DEFAULT_RETRY);
         assertThat(d.push()).isTrue();
         assertThat(d.cascadeRepairInterval()).isEqualTo(Duration.ofSeconds(60));
         assertThat(d.listener()).isSameAs(ResumeListener.LOGGING);
@@ -462,16 +465,19 @@ class ResumeWorkerTest {
     void invalid_options_are_refused_with_the_field_named() {
         assertThatThrownBy(() -> ResumeOptions.builder().concurrency(0).build())
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("concurrency must be in [1, 1024], got 0");
-        assertThatThrownBy(() -> ResumeOptions.builder().maxAttempts(0).build())
-                .hasMessage("maxAttempts must be >= 1, got 0");
+        assertThatThrownBy(() -> ResumeOptions.builder().retry(null).build())
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("retry");
         assertThatThrownBy(() -> ResumeOptions.builder().leaseTtl(Duration.ZERO).build())
                 .hasMessage("leaseTtl must be > 0, got PT0S");
         assertThatThrownBy(() -> ResumeOptions.builder().pollInterval(Duration.ofSeconds(-1)).build())
                 .hasMessage("pollInterval must be > 0, got PT-1S");
         assertThatThrownBy(() -> ResumeOptions.builder().batchLimit(0).build())
                 .hasMessage("batchLimit must be in [1, 10000], got 0");
-        assertThatThrownBy(() -> ResumeOptions.builder().backoff(Duration.ofSeconds(5), Duration.ofSeconds(1)).build())
-                .hasMessage("backoffCap PT1S is below backoffBase PT5S");
+        assertThatThrownBy(() -> ResumeOptions.builder().retry(ResumeOptions.DEFAULT_RETRY.withJitter(0.5)).build())
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessageStartingWith("retry must double without jitter");
+        assertThatThrownBy(() -> ResumeOptions.builder().retry(ResumeOptions.DEFAULT_RETRY.withMultiplier(3)).build())
+                .hasMessageStartingWith("retry must double without jitter");
         assertThatThrownBy(() -> ResumeOptions.builder().cascadeRepairInterval(Duration.ZERO).build())
                 .hasMessage("cascadeRepairInterval must be > 0, got PT0S");
         assertThat(ResumeOptions.builder().pollInterval(Duration.ofMillis(10)).build().cascadeRepairInterval())

@@ -79,7 +79,7 @@ class StoreOutageTest {
         RecordingResumeListener recorder = new RecordingResumeListener();
         WorkflowMetrics metrics = new WorkflowMetrics(registry, recorder);
         List<ResumeEvent> events = recorder.events;
-        ResumeOptions options = ResumeOptions.builder().concurrency(1).maxAttempts(1)
+        ResumeOptions options = ResumeOptions.builder().concurrency(1).retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
                 .leaseTtl(Duration.ofSeconds(30)).listener(metrics).build(); // no renewal during the outage
         try (ResumeWorker worker = engine.resumeWorker(options)) {
             ResumeSummary first = worker.resumeOnce();

@@ -3,6 +3,7 @@ package dev.waymark.workflow.resume;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.RetryPolicy;
 import dev.waymark.workflow.Awakeable;
 import dev.waymark.workflow.WorkflowContext;
 import dev.waymark.workflow.WorkflowEngine;
@@ -75,7 +76,7 @@ public final class WorkflowWorkerProcess {
             try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(ttl).build();
                     ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().leaseTtl(ttl)
                             .pollInterval(poll).concurrency(8)
-                            .backoff(Duration.ofMillis(50), Duration.ofMillis(200)).build()).start()) {
+                            .retry(RetryPolicy.exponential(ResumeOptions.DEFAULT_RETRY.maxAttempts(), Duration.ofMillis(50), Duration.ofMillis(200))).build()).start()) {
                 System.out.println("worker pid " + pid + " owner " + worker.owner());
                 System.out.flush();
                 while (System.in.read() >= 0) {
