@@ -15,6 +15,7 @@ import dev.waymark.subscription.Target;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowRegistry;
+import dev.waymark.workflow.WorkflowQuery;
 import dev.waymark.workflow.WorkflowStatus;
 import java.time.Duration;
 import java.util.List;
@@ -58,8 +59,8 @@ class CliOutputTest {
                     .build()) {
                 engine.start("doomed", "d-1", "x", String.class);
                 engine.start("doomed", "d-2", "y", String.class);
-                Awaitility.await().atMost(WAIT).until(() -> engine.list(WorkflowStatus.FAILED, "doomed", null, null,
-                        10).size() == 2);
+                Awaitility.await().atMost(WAIT).until(() -> engine.list(WorkflowQuery.builder()
+                        .status(WorkflowStatus.FAILED).name("doomed").limit(10).build()).size() == 2);
             }
         }
     }

@@ -148,7 +148,7 @@ class BackgroundErrorTest {
             }
         };
         try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).build();
-                WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ZERO, Duration.ofMillis(20), 10,
+                WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofMillis(20), 10,
                         overflowing)) {
             await().atMost(WAIT).until(() -> passes.get() >= 3);
             assertThat(collector.failedPasses()).isEqualTo(1);

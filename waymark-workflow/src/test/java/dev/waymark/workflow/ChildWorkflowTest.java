@@ -196,7 +196,7 @@ class ChildWorkflowTest {
         } // no child yet: nothing to cascade to
         release.countDown(); // the body goes on and tries to spawn its child
         Instances.Key parent = new Instances.Key("lateSpawner", "ls");
-        await().atMost(WAIT).until(() -> !engine.runsHere(parent));
+        await().atMost(WAIT).until(() -> !engine.client().runsHere(parent));
         assertThatThrownBy(() -> h.await(WAIT)).isInstanceOf(WorkflowCancelledException.class);
         // before: the child was created, and only the parent's run cancelled it once it found itself
         // cancelled (a parent process dying in between left the child running with nobody to cancel it)

@@ -298,7 +298,7 @@ class CollectionTest {
     void the_collector_deletes_in_the_background_and_reports_its_passes() throws Exception {
         assertThat(engine.start("plain", "bg", "x", String.class).await(WAIT)).isEqualTo("x");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ZERO, Duration.ofMillis(50), 1,
+        try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofMillis(50), 1,
                 new CollectorMetrics(registry))) {
             await().atMost(WAIT).until(() -> engine.describe("plain", "bg").isEmpty());
             await().atMost(WAIT).until(() -> collector.lastPass().isPresent());
@@ -311,7 +311,7 @@ class CollectionTest {
     @Test
     void collecting_continuously_beside_busy_workflows_never_touches_a_live_one() throws Exception {
         int count = 60;
-        try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ZERO, Duration.ofMillis(10), 5)) {
+        try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofMillis(10), 5)) {
             for (int i = 0; i < count; i++) {
                 engine.start("counted", "busy-" + i, i, Integer.class);
             }
@@ -335,11 +335,11 @@ class CollectionTest {
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("retention");
         assertThatThrownBy(() -> engine.collectable(Duration.ZERO, 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("limit");
-        assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ZERO, 10))
+        assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ZERO, 10))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("interval");
-        assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 0))
+        assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofSeconds(1), 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("batchSize");
-        assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 1, null))
+        assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofSeconds(1), 1, null))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("listener must not be null");
     }
 

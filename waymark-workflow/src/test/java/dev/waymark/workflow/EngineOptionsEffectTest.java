@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The documented effect of options of {@link WorkflowEngine.Builder} ({@code shutdownTimeout},
+ * The documented effect of options of {@link WorkflowEngineBuilder} ({@code shutdownTimeout},
  * {@code retry}) and of {@link WorkflowCollector#start}'s retention and
  * batch size, observed on real instances.
  */
@@ -393,7 +393,7 @@ class EngineOptionsEffectTest {
                 finishedAgo("plain", "old-" + i, Duration.ofHours(2));
             }
             // an hour between passes: only the first pass (at once) runs while this test looks
-            try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ofHours(1), Duration.ofHours(1),
+            try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ofHours(1), Duration.ofHours(1),
                     2)) {
                 CollectResult pass = await("the first scheduled pass").atMost(WAIT)
                         .until(() -> collector.lastPass().orElse(null), r -> r != null);
@@ -414,7 +414,7 @@ class EngineOptionsEffectTest {
     @Test
     void a_collector_batch_takes_batch_size_candidates_and_one_that_deletes_fewer_ends_the_pass() throws Exception {
         try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).build();
-                WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ofHours(1), Duration.ofHours(1),
+                WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ofHours(1), Duration.ofHours(1),
                         2)) {
             // the scheduled first pass runs at once, before anything here is old enough
             assertThat(await("the first scheduled pass").atMost(WAIT).until(() -> collector.lastPass().orElse(null),

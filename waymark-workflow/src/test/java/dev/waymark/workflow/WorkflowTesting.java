@@ -41,7 +41,7 @@ final class WorkflowTesting {
         return store;
     }
 
-    static WorkflowEngine.Builder fastEngine(EventStore store, WorkflowRegistry registry) {
+    static WorkflowEngineBuilder fastEngine(EventStore store, WorkflowRegistry registry) {
         return WorkflowEngine.builder(store, registry)
                 .retry(RETRY)
                 .leaseTtl(Duration.ofSeconds(5));
