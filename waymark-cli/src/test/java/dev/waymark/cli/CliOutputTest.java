@@ -1,5 +1,6 @@
 package dev.waymark.cli;
 
+import dev.waymark.store.RetryPolicy;
 import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -16,6 +17,7 @@ import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowRegistry;
+import dev.waymark.workflow.WorkflowQuery;
 import dev.waymark.workflow.WorkflowStatus;
 import java.time.Duration;
 import java.util.List;
@@ -53,12 +55,12 @@ class CliOutputTest {
                     (ctx, in) -> {
                         throw new IllegalStateException("line one\nline two");
                     });
-            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).maxAttempts(1)
-                    .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).build()) {
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                    .build()) {
                 engine.start("doomed", "d-1", "x", String.class);
                 engine.start("doomed", "d-2", "y", String.class);
-                Awaitility.await().atMost(WAIT).until(() -> engine.list(WorkflowStatus.FAILED, "doomed", null, null,
-                        10).size() == 2);
+                Awaitility.await().atMost(WAIT).until(() -> engine.list(WorkflowQuery.builder()
+                        .status(WorkflowStatus.FAILED).name("doomed").limit(10).build()).size() == 2);
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.waymark.cli;
 
+import dev.waymark.store.RetryPolicy;
 import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -202,8 +203,8 @@ class WaymarkCliTest {
                     })
                     .register("parent", String.class, String.class, (ctx, in) ->
                             ctx.child("approve", "approval", ctx.workflowId() + ".child", in, String.class).await());
-            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).maxAttempts(1)
-                    .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).build()) {
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                    .build()) {
                 assertThat(engine.start("greet", "g-1", "ada", String.class).await(WAIT)).isEqualTo("hello ada");
                 for (String[] k : new String[][] {{"approval", "a-1"}, {"approval", "a-2"}, {"napper", "n-1"},
                         {"parent", "p-1"}}) {

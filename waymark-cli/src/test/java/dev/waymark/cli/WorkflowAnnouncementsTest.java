@@ -1,5 +1,6 @@
 package dev.waymark.cli;
 
+import dev.waymark.store.RetryPolicy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.BroadcastRegistration;
@@ -82,10 +83,10 @@ class WorkflowAnnouncementsTest {
                     }
                     return "second run";
                 });
-        engine = WorkflowEngine.builder(store, registry).maxAttempts(1)
-                .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).build();
-        worker = engine.resumeWorker(ResumeOptions.defaults().withPollInterval(Duration.ofHours(1)).withMaxAttempts(1)
-                .withBackoff(Duration.ofMillis(1), Duration.ofMillis(5))).start();
+        engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                .build();
+        worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofHours(1)).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                .build()).start();
     }
 
     @AfterAll

@@ -63,7 +63,7 @@ class BackpressureTest {
     void with_backpressure_intake_waits_and_the_backlog_stays_under_its_bound() throws Exception {
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false)
                 .backpressure(Backpressure.maxBacklog(BOUND, Duration.ofSeconds(60))).build();
-                ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withConcurrency(2)).start()) {
+                ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().concurrency(2).build()).start()) {
             long maxSeen = intake(engine, "bp-");
             await("every workflow completed").atMost(WAIT).until(() -> completed("bp-") == WORKFLOWS);
             assertThat(maxSeen).as("largest backlog the observer saw").isLessThanOrEqualTo(BOUND).isGreaterThan(BOUND / 3);
@@ -75,7 +75,7 @@ class BackpressureTest {
     void without_backpressure_the_metrics_show_the_backlog_grow_past_what_the_bound_would_allow() throws Exception {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false).build();
-                ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withConcurrency(2)).start()) {
+                ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().concurrency(2).build()).start()) {
             BacklogMetrics.bind(meters, engine);
             AtomicLong maxGauge = new AtomicLong();
             AtomicBoolean stop = new AtomicBoolean();

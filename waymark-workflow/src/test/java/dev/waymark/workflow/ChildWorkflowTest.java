@@ -98,7 +98,7 @@ class ChildWorkflowTest {
                         return "child cancelled";
                     }
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(2).listener(new WorkflowListener() {
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(2)).listener(new WorkflowListener() {
             @Override
             public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
                     Duration elapsed) {
@@ -107,7 +107,7 @@ class ChildWorkflowTest {
                 }
             }
         }).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(2)).start();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build()).start();
     }
 
     @AfterAll
@@ -197,7 +197,7 @@ class ChildWorkflowTest {
         } // no child yet: nothing to cascade to
         release.countDown(); // the body goes on and tries to spawn its child
         Instances.Key parent = new Instances.Key("lateSpawner", "ls");
-        await().atMost(WAIT).until(() -> !engine.runsHere(parent));
+        await().atMost(WAIT).until(() -> !engine.client().runsHere(parent));
         assertThatThrownBy(() -> h.await(WAIT)).isInstanceOf(WorkflowCancelledException.class);
         // before: the child was created, and only the parent's run cancelled it once it found itself
         // cancelled (a parent process dying in between left the child running with nobody to cancel it)

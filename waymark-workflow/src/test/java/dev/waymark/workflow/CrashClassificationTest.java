@@ -54,7 +54,7 @@ class CrashClassificationTest {
                     effects.hit(ctx.workflowId() + ":explode");
                     throw new InternalError("boom");
                 }));
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build();
     }
 
     @AfterAll

@@ -57,8 +57,8 @@ class InputChecksTest {
                     });
                     return "unreachable";
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build()).start();
     }
 
     @AfterAll
@@ -161,6 +161,6 @@ class InputChecksTest {
     }
 
     private static boolean lone(String s) {
-        return dev.waymark.store.internal.Utf16.loneSurrogate(s) >= 0;
+        return dev.waymark.store.plumbing.Utf16.loneSurrogate(s) >= 0;
     }
 }

@@ -60,8 +60,8 @@ class JournalValueFormTest {
                 .register("echo", String.class, String.class, (ctx, in) -> ctx.step("echo", String.class, () -> in))
                 .register("nul", String.class, String.class, (ctx, in) ->
                         ctx.step("nul", String.class, () -> "a\u0000b"));
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build()).start();
     }
 
     @AfterAll

@@ -112,7 +112,7 @@ class LifecycleTest {
                     }
                     return "finally";
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build();
     }
 
     @AfterAll
@@ -251,15 +251,15 @@ class LifecycleTest {
         for (String id : ids) {
             engine.start("paged", id, "x", String.class);
         }
-        List<WorkflowInfo> first = engine.list(null, "paged", null, null, 2);
+        List<WorkflowInfo> first = engine.list(WorkflowQuery.builder().name("paged").limit(2).build());
         assertThat(first).extracting(WorkflowInfo::id).containsExactly("page-0", "page-1");
         WorkflowInfo last = first.get(1);
-        List<WorkflowInfo> second = engine.list(null, "paged", last.name(), last.id(), 100);
+        List<WorkflowInfo> second = engine.list(WorkflowQuery.builder().name("paged").limit(100).build().after(last));
         // together the pages hold every instance once, in (name, id) order; an empty second page fails
         List<String> both = new java.util.ArrayList<>(first.stream().map(WorkflowInfo::id).toList());
         second.forEach(i -> both.add(i.id()));
         assertThat(both).containsExactlyElementsOf(ids);
         assertThat(second).extracting(WorkflowInfo::name).containsOnly("paged");
-        assertThat(engine.list(WorkflowStatus.COMPLETED, "nothing", null, null, 10)).isEmpty();
+        assertThat(engine.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("nothing").limit(10).build())).isEmpty();
     }
 }

@@ -97,8 +97,8 @@ class StepNameReuseTest {
                     String child = ctx.child("x", "leaf", ctx.workflowId() + ".x", "x", String.class).await();
                     return x + ", " + opened + ", " + child + ", patched " + (first == ctx.patch("p"));
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(2).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(2)).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build()).start();
     }
 
     @AfterAll

@@ -87,8 +87,8 @@ class StepReplayTest {
                     }
                     return ctx.step(gen == 0 ? "s" : "0:s", String.class, () -> ctx.workflowId() + "/" + gen);
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build()).start();
     }
 
     @AfterAll

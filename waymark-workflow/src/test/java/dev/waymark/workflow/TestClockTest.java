@@ -34,7 +34,7 @@ class TestClockTest {
         // Polls a minute apart: only the clock's wake can resume the run within the second asserted.
         EventStore store = WAYMARK.newStore(WAYMARK.storeBuilder().fallbackPoll(Duration.ofMinutes(1)));
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).build();
-                ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withPollInterval(Duration.ofMinutes(1)))
+                ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofMinutes(1)).build())
                         .start()) {
             // Warm-up: the same path once (first claims, first replay), so that what is measured
             // below is the skip itself, not class loading and JIT on a loaded machine.

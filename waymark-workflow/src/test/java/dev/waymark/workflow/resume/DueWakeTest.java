@@ -34,8 +34,8 @@ class DueWakeTest {
         try (EventStore store = EventStore.builder(POSTGRES.dataSource()).build()) {
             store.migrate();
             try (WorkflowEngine engine = WorkflowEngine.builder(store, REGISTRY).build();
-                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withPush(false)
-                            .withPollInterval(Duration.ofHours(1))).start()) {
+                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().push(false)
+                            .pollInterval(Duration.ofHours(1)).build()).start()) {
                 long t0 = System.nanoTime();
                 // the engine runs it here at once; it parks on the sleep and tells the worker its wake time
                 String result = engine.start("napper", "local", 200L, String.class).await(Duration.ofSeconds(20));
@@ -60,8 +60,8 @@ class DueWakeTest {
                                 == dev.waymark.workflow.WorkflowStatus.SUSPENDED);
             }
             try (WorkflowEngine engine = WorkflowEngine.builder(store, REGISTRY).runOnStart(false).build();
-                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withPush(false)
-                            .withPollInterval(Duration.ofHours(1))).start()) {
+                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().push(false)
+                            .pollInterval(Duration.ofHours(1)).build()).start()) {
                 assertThat(engine.handle("napper", "remote", String.class).await(Duration.ofSeconds(20)))
                         .isEqualTo("rested");
             }

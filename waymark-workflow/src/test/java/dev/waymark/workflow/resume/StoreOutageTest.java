@@ -79,8 +79,8 @@ class StoreOutageTest {
         RecordingResumeListener recorder = new RecordingResumeListener();
         WorkflowMetrics metrics = new WorkflowMetrics(registry, recorder);
         List<ResumeEvent> events = recorder.events;
-        ResumeOptions options = ResumeOptions.defaults().withConcurrency(1).withMaxAttempts(1)
-                .withLeaseTtl(Duration.ofSeconds(30)).withListener(metrics); // no renewal during the outage
+        ResumeOptions options = ResumeOptions.builder().concurrency(1).retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
+                .leaseTtl(Duration.ofSeconds(30)).listener(metrics).build(); // no renewal during the outage
         try (ResumeWorker worker = engine.resumeWorker(options)) {
             ResumeSummary first = worker.resumeOnce();
             assertThat(first.transientErrors()).isEqualTo(1);

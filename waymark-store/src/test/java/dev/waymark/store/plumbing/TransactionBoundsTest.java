@@ -1,4 +1,4 @@
-package dev.waymark.store.internal;
+package dev.waymark.store.plumbing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
