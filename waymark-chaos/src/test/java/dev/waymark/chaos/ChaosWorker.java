@@ -93,11 +93,11 @@ public final class ChaosWorker {
                         effect(ds, ctx, "label", pid);
                         return "parcel-" + n;
                     });
-            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).maxAttempts(30)
-                    .crashBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build();
-            ResumeWorker resume = engine.resumeWorker(ResumeOptions.defaults().withLeaseTtl(TTL)
-                    .withPollInterval(Duration.ofMillis(500)).withConcurrency(4).withMaxAttempts(30)
-                    .withBackoff(Duration.ofMillis(200), Duration.ofSeconds(2))).start();
+            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+                    .build();
+            ResumeWorker resume = engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL)
+                    .pollInterval(Duration.ofMillis(500)).concurrency(4).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+                    .build()).start();
             ShardedSubscription pool = ShardedSubscription.builder(store, POOL, Target.category(CATEGORY))
                     .shards(SHARDS).leaseTtl(TTL).renewInterval(RENEW)
                     .retry(RetryPolicy.fixed(100, Duration.ofMillis(500)))

@@ -75,10 +75,10 @@ public final class SoakWorker {
                 effect(ds, ctx, "third");
                 return in + " approved by " + by;
             });
-            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).maxAttempts(30)
-                    .crashBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build();
-            ResumeWorker resume = engine.resumeWorker(ResumeOptions.defaults().withLeaseTtl(TTL).withMaxAttempts(30)
-                    .withBackoff(Duration.ofMillis(200), Duration.ofSeconds(2))).start();
+            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+                    .build();
+            ResumeWorker resume = engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+                    .build()).start();
             ShardedSubscription pool = ShardedSubscription.builder(store, POOL, Target.category(CATEGORY))
                     .shards(8).leaseTtl(TTL).renewInterval(Duration.ofMillis(800))
                     .retry(RetryPolicy.fixed(1000, Duration.ofMillis(300)))

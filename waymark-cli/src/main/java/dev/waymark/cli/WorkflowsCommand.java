@@ -11,6 +11,7 @@ import dev.waymark.workflow.RetryOutcome;
 import dev.waymark.workflow.WorkflowClient;
 import dev.waymark.workflow.WorkflowDetails;
 import dev.waymark.workflow.WorkflowInfo;
+import dev.waymark.workflow.WorkflowQuery;
 import dev.waymark.workflow.WorkflowStatus;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -170,22 +171,19 @@ final class WorkflowsCommand {
         public Integer call() {
             WaymarkCli cli = parent.root;
             WaymarkCli.requireLimit(spec, limit);
-            String afterName = null;
-            String afterId = null;
+            // one more than asked for (within the client's 10000): the "more" hint only when there is more
+            int ask = Math.min(limit + 1, WorkflowQuery.MAX_LIMIT);
+            WorkflowQuery.Builder query = WorkflowQuery.builder().status(status).name(name).limit(ask);
             if (after != null) {
                 int slash = after.indexOf('/');
                 if (slash <= 0 || slash == after.length() - 1) {
                     throw new CommandLine.ParameterException(spec.commandLine(),
                             "--after takes name/id (as printed by workflows list), got '" + after + "'");
                 }
-                afterName = after.substring(0, slash);
-                afterId = after.substring(slash + 1);
+                query.after(after.substring(0, slash), after.substring(slash + 1));
             }
-            String fromName = afterName;
-            String fromId = afterId;
-            // one more than asked for (within the client's 10000): the "more" hint only when there is more
-            int ask = Math.min(limit + 1, 10_000);
-            List<Row> found = parent.withClient(client -> client.list(status, name, fromName, fromId, ask)).stream()
+            WorkflowQuery page = query.build();
+            List<Row> found = parent.withClient(client -> client.list(page)).stream()
                     .map(WorkflowsCommand::row).toList();
             boolean more = found.size() > limit || (ask == limit && found.size() == limit);
             List<Row> rows = found.subList(0, Math.min(limit, found.size()));

@@ -1,5 +1,7 @@
 package dev.waymark.cli;
 
+import dev.waymark.core.RetryPolicy;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -11,8 +13,10 @@ import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
+import dev.waymark.workflow.WorkflowQuery;
 import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.WorkflowStatus;
 import java.time.Duration;
@@ -26,9 +30,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CliOutputTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final String REASON = "no price\nsecond line\twith a tab\u0007 and a bell";
     private static String url;
 
@@ -36,7 +39,6 @@ class CliOutputTest {
     static void seed() {
         url = POSTGRES.jdbcUrl();
         try (EventStore store = EventStore.builder(POSTGRES.newDataSource(4)).build()) {
-            store.migrate();
             store.append("order-1", ExpectedVersion.any(), EventData.json("Placed", "{\"sku\":\"a\",\"qty\":2}")
                     .withMetadata("{\"tenant\":\"acme\"}"));
             store.append("order-2", ExpectedVersion.any(), EventData.json("Placed", "[1,2]"));
@@ -53,12 +55,12 @@ class CliOutputTest {
                     (ctx, in) -> {
                         throw new IllegalStateException("line one\nline two");
                     });
-            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).maxAttempts(1)
-                    .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).build()) {
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                    .build()) {
                 engine.start("doomed", "d-1", "x", String.class);
                 engine.start("doomed", "d-2", "y", String.class);
-                Awaitility.await().atMost(WAIT).until(() -> engine.list(WorkflowStatus.FAILED, "doomed", null, null,
-                        10).size() == 2);
+                Awaitility.await().atMost(WAIT).until(() -> engine.list(WorkflowQuery.builder()
+                        .status(WorkflowStatus.FAILED).name("doomed").limit(10).build()).size() == 2);
             }
         }
     }

@@ -13,6 +13,7 @@ import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.EventHandler;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.io.File;
 import java.io.IOException;
@@ -39,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
 class CliReplayClasspathTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     @TempDir
     static Path tmp;
@@ -53,7 +54,6 @@ class CliReplayClasspathTest {
     static void seed() throws Exception {
         url = POSTGRES.jdbcUrl();
         try (EventStore store = EventStore.builder(POSTGRES.newDataSource(4)).build()) {
-            store.migrate();
             for (int i = 1; i <= 3; i++) {
                 store.append("refund-" + i, ExpectedVersion.any(), EventData.json("Refund", "{}"));
             }

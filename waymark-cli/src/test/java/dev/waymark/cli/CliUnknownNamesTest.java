@@ -15,6 +15,7 @@ import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardOwnership;
 import dev.waymark.subscription.shard.ShardedSubscription;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -32,7 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CliUnknownNamesTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static String url;
     private static EventStore store;
@@ -42,7 +43,6 @@ class CliUnknownNamesTest {
     static void seed() {
         url = POSTGRES.jdbcUrl();
         store = EventStore.builder(POSTGRES.newDataSource(6)).build();
-        store.migrate();
         store.append("order-12", ExpectedVersion.any(), EventData.json("Placed", "{}"));
         try (Subscription s = Subscription.builder(store, "billing", Target.category("order"))
                 .start(d -> Ack.deadLetter(DeadLetterReason.poison("no price")))) {

@@ -1,5 +1,7 @@
 package dev.waymark.cli;
 
+import dev.waymark.core.RetryPolicy;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -201,8 +203,8 @@ class WaymarkCliTest {
                     })
                     .register("parent", String.class, String.class, (ctx, in) ->
                             ctx.child("approve", "approval", ctx.workflowId() + ".child", in, String.class).await());
-            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).maxAttempts(1)
-                    .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).build()) {
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                    .build()) {
                 assertThat(engine.start("greet", "g-1", "ada", String.class).await(WAIT)).isEqualTo("hello ada");
                 for (String[] k : new String[][] {{"approval", "a-1"}, {"approval", "a-2"}, {"napper", "n-1"},
                         {"parent", "p-1"}}) {
@@ -230,7 +232,6 @@ class WaymarkCliTest {
         }
     }
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final WorkflowStatus SUSPENDED = WorkflowStatus.SUSPENDED;
 
     private static WorkflowStatus status(WorkflowEngine engine, String name, String id) {

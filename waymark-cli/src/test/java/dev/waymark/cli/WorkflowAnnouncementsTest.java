@@ -1,9 +1,11 @@
 package dev.waymark.cli;
 
+import dev.waymark.core.RetryPolicy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.AwakeableFailedException;
 import dev.waymark.workflow.WorkflowEngine;
@@ -36,7 +38,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class WorkflowAnnouncementsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     /** Well under the poll interval (an hour) and the store's fallback tick (ten minutes). */
     private static final Duration PROMPTLY = Duration.ofSeconds(5);
@@ -56,7 +58,6 @@ class WorkflowAnnouncementsTest {
     static void setUp() {
         url = POSTGRES.jdbcUrl();
         store = EventStore.builder(POSTGRES.newDataSource(8)).fallbackPoll(Duration.ofMinutes(10)).build();
-        store.migrate();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("twoSteps", String.class, String.class, (ctx, in) -> {
                     ctx.step("first", String.class, () -> "one");
@@ -82,10 +83,10 @@ class WorkflowAnnouncementsTest {
                     }
                     return "second run";
                 });
-        engine = WorkflowEngine.builder(store, registry).maxAttempts(1)
-                .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).build();
-        worker = engine.resumeWorker(ResumeOptions.defaults().withPollInterval(Duration.ofHours(1)).withMaxAttempts(1)
-                .withBackoff(Duration.ofMillis(1), Duration.ofMillis(5))).start();
+        engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                .build();
+        worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofHours(1)).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                .build()).start();
     }
 
     @AfterAll

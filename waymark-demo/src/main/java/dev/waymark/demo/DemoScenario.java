@@ -6,6 +6,7 @@ import dev.waymark.store.ExpectedVersion;
 import dev.waymark.subscription.shard.ShardOwnership;
 import dev.waymark.subscription.shard.ShardedSubscription;
 import dev.waymark.workflow.WorkflowClient;
+import dev.waymark.workflow.WorkflowQuery;
 import dev.waymark.workflow.WorkflowStatus;
 import java.io.PrintStream;
 import java.sql.Connection;
@@ -82,8 +83,8 @@ public final class DemoScenario {
                     () -> count("SELECT count(*) FROM demo_handled") >= 3);
             Set<Integer> lost = ownership().stream().filter(o -> o.owner().filter(w2.workerId()::equals).isPresent())
                     .map(ShardOwnership::bucket).collect(Collectors.toSet());
-            long running = client.list(WorkflowStatus.RUNNING, "fulfilment", null, null, 1000).size()
-                    + client.list(WorkflowStatus.SUSPENDED, "fulfilment", null, null, 1000).size();
+            long running = client.list(WorkflowQuery.builder().status(WorkflowStatus.RUNNING).name("fulfilment").limit(1000).build()).size()
+                    + client.list(WorkflowQuery.builder().status(WorkflowStatus.SUSPENDED).name("fulfilment").limit(1000).build()).size();
             workers.kill(w2);
             long killedAt = System.nanoTime();
             out.println("[13] killed worker-2 with SIGKILL (it held buckets " + lost + "; " + running
@@ -99,7 +100,7 @@ public final class DemoScenario {
 
             out.println("[15] waiting for every order to be fulfilled (cool-off sleep, approval by the desk, shipping child) ...");
             awaitCondition("every fulfilment workflow completes", Duration.ofSeconds(120),
-                    () -> client.list(WorkflowStatus.COMPLETED, "fulfilment", null, null, 1000).size() == ORDERS);
+                    () -> client.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("fulfilment").limit(1000).build()).size() == ORDERS);
             out.println("     " + client.handle("fulfilment", "o-1", String.class).await(Duration.ofSeconds(5)));
             out.printf("     all %d orders fulfilled %.1f s after the first was placed; the desk approved %d%n", ORDERS,
                     (System.nanoTime() - started) / 1e9, approver.approved());
@@ -120,11 +121,11 @@ public final class DemoScenario {
         long deliveries = count("SELECT count(*) FROM demo_handled");
         check(distinct == ORDERS, "every order event handled (" + distinct + " of " + ORDERS + "; "
                 + (deliveries - distinct) + " redelivered after the kill, which handlers must tolerate)");
-        long fulfilled = client.list(WorkflowStatus.COMPLETED, "fulfilment", null, null, 1000).size();
-        long shipped = client.list(WorkflowStatus.COMPLETED, "shipping", null, null, 1000).size();
+        long fulfilled = client.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("fulfilment").limit(1000).build()).size();
+        long shipped = client.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("shipping").limit(1000).build()).size();
         check(fulfilled == ORDERS && shipped == ORDERS, "every order fulfilled, each with its shipping child ("
                 + fulfilled + " fulfilments, " + shipped + " shipments completed)");
-        long failed = client.list(WorkflowStatus.FAILED, null, null, null, 1000).size();
+        long failed = client.list(WorkflowQuery.builder().status(WorkflowStatus.FAILED).limit(1000).build()).size();
         check(failed == 0, "no workflow failed (" + failed + ")");
         long journaledTwice = count("SELECT count(*) FROM (SELECT e.stream_id, e.data ->> 'step' FROM \"" + schema
                 + "\".events e WHERE e.event_type = 'StepRecorded' GROUP BY 1, 2 HAVING count(*) > 1) d");

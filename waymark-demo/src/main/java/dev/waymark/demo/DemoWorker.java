@@ -43,9 +43,9 @@ public final class DemoWorker {
                 EventStore store = EventStore.builder(ds).schema(schema).build();
                 DemoPayments payments = DemoPayments.producer(args[3], args[4])) {
             WorkflowEngine engine = WorkflowEngine.builder(store, DemoWorkflows.registry(ds, schema, label, payments))
-                    .leaseTtl(TTL).crashBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).build();
-            engine.resumeWorker(ResumeOptions.defaults().withLeaseTtl(TTL).withPollInterval(Duration.ofMillis(500))
-                    .withBackoff(Duration.ofMillis(200), Duration.ofSeconds(2)).withListener(new ResumeListener() {}))
+                    .leaseTtl(TTL).retry(RetryPolicy.exponential(WorkflowEngine.DEFAULT_RETRY.maxAttempts(), Duration.ofMillis(200), Duration.ofSeconds(2))).build();
+            engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL).pollInterval(Duration.ofMillis(500))
+                    .retry(RetryPolicy.exponential(ResumeOptions.DEFAULT_RETRY.maxAttempts(), Duration.ofMillis(200), Duration.ofSeconds(2))).listener(new ResumeListener() {}).build())
                     .start();
             ShardedSubscription pool = ShardedSubscription.builder(store, "fulfilment", Target.category("order"))
                     .shards(6).leaseTtl(TTL).renewInterval(Duration.ofMillis(1000)).retry(RetryPolicy.fixed(5, Duration.ofMillis(200)))

@@ -34,7 +34,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 /** Helpers for tests against the in-process broker. */
 final class TestKafka {
 
-    static final Duration WAIT = Duration.ofSeconds(30);
+    static final Duration WAIT = dev.waymark.testkit.Waits.WAIT;
     private static final AtomicInteger groups = new AtomicInteger();
 
     private final KafkaExtension kafka;

@@ -1,5 +1,6 @@
 package dev.waymark.messaging;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -13,8 +14,6 @@ import org.junit.jupiter.api.Test;
  * overflow) is a retry like an exception, a fatal one fails the processor; neither ends it silently.
  */
 class HandlerErrorTest {
-
-    private static final Duration WAIT = Duration.ofSeconds(10);
 
     private static InMemorySource source(String name, int messages) {
         InMemorySource source = new InMemorySource(name);

@@ -1,5 +1,6 @@
 package dev.waymark.messaging;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -34,8 +35,6 @@ public abstract class MessageSourceContract {
 
     /** A fresh fixture with {@code messages} messages. */
     protected abstract Fixture fixture(int messages) throws Exception;
-
-    private static final Duration WAIT = Duration.ofSeconds(20);
 
     @Test
     void delivers_each_message_once_in_order_and_acknowledges_it() throws Exception {

@@ -1,5 +1,6 @@
 package dev.waymark.messaging;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -26,8 +27,6 @@ import org.junit.jupiter.api.Test;
 
 /** The runtime's behaviour (reference checklist items 1-9) against the in-memory adapter. */
 class ProcessingAppTest {
-
-    private static final Duration WAIT = Duration.ofSeconds(10);
 
     private static InMemorySource source(String name, int messages) {
         InMemorySource source = new InMemorySource(name);

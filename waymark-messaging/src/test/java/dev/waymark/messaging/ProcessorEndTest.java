@@ -1,5 +1,6 @@
 package dev.waymark.messaging;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -18,8 +19,6 @@ import org.junit.jupiter.api.Test;
  * and combinations of handler and concurrency that could never work, refused when the app is built.
  */
 class ProcessorEndTest {
-
-    private static final Duration WAIT = Duration.ofSeconds(10);
 
     private static String text(Message m) {
         return new String(m.payload(), StandardCharsets.UTF_8);

@@ -1,18 +1,16 @@
 package dev.waymark.messaging;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** The typed failure of a processor, readable under ISOLATE (where awaitTermination reports nothing). */
 class ProcessorFailureTest {
-
-    private static final Duration WAIT = Duration.ofSeconds(10);
 
     private static InMemorySource source(String name, int messages) {
         InMemorySource source = new InMemorySource(name);

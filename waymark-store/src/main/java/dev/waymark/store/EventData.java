@@ -1,7 +1,7 @@
 package dev.waymark.store;
 
 import dev.waymark.store.internal.Json;
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.Utf16;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 

@@ -1,7 +1,11 @@
 package dev.waymark.store;
 
-import dev.waymark.store.internal.Schema;
+import dev.waymark.store.plumbing.Schema;
 import dev.waymark.store.plumbing.SchemaModule;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,6 +1,6 @@
 package dev.waymark.store;
 
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.Utf16;
 import java.nio.charset.StandardCharsets;
 
 /**

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class AppendReadsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final int BULK_ROWS = 20_000;
     private static final int PLANNED_APPENDS = 6; // the plan cache switches from custom to generic plans at the sixth call
@@ -30,7 +30,7 @@ class AppendReadsTest {
 
     @BeforeAll
     static void setUp() {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
     }
 
     @AfterAll

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class BroadcastTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final Duration NO_FALLBACK = Duration.ofMinutes(10);
     private static final Duration WITHIN = Duration.ofSeconds(10);
@@ -35,7 +35,6 @@ class BroadcastTest {
     @BeforeAll
     static void setUp() {
         a = handle();
-        a.migrate();
         b = handle();
     }
 

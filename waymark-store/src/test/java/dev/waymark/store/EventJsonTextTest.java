@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class EventJsonTextTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
@@ -28,7 +28,7 @@ class EventJsonTextTest {
 
     @BeforeAll
     static void setUp() {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
     }
 
     @AfterAll

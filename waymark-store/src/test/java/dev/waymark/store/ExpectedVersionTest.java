@@ -24,14 +24,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ExpectedVersionTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static EventStore store;
     private static final AtomicInteger streams = new AtomicInteger();
 
     @BeforeAll
     static void setUp() {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
     }
 
     @AfterAll

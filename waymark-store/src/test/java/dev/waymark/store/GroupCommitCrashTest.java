@@ -27,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class GroupCommitCrashTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final int WRITERS = 8;
 
@@ -35,7 +35,7 @@ class GroupCommitCrashTest {
 
     @BeforeAll
     static void setUp() {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         POSTGRES.execute("""
                 CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN PERFORM pg_sleep(0.01); RETURN NEW; END $$;

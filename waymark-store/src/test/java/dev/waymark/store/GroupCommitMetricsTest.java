@@ -18,11 +18,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class GroupCommitMetricsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     @BeforeAll
     static void setUp() {
-        StoreFixture.migratedStore(POSTGRES).close();
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.waymark.store;
 
 import static dev.waymark.store.StoreFixture.events;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -32,9 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class GroupCommitTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
-
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final List<AppendBatch> BATCHES = new CopyOnWriteArrayList<>();
     /** One batch in flight at a time: what queues behind the gate commits as one batch. */
@@ -46,7 +45,6 @@ class GroupCommitTest {
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).maxConcurrentAppendBatches(1)
                 .appendBatchListener(BATCHES::add).build();
-        store.migrate();
         parallel = EventStore.builder(POSTGRES.dataSource()).appendBatchListener(BATCHES::add).build();
     }
 

@@ -21,13 +21,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class InvalidInputTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
     }
 
     @AfterAll
@@ -189,7 +189,7 @@ class InvalidInputTest {
         String name = "a".repeat(39) + "\uD83D\uDE00".repeat(200); // the 40th char is a high surrogate
         assertThatThrownBy(() -> store.append(name, ExpectedVersion.any(), event("A")))
                 .isInstanceOf(InvalidInputException.class)
-                .satisfies(e -> assertThat(dev.waymark.store.internal.Utf16.loneSurrogate(e.getMessage()))
+                .satisfies(e -> assertThat(dev.waymark.store.plumbing.Utf16.loneSurrogate(e.getMessage()))
                         .as("index of a lone surrogate in: %s", e.getMessage()).isEqualTo(-1));
     }
 

@@ -40,7 +40,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class NoSkipOrderingTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final int WRITERS = 16;
     private static final int APPENDS_PER_WRITER = 40;
@@ -52,7 +52,6 @@ class NoSkipOrderingTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).groupCommit(true).appendBatchListener(BATCHES::add).build();
-        store.migrate();
     }
 
     @AfterAll

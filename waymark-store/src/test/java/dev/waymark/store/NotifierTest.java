@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class NotifierTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final Duration NO_FALLBACK = Duration.ofMinutes(10);
     private static final Duration WAKE_WITHIN = Duration.ofSeconds(5);
@@ -40,7 +40,6 @@ class NotifierTest {
     @BeforeAll
     static void setUp() {
         writer = EventStore.builder(POSTGRES.newDataSource(4)).build();
-        writer.migrate();
         listener = EventStore.builder(POSTGRES.newDataSource(4)).fallbackPoll(NO_FALLBACK)
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build();
     }

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ReadPlansTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final int BULK_ROWS = 20_000;
     private static final int PAGE = 100;
@@ -41,7 +41,7 @@ class ReadPlansTest {
 
     @BeforeAll
     static void setUp() {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
     }
 
     @AfterAll

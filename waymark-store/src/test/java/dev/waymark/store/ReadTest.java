@@ -16,13 +16,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ReadTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         store.append("cart-1", ExpectedVersion.noStream(), events(5));
         store.append("order-1", ExpectedVersion.noStream(), events(3));
         store.append("cart-2", ExpectedVersion.noStream(), events(2));

@@ -39,7 +39,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class RerunOrderingTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final int WRITERS = 10;
     private static final int TRANSACTIONS_PER_WRITER = 25;
@@ -49,7 +49,7 @@ class RerunOrderingTest {
 
     @BeforeAll
     static void setUp() {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         POSTGRES.execute("CREATE TABLE slots (id int PRIMARY KEY, n int NOT NULL DEFAULT 0);"
                 + " INSERT INTO slots (id) SELECT generate_series(0, " + (WRITERS - 1) + ")");
     }

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StoreClockTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     @Test
     void created_at_and_generated_event_ids_come_from_the_configured_clock() {

@@ -9,15 +9,23 @@ import java.util.List;
 import java.util.stream.IntStream;
 import javax.sql.DataSource;
 
-/** Shared set-up of store tests: a migrated store on the class's own database. */
-final class StoreFixture {
+/** Shared set-up of store tests: the class's own database, already migrated. */
+public final class StoreFixture {
 
     private StoreFixture() {}
 
-    static EventStore migratedStore(PostgresExtension postgres) {
-        EventStore store = EventStore.builder(postgres.dataSource()).build();
-        store.migrate();
-        return store;
+    /**
+     * A database per test class copied from a template migrated once (the schema of every module on
+     * the class path, in the default schema); the store's tests cannot use waymark-test's
+     * {@code WaymarkExtension.migratedPostgres()}, which depends on the store.
+     */
+    public static PostgresExtension migratedPostgres() {
+        return PostgresExtension.migrated(Migrations.sql(EventStoreBuilder.DEFAULT_SCHEMA),
+                template -> {
+                    try (EventStore store = EventStore.builder(template).build()) {
+                        store.migrate();
+                    }
+                });
     }
 
     static long count(DataSource dataSource, String sql) {

@@ -16,14 +16,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StreamNamesTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     static final List<String> VECTORS = List.of("a", "foobar", "order-42", "invoice-payment", "€uro-1",
             "日本-注文-7", "stream with spaces", "x".repeat(512), "order-1", "order-2", "order-3");
 
     @BeforeAll
     static void setUp() {
-        StoreFixture.migratedStore(POSTGRES).close();
     }
 
     @Test

@@ -31,7 +31,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 class TransactionAbortTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     /** The kinds of data source a caller may hand the store. */
     enum Source {
@@ -78,7 +78,6 @@ class TransactionAbortTest {
 
     @BeforeAll
     static void setUp() {
-        StoreFixture.migratedStore(POSTGRES).close();
         POSTGRES.execute("CREATE TABLE orders (id text PRIMARY KEY); INSERT INTO orders VALUES ('taken')");
     }
 

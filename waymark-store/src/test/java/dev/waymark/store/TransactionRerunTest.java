@@ -25,13 +25,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class TransactionRerunTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         POSTGRES.execute("CREATE SEQUENCE order_numbers; CREATE TABLE accounts (id text PRIMARY KEY, balance int);"
                 + " INSERT INTO accounts VALUES ('a', 100), ('b', 100); CREATE TABLE audit (note text)");
     }

@@ -22,13 +22,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class TransactionalAppendTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static EventStore store;
 
     @BeforeAll
     static void setUp() throws SQLException {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE orders (id text PRIMARY KEY, total int)");
         }

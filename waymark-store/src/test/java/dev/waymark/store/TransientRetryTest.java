@@ -32,7 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class TransientRetryTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     /** Attempts of a store-managed append in all, as documented on {@link EventStore#append}. */
     private static final int ATTEMPTS = 5;
@@ -41,7 +41,7 @@ class TransientRetryTest {
 
     @BeforeAll
     static void setUp() throws SQLException {
-        store = StoreFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         // A sequence counts the attempts: nextval survives the rollback of the failing transaction.
         sql("CREATE TABLE fail_next (sqlstate text NOT NULL, times bigint NOT NULL)");
         sql("CREATE SEQUENCE fail_attempts");

@@ -27,7 +27,7 @@ import org.postgresql.PGNotification;
 class WakeOptionsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final String CHANNEL = "waymark_waymark";
 
@@ -36,9 +36,6 @@ class WakeOptionsTest {
     @BeforeAll
     static void setUp() {
         pool = POSTGRES.newDataSource(4);
-        try (EventStore store = EventStore.builder(pool).build()) {
-            store.migrate();
-        }
     }
 
     @AfterAll

@@ -3,11 +3,11 @@ package dev.waymark.subscription;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
-import dev.waymark.store.internal.Schema;
+import dev.waymark.store.QueryPurpose;
+import dev.waymark.store.plumbing.Jdbc;
+import dev.waymark.store.plumbing.Schema;
 import dev.waymark.subscription.internal.CheckpointSql;
 import dev.waymark.subscription.internal.Names;
-import dev.waymark.store.QueryPurpose;
-import dev.waymark.store.internal.Jdbc;
 import java.util.Optional;
 
 /**
@@ -93,7 +93,7 @@ public final class Checkpoints {
     public java.util.List<CheckpointRow> list(String subscription) {
         Names.requireArgument("subscription name", subscription);
         String sql = "SELECT subscription, member, group_size, position_tx, position_seq, updated_at FROM "
-                + dev.waymark.store.internal.Schema.quote(store.schema()) + ".checkpoints"
+                + dev.waymark.store.plumbing.Schema.quote(store.schema()) + ".checkpoints"
                 + (subscription == null ? "" : " WHERE subscription = ?") + " ORDER BY subscription, member";
         return Jdbc.inTransaction(store, QueryPurpose.CHECKPOINT, "list checkpoints", c -> {
             try (java.sql.PreparedStatement p = c.prepareStatement(sql)) {

@@ -2,11 +2,11 @@ package dev.waymark.subscription;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.Partition;
-import dev.waymark.store.RecordedEvent;
-import dev.waymark.store.internal.Schema;
-import dev.waymark.subscription.internal.DeadLetterSql;
 import dev.waymark.store.QueryPurpose;
-import dev.waymark.store.internal.Jdbc;
+import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.plumbing.Jdbc;
+import dev.waymark.store.plumbing.Schema;
+import dev.waymark.subscription.internal.DeadLetterSql;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;

@@ -1,6 +1,7 @@
 package dev.waymark.subscription;
 
 import static dev.waymark.subscription.SubscriptionFixture.append;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -9,6 +10,7 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.shard.ShardedSubscription;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.HashMap;
@@ -31,14 +33,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class AllStreamsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
-        store = SubscriptionFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         for (int v = 0; v < 3; v++) {
             for (int s = 0; s < 8; s++) {
                 append(store, "alpha-" + s, "A");

@@ -1,6 +1,7 @@
 package dev.waymark.subscription;
 
 import static dev.waymark.subscription.SubscriptionFixture.append;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -10,6 +11,7 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.shard.ShardedSubscription;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,14 +32,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ConsumerGroupResizeTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
-        store = SubscriptionFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
     }
 
     @AfterAll

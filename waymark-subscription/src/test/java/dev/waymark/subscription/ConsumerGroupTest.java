@@ -7,6 +7,7 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StreamNames;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -25,13 +26,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ConsumerGroupTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
-        store = SubscriptionFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         SubscriptionFixture.appendMany(store, "order", 40, 3);
         SubscriptionFixture.appendMany(store, "cart", 25, 2);
     }

@@ -1,6 +1,7 @@
 package dev.waymark.subscription;
 
 import static dev.waymark.subscription.SubscriptionFixture.append;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
@@ -9,6 +10,7 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.core.DeadLetterReason;
 import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -25,15 +27,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class DeadLetterApiTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(15);
     private static EventStore store;
     private static DeadLetters deadLetters;
 
     @BeforeAll
     static void setUp() {
-        store = SubscriptionFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         deadLetters = DeadLetters.of(store);
     }
 

@@ -10,6 +10,7 @@ import dev.waymark.store.HeadWatch;
 import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.shard.ShardedSubscription;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -37,7 +38,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class IdleCostTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final Duration FALLBACK = Duration.ofMillis(500);
     /** Longer than any wait of these tests: only the store's fallback probe may find an event. */
@@ -48,7 +49,6 @@ class IdleCostTest {
     @BeforeAll
     static void setUp() {
         writer = EventStore.builder(POSTGRES.newDataSource(4)).build();
-        writer.migrate();
     }
 
     @AfterAll

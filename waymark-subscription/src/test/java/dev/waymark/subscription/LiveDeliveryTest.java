@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LiveDeliveryTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final Duration LONG_POLL = Duration.ofMinutes(30);
     private static final Duration WITHIN = Duration.ofSeconds(5);
@@ -34,7 +35,6 @@ class LiveDeliveryTest {
     @BeforeAll
     static void setUp() {
         writer = EventStore.builder(POSTGRES.newDataSource(4)).build();
-        writer.migrate();
         reader = EventStore.builder(POSTGRES.newDataSource(4)).fallbackPoll(Duration.ofMinutes(10))
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build();
     }

@@ -8,6 +8,7 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.InvalidInputException;
 import dev.waymark.store.Partition;
 import dev.waymark.subscription.shard.ShardedSubscription;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.util.List;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
@@ -24,13 +25,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class NameCheckTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
-        store = SubscriptionFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
     }
 
     @AfterAll

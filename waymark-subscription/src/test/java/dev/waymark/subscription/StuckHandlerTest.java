@@ -1,12 +1,14 @@
 package dev.waymark.subscription;
 
 import static dev.waymark.subscription.SubscriptionFixture.append;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.subscription.micrometer.SubscriptionMetrics;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -26,14 +28,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StuckHandlerTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
-        store = SubscriptionFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
     }
 
     @AfterAll

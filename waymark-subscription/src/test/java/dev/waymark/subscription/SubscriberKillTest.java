@@ -9,6 +9,7 @@ import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.io.File;
 import java.nio.file.Files;
@@ -33,7 +34,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class SubscriberKillTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final int STREAMS = 40;
     private static final int PER_STREAM = 100;
@@ -43,7 +44,7 @@ class SubscriberKillTest {
 
     @BeforeAll
     static void setUp() throws Exception {
-        store = SubscriptionFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE handled (event_id uuid NOT NULL, pid bigint NOT NULL)");
         }

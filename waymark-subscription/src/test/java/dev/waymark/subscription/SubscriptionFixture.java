@@ -5,7 +5,6 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.RecordedEvent;
-import dev.waymark.testkit.PostgresExtension;
 import java.util.List;
 import java.util.stream.IntStream;
 
@@ -13,12 +12,6 @@ import java.util.stream.IntStream;
 final class SubscriptionFixture {
 
     private SubscriptionFixture() {}
-
-    static EventStore migratedStore(PostgresExtension postgres) {
-        EventStore store = EventStore.builder(postgres.dataSource()).build();
-        store.migrate();
-        return store;
-    }
 
     static void append(EventStore store, String stream, String... types) {
         store.append(stream, ExpectedVersion.any(),

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.core.DeadLetterReason;
 import dev.waymark.store.EventStore;
 import dev.waymark.subscription.micrometer.SubscriptionMetrics;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -18,13 +19,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class SubscriptionMetricsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
-        store = SubscriptionFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
     }
 
     @AfterAll

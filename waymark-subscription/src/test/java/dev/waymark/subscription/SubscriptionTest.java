@@ -1,6 +1,7 @@
 package dev.waymark.subscription;
 
 import static dev.waymark.subscription.SubscriptionFixture.append;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -11,6 +12,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -23,15 +25,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class SubscriptionTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(15);
     private static EventStore store;
     private static final AtomicInteger names = new AtomicInteger();
 
     @BeforeAll
     static void setUp() {
-        store = SubscriptionFixture.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
     }
 
     @AfterAll

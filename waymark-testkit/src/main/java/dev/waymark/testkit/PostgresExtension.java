@@ -8,15 +8,19 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Gives a test class a fresh, empty PostgreSQL database of its own on the JVM's
- * {@link PostgresServer}, and drops it after the class. Register it as a static field:
+ * Gives a test class a PostgreSQL database of its own on the JVM's {@link PostgresServer}, and drops
+ * it after the class: an empty one, or a copy of a migrated template ({@link #migrated}). Register it
+ * as a static field:
  *
  * <pre>{@code
  * @RegisterExtension
@@ -30,16 +34,48 @@ public final class PostgresExtension implements BeforeAllCallback, AfterAllCallb
     /** The pool size of {@link #dataSource()}. */
     public static final int DEFAULT_POOL_SIZE = 20;
 
+    private final String templateKey;
+    private final Consumer<DataSource> migrator;
     private final List<HikariDataSource> pools = new ArrayList<>();
     private String database;
+    private String template;
     private HikariDataSource dataSource;
+
+    /** An extension giving each test class an empty database. */
+    public PostgresExtension() {
+        this(null, null);
+    }
+
+    private PostgresExtension(String templateKey, Consumer<DataSource> migrator) {
+        this.templateKey = templateKey;
+        this.migrator = migrator;
+    }
+
+    /**
+     * An extension giving each test class a copy of a migrated template database, so no migration
+     * runs per class. The template of {@code templateKey} is built once by {@code migrator} (handed a
+     * data source on the empty template, closed afterwards) and kept on the server: later test
+     * classes, later JVMs and concurrent JVMs on the same server copy it. Make {@code templateKey}
+     * change whenever the schema {@code migrator} produces changes, for instance the text of every
+     * migration script; it may be long (only its hash names the template).
+     */
+    public static PostgresExtension migrated(String templateKey, Consumer<DataSource> migrator) {
+        return new PostgresExtension(Objects.requireNonNull(templateKey, "templateKey"),
+                Objects.requireNonNull(migrator, "migrator"));
+    }
 
     @Override
     public void beforeAll(ExtensionContext context) {
         String owner = context.getRequiredTestClass().getSimpleName().toLowerCase(Locale.ROOT);
         database = "wm_" + (owner.length() > 40 ? owner.substring(0, 40) : owner) + "_"
                 + Long.toString(ThreadLocalRandom.current().nextLong(1L << 40), 36);
-        PostgresServer.get().createDatabase(database);
+        PostgresServer server = PostgresServer.get();
+        if (templateKey == null) {
+            server.createDatabase(database);
+        } else {
+            template = DatabaseTemplates.ensure(server, templateKey, migrator);
+            server.createDatabase(database, template);
+        }
         dataSource = newDataSource(DEFAULT_POOL_SIZE);
     }
 
@@ -74,6 +110,12 @@ public final class PostgresExtension implements BeforeAllCallback, AfterAllCallb
     /** The name of this class's database. */
     public String databaseName() {
         return requireStarted(database);
+    }
+
+    /** The template database this class's database was copied from; empty for an empty database. */
+    public Optional<String> templateName() {
+        requireStarted(database);
+        return Optional.ofNullable(template);
     }
 
     /** The JDBC URL of this class's database. */

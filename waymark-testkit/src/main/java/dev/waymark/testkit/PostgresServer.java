@@ -84,6 +84,19 @@ public final class PostgresServer {
         admin("CREATE DATABASE \"" + database + "\"");
     }
 
+    /**
+     * Creates a database as a copy of {@code template} (PostgreSQL copies its files: no statement of
+     * the template runs again). Nobody may be connected to {@code template}.
+     */
+    public void createDatabase(String database, String template) {
+        admin("CREATE DATABASE \"" + database + "\" TEMPLATE \"" + template + "\"");
+    }
+
+    /** The database of the server's URL, where databases are created from and templates are locked. */
+    String maintenanceDatabase() {
+        return adminUrl.database();
+    }
+
     /** Drops a database, terminating its connections first. */
     public void dropDatabase(String database) {
         admin("DROP DATABASE IF EXISTS \"" + database + "\" WITH (FORCE)");

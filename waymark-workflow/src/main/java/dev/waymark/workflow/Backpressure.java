@@ -6,7 +6,7 @@ import java.time.Duration;
  * Whether {@link WorkflowEngine#start} waits for the backlog ({@link WorkflowBacklog#total()}: runnable
  * and sleeping instances, the work that waits only on workers and time) to fall below a bound before it starts a workflow: intake slows down to the speed at which
  * workflows finish, instead of the backlog, and with it start-to-finish latency, growing without
- * bound. Set with {@link WorkflowEngine.Builder#backpressure}.
+ * bound. Set with {@link WorkflowEngineBuilder#backpressure}.
  */
 public sealed interface Backpressure {
 

@@ -1,15 +1,16 @@
 package dev.waymark.workflow;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
-import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.store.EventStore;
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.TransactionBounds;
+import dev.waymark.store.plumbing.Utf16;
 import dev.waymark.workflow.internal.Args;
-import dev.waymark.workflow.internal.Collection;
+import dev.waymark.workflow.internal.ClientHooks;
+import dev.waymark.workflow.internal.CollectionSql;
+import dev.waymark.workflow.internal.EngineRuntime;
 import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.JsonValues;
-import dev.waymark.workflow.internal.Runtime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -17,8 +18,8 @@ import java.util.UUID;
 
 /**
  * Starts, signals, cancels and inspects workflows without running any: for processes that only
- * drive workflows that workers run (a web front end, the CLI). {@link WorkflowEngine} is a client
- * that also runs them. Thread-safe.
+ * drive workflows that workers run (a web front end, the CLI). A {@link WorkflowEngine} composes one
+ * ({@link WorkflowEngine#client()}) whose starts and wakes it runs itself. Thread-safe.
  *
  * <p>A null argument that is not documented as optional is refused with
  * {@link InvalidWorkflowInputException} naming it, like any other bad argument. Every method that
@@ -26,7 +27,7 @@ import java.util.UUID;
  * (subtypes by SQLSTATE; {@link dev.waymark.store.StoreException#isRetryable()} says whether
  * repeating the call may succeed) when the database fails; see {@link WorkflowException}.
  */
-public sealed class WorkflowClient permits WorkflowEngine {
+public final class WorkflowClient {
 
     /**
      * Default limit of one input, step result, workflow result, awakeable value or awakeable failure
@@ -45,17 +46,20 @@ public sealed class WorkflowClient permits WorkflowEngine {
     static final String CANCEL_TOPIC = "waymark.workflow.cancelled";
 
     final EventStore store;
-    final Runtime runtime;
+    final EngineRuntime runtime;
     final Instances instances;
-    private final Collection collection;
+    /** What the process this client runs in adds: nothing for a plain client, its local runs for an engine's. */
+    private final ClientHooks hooks;
+    private final CollectionSql collection;
     /** The payload limit {@code runtime} applies to what it encodes, for what is written unencoded (a failure reason). */
     private final int maxPayloadBytes;
 
-    WorkflowClient(EventStore store, Runtime runtime, int maxPayloadBytes) {
+    WorkflowClient(EventStore store, EngineRuntime runtime, int maxPayloadBytes, ClientHooks hooks) {
         this.store = Args.notNull(store, "store");
+        this.hooks = hooks;
         this.runtime = runtime;
         this.instances = runtime.instances();
-        this.collection = new Collection(store.dataSource(), store.schema(), TransactionBounds.of(store));
+        this.collection = new CollectionSql(store.dataSource(), store.schema(), TransactionBounds.of(store));
         this.maxPayloadBytes = maxPayloadBytes;
     }
 
@@ -72,7 +76,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
     /**
      * A client on {@code store} with {@code codec} that refuses an input, an awakeable value or an
      * awakeable failure reason larger than {@code maxPayloadBytes} bytes of JSON (as
-     * {@link WorkflowEngine.Builder#maxPayloadBytes} does; give both the same limit).
+     * {@link WorkflowEngineBuilder#maxPayloadBytes} does; give both the same limit).
      *
      * @throws InvalidWorkflowInputException if {@code maxPayloadBytes} is below
      *     {@value #MIN_MAX_PAYLOAD_BYTES}
@@ -81,9 +85,9 @@ public sealed class WorkflowClient permits WorkflowEngine {
         Args.notNull(store, "store");
         requireMaxPayloadBytes(maxPayloadBytes);
         Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
-        return new WorkflowClient(store, new Runtime(instances, Args.notNull(codec, "codec"), null,
+        return new WorkflowClient(store, new EngineRuntime(instances, Args.notNull(codec, "codec"), null,
                 new WorkflowListener() {}, maxPayloadBytes, store::signalAppended, (p, c, s) -> { },
-                null, Duration.ZERO), maxPayloadBytes);
+                null, Duration.ZERO), maxPayloadBytes, ClientHooks.NONE);
     }
 
     /** {@code bytes}, if it is a valid payload limit. */
@@ -281,24 +285,15 @@ public sealed class WorkflowClient permits WorkflowEngine {
     }
 
     /**
-     * A page of instances ordered by (name, id), after ({@code afterName}, {@code afterId}) when given.
+     * A page of instances ordered by (name, id), as {@code query} selects them.
      *
-     * @param status only this status, or null for all
-     * @param name only this workflow name, or null for all
-     * @param afterName the name of the last instance of the previous page, or null for the first page
-     * @param afterId the id of the last instance of the previous page; null exactly when
-     *     {@code afterName} is
-     * @param limit the most instances to return, in [1, 10000]
-     * @throws InvalidWorkflowInputException if {@code limit} is outside [1, 10000], or only one of
-     *     {@code afterName} and {@code afterId} is given
+     * @throws InvalidWorkflowInputException if {@code query} is null
      * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
-    public List<WorkflowInfo> list(WorkflowStatus status, String name, String afterName, String afterId, int limit) {
-        requireLimit(limit);
-        if ((afterName == null) != (afterId == null)) {
-            throw new InvalidWorkflowInputException("afterName and afterId go together");
-        }
-        return instances.queries().list(status, name, afterName == null ? null : new Instances.Key(afterName, afterId), limit);
+    public List<WorkflowInfo> list(WorkflowQuery query) {
+        Args.notNull(query, "query");
+        Instances.Key after = query.afterName().map(n -> new Instances.Key(n, query.afterId().orElseThrow())).orElse(null);
+        return instances.queries().list(query.status().orElse(null), query.name().orElse(null), after, query.limit());
     }
 
     /**
@@ -399,36 +394,46 @@ public sealed class WorkflowClient permits WorkflowEngine {
         return store;
     }
 
-    void checkRunnable(String name) {}
-
-    /** On an engine: refuses an input its registered input type cannot read (nothing is written). */
-    void checkInput(String name, String id, String json) {}
-
-    /** On an engine with backpressure: waits until the runnable backlog admits one more start. */
-    void admitStart(String name, String id) {}
-
-    String startOwner() {
-        return null;
+    private void checkRunnable(String name) {
+        hooks.checkRunnable(name);
     }
 
-    Duration leaseTtl() {
-        return Duration.ZERO;
+    private void checkInput(String name, String id, String json) {
+        hooks.checkInput(name, id, json);
     }
 
-    void afterStart(Instances.Key key, Instances.Started started, String input) {}
+    private void admitStart(String name, String id) {
+        hooks.admitStart(name, id);
+    }
 
-    void afterWake(Instances.Key key) {}
+    private String startOwner() {
+        return hooks.startOwner();
+    }
 
-    /** An in-process future of the workflow's terminal outcome when this client runs it, else null. */
+    private Duration leaseTtl() {
+        return hooks.leaseTtl();
+    }
+
+    private void afterStart(Instances.Key key, Instances.Started started, String input) {
+        hooks.afterStart(key, started, input);
+    }
+
+    private void afterWake(Instances.Key key) {
+        hooks.afterWake(key);
+    }
+
+    /** An in-process future of the workflow's terminal outcome when this process runs it, else null. */
     java.util.concurrent.CompletableFuture<WorkflowOutcome<?>> watch(Instances.Key key) {
-        return null;
+        return hooks.watch(key);
     }
 
-    void unwatch(Instances.Key key, java.util.concurrent.CompletableFuture<WorkflowOutcome<?>> watcher) {}
+    void unwatch(Instances.Key key, java.util.concurrent.CompletableFuture<WorkflowOutcome<?>> watcher) {
+        hooks.unwatch(key, watcher);
+    }
 
     /** Whether a run of the workflow is under way in this process (its end completes {@link #watch}). */
     boolean runsHere(Instances.Key key) {
-        return false;
+        return hooks.runsHere(key);
     }
 
     private AwakeableOutcome settle(UUID awakeable, String status, String payload, String failure) {

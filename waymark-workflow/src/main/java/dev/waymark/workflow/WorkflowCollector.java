@@ -63,7 +63,7 @@ public final class WorkflowCollector implements AutoCloseable {
         Args.notNull(client, "client");
         Args.notNull(listener, "listener");
         WorkflowClient.requireRetention(retention);
-        WorkflowEngine.Builder.positive(interval, "interval");
+        WorkflowEngineBuilder.positive(interval, "interval");
         WorkflowClient.requireInRange(batchSize, "batchSize");
         WorkflowCollector collector = new WorkflowCollector(client, retention, batchSize, listener);
         collector.timer.scheduleWithFixedDelay(collector::scheduledPass, 0, interval.toNanos(), TimeUnit.NANOSECONDS);

@@ -1,31 +1,24 @@
 package dev.waymark.workflow;
 
-import dev.waymark.store.internal.TransactionBounds;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
-import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
-import dev.waymark.workflow.internal.BacklogSampler;
 import dev.waymark.workflow.internal.Deadline;
+import dev.waymark.workflow.internal.EngineRuntime;
+import dev.waymark.workflow.internal.InProcessRuns;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
-import dev.waymark.workflow.internal.Leases;
-import dev.waymark.workflow.internal.LocalRuns;
-import dev.waymark.workflow.internal.ResumeWorkers;
-import dev.waymark.workflow.internal.Runtime;
+import dev.waymark.workflow.internal.ResumeParts;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
+import dev.waymark.workflow.resume.internal.ResumeLoop;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,71 +29,73 @@ import org.slf4j.LoggerFactory;
  * come due, wakes from other processes) is found by a {@link ResumeWorker}, which
  * {@link #resumeWorker} creates and the application starts beside the engine.
  *
+ * <p>An engine does everything a {@link WorkflowClient} does: {@link #client()} is the client it
+ * composes (pass it where only a client is needed), and the client's methods are here too
+ * ({@link #start}, {@link #cancel}, {@link #list}...), each delegating to it.
+ *
  * <p>Closing the engine stops taking work, lets running attempts finish for the shutdown timeout,
  * then interrupts the rest; an interrupted attempt records nothing and its lease is released.
  */
-public final class WorkflowEngine extends WorkflowClient implements AutoCloseable {
+public final class WorkflowEngine implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(WorkflowEngine.class);
 
     /**
      * The default lease of a running instance, whoever runs it: this engine's own runs
-     * ({@link Builder#leaseTtl}) and the instances a resume worker claims
+     * ({@link WorkflowEngineBuilder#leaseTtl}) and the instances a resume worker claims
      * ({@link ResumeOptions#leaseTtl()}). A crashed process's instances are taken over about this
      * long after its last renewal, whichever of them ran them.
      */
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(30);
 
     /**
-     * The default of {@link Builder#backlogSampleInterval}: the runnable backlog is read from the
+     * The default crash retry of a workflow, whoever runs it ({@link WorkflowEngineBuilder#retry}, {@link ResumeOptions#retry()}):
+     * 5 attempts, the n-th crash followed by 2 s doubling up to 64 s.
+     */
+    public static final RetryPolicy DEFAULT_RETRY =
+            RetryPolicy.exponential(5, Duration.ofSeconds(2), Duration.ofSeconds(64));
+
+    /**
+     * The default of {@link WorkflowEngineBuilder#backlogSampleInterval}: the runnable backlog is read from the
      * database at most this often by an engine, its resume workers and their metrics together.
      */
     public static final Duration DEFAULT_BACKLOG_SAMPLE_INTERVAL = Duration.ofMillis(100);
 
-    /** Most journal entries one group-commit transaction holds (see {@link Builder#groupCommit}). */
+    /** Most journal entries one group-commit transaction holds (see {@link WorkflowEngineBuilder#groupCommit}). */
     public static final int MAX_STEP_BATCH = 64;
     /** Group-commit transactions in flight at once: one commits while the next gathers. */
     private static final int STEP_FLUSHERS = 2;
 
+    private final WorkflowClient client;
     private final WorkflowRegistry registry;
     private final LeaseKeeper keeper;
+    private final EngineRuntime runtime;
+    private final EventStore store;
+    private final InProcessRuns local;
     /** Stops group commit of steps; a no-op when it is off. */
     private final AutoCloseable stepBatching;
-    private final Advancer advancer;
-    private final Advancer.Policy policy;
-    private final boolean runOnStart;
     private final Duration shutdownTimeout;
-    private final ExecutorService runs;
-    private final Map<Instances.Key, Instances.Key> localParents = new ConcurrentHashMap<>();
-    private final LocalRuns local = new LocalRuns();
-    private final List<ResumeWorker> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Backpressure backpressure;
+    private final List<ResumeWorker> workers = new CopyOnWriteArrayList<>();
     /** Hears cancellations announced by any process (see {@link WorkflowClient#cancel}). */
     private final BroadcastRegistration cancelNotices;
-    /** Attempts running in this process: the engine's own runs and its workers' attempts. */
-    private final java.util.concurrent.atomic.AtomicLong inFlight = new java.util.concurrent.atomic.AtomicLong();
-    private final BacklogSampler backlog;
-    private final Backpressure backpressure;
-    private final Duration sampleInterval;
-    private volatile boolean closed;
 
-    private WorkflowEngine(EventStore store, Runtime runtime, int maxPayloadBytes, WorkflowRegistry registry,
-            LeaseKeeper keeper, Advancer.Policy policy, boolean runOnStart, Duration shutdownTimeout,
-            boolean groupCommit, Backpressure backpressure, Duration backlogSampleInterval) {
-        super(store, runtime, maxPayloadBytes);
-        this.backpressure = backpressure;
-        this.sampleInterval = backlogSampleInterval;
-        this.backlog = new BacklogSampler(runtime.instances().queries(), backlogSampleInterval, inFlight::get);
+    WorkflowEngine(EventStore store, EngineRuntime runtime, int maxPayloadBytes, WorkflowRegistry registry,
+            LeaseKeeper keeper, InProcessRuns local, Backpressure backpressure, Duration shutdownTimeout,
+            boolean groupCommit) {
+        this.store = store;
+        this.runtime = runtime;
         this.registry = registry;
         this.keeper = keeper;
+        this.local = local;
+        this.shutdownTimeout = shutdownTimeout;
+        this.backpressure = backpressure;
+        this.client = new WorkflowClient(store, runtime, maxPayloadBytes, local);
+        local.cancelChildrenWith(client::cancelLiveChildren);
         this.stepBatching = groupCommit
                 ? runtime.instances().batchSteps(STEP_FLUSHERS, MAX_STEP_BATCH, "waymark-" + keeper.owner())
                 : () -> {};
-        this.advancer = new Advancer(runtime);
-        this.policy = policy;
-        this.runOnStart = runOnStart;
-        this.shutdownTimeout = shutdownTimeout;
-        this.runs = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-workflow-", 0).factory());
-        this.cancelNotices = store.onBroadcast(CANCEL_TOPIC, message -> {
+        this.cancelNotices = store.onBroadcast(WorkflowClient.CANCEL_TOPIC, message -> {
             int slash = message.indexOf('/'); // a workflow name has no '/'
             if (slash > 0) {
                 runtime.cancels().cancelled(new Instances.Key(message.substring(0, slash), message.substring(slash + 1)));
@@ -113,8 +108,89 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      *
      * @throws InvalidWorkflowInputException if {@code store} or {@code registry} is null
      */
-    public static Builder builder(EventStore store, WorkflowRegistry registry) {
-        return new Builder(store, registry);
+    public static WorkflowEngineBuilder builder(EventStore store, WorkflowRegistry registry) {
+        return new WorkflowEngineBuilder(store, registry);
+    }
+
+    /**
+     * The client this engine composes: what it starts runs here at once, and what it wakes by
+     * settling an awakeable too. Pass it where only a client is needed.
+     */
+    public WorkflowClient client() {
+        return client;
+    }
+
+    /**
+     * Starts workflow {@code name} with {@code id}, as {@link WorkflowClient#start}; leased to this
+     * engine and run here at once unless {@link WorkflowEngineBuilder#runOnStart} is off. With
+     * {@link WorkflowEngineBuilder#backpressure}, waits for the backlog first.
+     *
+     * @throws UnknownWorkflowException if this engine's registry lacks {@code name}
+     * @throws WorkflowBackpressureException if the backlog stays above the bound for its wait
+     * @see WorkflowClient#start
+     */
+    public <R> WorkflowHandle<R> start(String name, String id, Object input, Class<R> resultType) {
+        return client.start(name, id, input, resultType);
+    }
+
+    /** A handle to instance {@code name}/{@code id}, as {@link WorkflowClient#handle}. */
+    public <R> WorkflowHandle<R> handle(String name, String id, Class<R> resultType) {
+        return client.handle(name, id, resultType);
+    }
+
+    /** Cancels a workflow, as {@link WorkflowClient#cancel}. */
+    public CancelOutcome cancel(String name, String id) {
+        return client.cancel(name, id);
+    }
+
+    /** Completes an awakeable, as {@link WorkflowClient#completeAwakeable}; a woken workflow runs here. */
+    public AwakeableOutcome completeAwakeable(UUID awakeable, Object value) {
+        return client.completeAwakeable(awakeable, value);
+    }
+
+    /** Fails an awakeable, as {@link WorkflowClient#failAwakeable}; a woken workflow runs here. */
+    public AwakeableOutcome failAwakeable(UUID awakeable, String reason) {
+        return client.failAwakeable(awakeable, reason);
+    }
+
+    /** Cancels an awakeable, as {@link WorkflowClient#cancelAwakeable}; a woken workflow runs here. */
+    public AwakeableOutcome cancelAwakeable(UUID awakeable) {
+        return client.cancelAwakeable(awakeable);
+    }
+
+    /** Revives a failed workflow, as {@link WorkflowClient#retry}. */
+    public RetryOutcome retry(String name, String id) {
+        return client.retry(name, id);
+    }
+
+    /** A page of instances, as {@link WorkflowClient#list}. */
+    public List<WorkflowInfo> list(WorkflowQuery query) {
+        return client.list(query);
+    }
+
+    /** An instance with its journal, awakeables and children, as {@link WorkflowClient#describe}. */
+    public Optional<WorkflowDetails> describe(String name, String id) {
+        return client.describe(name, id);
+    }
+
+    /** Finished instances a collection would delete now, as {@link WorkflowClient#collectable}. */
+    public List<FinishedWorkflow> collectable(Duration retention, int limit) {
+        return client.collectable(retention, limit);
+    }
+
+    /** One garbage-collection pass, as {@link WorkflowClient#collect}. */
+    public CollectResult collect(Duration retention, int limit) {
+        return client.collect(retention, limit);
+    }
+
+    /** One awakeable by id, as {@link WorkflowClient#awakeable}. */
+    public Optional<AwakeableInfo> awakeable(UUID awakeable) {
+        return client.awakeable(awakeable);
+    }
+
+    /** The event store the journals live in. */
+    public EventStore store() {
+        return client.store();
     }
 
     /** The registry this engine runs. */
@@ -135,25 +211,25 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      */
     public ResumeWorker resumeWorker(ResumeOptions options) {
         Args.notNull(options, "options");
-        ResumeWorker worker = ResumeWorkers.create(new ResumeWorkers.Parts(runtime, registry, store,
-                (k, a) -> advanced(k, a, false), (name, id) -> cancel(name, id) == CancelOutcome.CANCELLED, backlog,
-                inFlight), options);
+        ResumeWorker worker = new ResumeLoop(new ResumeParts(runtime, registry, store,
+                (k, a) -> local.advanced(k, a, false), (name, id) -> client.cancel(name, id) == CancelOutcome.CANCELLED,
+                local.backlog(), local.inFlight()), options);
         workers.add(worker);
         return worker;
     }
 
     /**
      * The runnable backlog of this engine's schema (see {@link WorkflowBacklog}), sampled from the
-     * database at most {@link Builder#backlogSampleInterval} ago (shared with this engine's resume
-     * workers and backpressure).
+     * database at most {@link WorkflowEngineBuilder#backlogSampleInterval} ago (shared with this
+     * engine's resume workers and backpressure).
      *
      * @throws dev.waymark.store.StoreException if the first sample cannot be read
      */
     public WorkflowBacklog backlog() {
-        return backlog.current();
+        return local.backlog().current();
     }
 
-    /** The backpressure {@code start} applies (see {@link Builder#backpressure}). */
+    /** The backpressure {@code start} applies (see {@link WorkflowEngineBuilder#backpressure}). */
     public Backpressure backpressure() {
         return backpressure;
     }
@@ -164,13 +240,13 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      * would proceed without waiting now.
      */
     public boolean acceptsStarts() {
-        return backlog.current().within(backpressure);
+        return local.backlog().current().within(backpressure);
     }
 
     /**
      * Waits until the backlog ({@link WorkflowBacklog#total()}) is below {@code maxBacklog}, for up to
      * {@code timeout}; true if it is. The piece for applying backpressure by hand (before starting a batch, or in a handler that
-     * starts workflows through a {@link WorkflowClient}); an engine with {@link Builder#backpressure}
+     * starts workflows through a {@link WorkflowClient}); an engine with {@link WorkflowEngineBuilder#backpressure}
      * does this inside {@code start}.
      *
      * @throws InvalidWorkflowInputException if {@code maxBacklog} is below 1 or {@code timeout} is null
@@ -178,52 +254,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      * @throws InterruptedException if the waiting thread is interrupted
      */
     public boolean awaitCapacity(long maxBacklog, Duration timeout) throws InterruptedException {
-        Backpressure.MaxBacklog bound = new Backpressure.MaxBacklog(maxBacklog, timeout);
-        Deadline deadline = Deadline.after(timeout);
-        while (!backlog.current().within(bound)) {
-            if (deadline.remainingNanos() <= 0) {
-                return false;
-            }
-            pause(deadline);
-        }
-        return true;
-    }
-
-    @Override
-    void admitStart(String name, String id) {
-        if (!(backpressure instanceof Backpressure.MaxBacklog bound)) {
-            return;
-        }
-        Deadline deadline = Deadline.after(bound.maxWait());
-        while (!backlog.tryAdmit(bound)) {
-            if (deadline.remainingNanos() <= 0) {
-                WorkflowBacklog b = backlog.current();
-                throw new WorkflowBackpressureException("start of workflow " + name + "/" + id + " refused after "
-                        + bound.maxWait().toMillis() + " ms: backlog " + b.total() + " (bound " + bound.maxBacklog()
-                        + "; " + b.runnable() + " runnable, " + b.sleeping() + " sleeping), " + b.waiting() + " waiting for a worker, the oldest for "
-                        + b.oldestWaiting().toMillis() + " ms", b);
-            }
-            try {
-                pause(deadline);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new WorkflowBackpressureException("start of workflow " + name + "/" + id
-                        + " interrupted while waiting for the backlog to fall below " + bound.maxBacklog(),
-                        backlog.current());
-            }
-        }
-    }
-
-    /** Waits one sample interval (less if the deadline is nearer): the next sample may admit more. */
-    private void pause(Deadline deadline) throws InterruptedException {
-        long nanos = Math.min(deadline.remainingNanos(), backlogSampleNanos());
-        if (nanos > 0) {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        }
-    }
-
-    private long backlogSampleNanos() {
-        return sampleInterval.toNanos();
+        return local.awaitCapacity(new Backpressure.MaxBacklog(maxBacklog, timeout));
     }
 
     /**
@@ -241,135 +272,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         Instances.Key key = new Instances.Key(WorkflowNames.requireName(name), WorkflowNames.requireId(id));
         // before claiming: an attempt without a body would count as a crash toward failing the instance
         registry.require(name);
-        Optional<Leases.Claim> claim = instances.leases().claim(key.name(), key.id(), keeper.owner(), keeper.ttl());
-        if (claim.isEmpty()) {
-            return false;
-        }
-        advanced(key, advancer.advance(key, claim.get().epoch(), keeper, policy, null), false);
-        return true;
-    }
-
-    @Override
-    void checkRunnable(String name) {
-        registry.require(name);
-    }
-
-    @Override
-    void checkInput(String name, String id, String json) {
-        runtime.checkInput(name, id, json);
-    }
-
-    @Override
-    String startOwner() {
-        return runOnStart && !closed ? keeper.owner() : null;
-    }
-
-    @Override
-    Duration leaseTtl() {
-        return keeper.ttl();
-    }
-
-    @Override
-    void afterStart(Instances.Key key, Instances.Started started, String input) {
-        if (started.epoch() > 0) {
-            submit(key, started.epoch(), input);
-        }
-    }
-
-    @Override
-    void afterWake(Instances.Key key) {
-        tryRun(key);
-    }
-
-    @Override
-    CompletableFuture<WorkflowOutcome<?>> watch(Instances.Key key) {
-        return local.watch(key);
-    }
-
-    @Override
-    void unwatch(Instances.Key key, CompletableFuture<WorkflowOutcome<?>> watcher) {
-        local.unwatch(key, watcher);
-    }
-
-    @Override
-    boolean runsHere(Instances.Key key) {
-        return local.isUnderWay(key);
-    }
-
-    void childSpawned(Instances.Key parent, Instances.Key child, Instances.Started started) {
-        if (started.epoch() > 0) {
-            localParents.put(child, parent);
-            submit(child, started.epoch(), null);
-        }
-    }
-
-    private void tryRun(Instances.Key key) {
-        if (closed || registry.find(key.name()).isEmpty()) {
-            return;
-        }
-        try {
-            instances.leases().claim(key.name(), key.id(), keeper.owner(), keeper.ttl())
-                    .ifPresent(c -> submit(key, c.epoch(), null));
-        } catch (RuntimeException e) {
-            log.debug("waymark workflow: local claim of {}/{} failed; a resume worker will pick it up", key.name(),
-                    key.id(), e);
-        }
-    }
-
-    private void submit(Instances.Key key, long epoch, String freshInput) {
-        local.submitted(key);
-        inFlight.incrementAndGet();
-        try {
-            runs.execute(() -> {
-                try {
-                    advanced(key, advancer.advance(key, epoch, keeper, policy, freshInput), true);
-                } finally {
-                    inFlight.decrementAndGet();
-                }
-            });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            inFlight.decrementAndGet();
-            local.ended(key, null);
-            // closing: the lease expires (or is released below) and a resume worker takes over
-            instances.leases().release(key.name(), key.id(), keeper.owner(), epoch, false);
-        }
-    }
-
-    private void advanced(Instances.Key key, Advancer.Advance advance, boolean submittedHere) {
-        if (submittedHere) {
-            local.ended(key, advance.outcome()); // before a re-run below marks it under way again
-        } else {
-            local.notifyEnd(key, advance.outcome());
-        }
-        if (advance.wokenMeanwhile()) {
-            tryRun(key);
-        }
-        if (advance.result() == Advancer.Result.CANCELLED) {
-            cascadeCancel(key);
-        }
-        switch (advance.result()) {
-            case COMPLETED, FAILED, CANCELLED -> {
-                Instances.Key parent = localParents.remove(key);
-                if (parent != null) {
-                    tryRun(parent);
-                }
-            }
-            default -> { }
-        }
-    }
-
-    /**
-     * A run found its instance cancelled: its live children are walked again here, which finishes a
-     * cascade the cancelling process did not (it died after committing the cancellation). Since
-     * schema V14 no child is created once its parent is cancelled, so this only repairs.
-     */
-    private void cascadeCancel(Instances.Key key) {
-        try {
-            cancelLiveChildren(key.name(), key.id());
-        } catch (RuntimeException e) {
-            log.warn("waymark workflow: cancelling the children of cancelled {}/{} failed; cancelling it again"
-                    + " repairs this: {}", key.name(), key.id(), e.toString());
-        }
+        return local.runNow(key);
     }
 
     /**
@@ -380,26 +283,14 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      */
     @Override
     public void close() {
-        closed = true;
         Deadline deadline = Deadline.after(shutdownTimeout);
-        runs.shutdown(); // the engine's own runs and the workers' attempts drain side by side
+        local.stopTaking(); // the engine's own runs and the workers' attempts drain side by side
         List<Thread> closers = new ArrayList<>();
         for (ResumeWorker worker : workers) {
             Duration grace = deadline.remaining();
             closers.add(Thread.ofPlatform().daemon().name("waymark-resume-close").start(() -> worker.close(grace)));
         }
-        boolean interrupted = false;
-        try {
-            if (!runs.awaitTermination(deadline.remainingNanos(), TimeUnit.NANOSECONDS)) {
-                runs.shutdownNow();
-                if (!runs.awaitTermination(10, TimeUnit.SECONDS)) {
-                    log.warn("waymark workflow: some runs did not stop; their leases expire by themselves");
-                }
-            }
-        } catch (InterruptedException e) {
-            interrupted = true;
-            runs.shutdownNow();
-        }
+        boolean interrupted = local.awaitRuns(deadline);
         if (interrupted) {
             closers.forEach(Thread::interrupt); // the workers interrupt their attempts at once
         }
@@ -423,165 +314,6 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             stepBatching.close();
         } catch (Exception e) {
             log.warn("waymark workflow: stopping group commit failed", e);
-        }
-    }
-
-    /**
-     * Configures a {@link WorkflowEngine}; every option has a default and is validated: a bad value,
-     * null included, throws {@link InvalidWorkflowInputException} naming the option.
-     */
-    public static final class Builder {
-        private final EventStore store;
-        private final WorkflowRegistry registry;
-        private WorkflowCodec codec = WorkflowCodec.jackson();
-        private WorkflowListener listener = new WorkflowListener() {};
-        private Duration leaseTtl = DEFAULT_LEASE_TTL;
-        private int maxAttempts = 5;
-        private Duration backoffBase = Duration.ofSeconds(2);
-        private Duration backoffCap = Duration.ofSeconds(64);
-        private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
-        private boolean runOnStart = true;
-        private boolean groupCommit = true;
-        private Duration shutdownTimeout = Duration.ofSeconds(10);
-        private String owner;
-        private Backpressure backpressure = Backpressure.off();
-        private Duration backlogSampleInterval = DEFAULT_BACKLOG_SAMPLE_INTERVAL;
-
-        private Builder(EventStore store, WorkflowRegistry registry) {
-            this.store = Args.notNull(store, "store");
-            this.registry = Args.notNull(registry, "registry");
-        }
-
-        /** Serialization of inputs and results (default Jackson). */
-        public Builder codec(WorkflowCodec codec) {
-            this.codec = Args.notNull(codec, "codec");
-            return this;
-        }
-
-        /** Telemetry hooks (metrics, tracing). */
-        public Builder listener(WorkflowListener listener) {
-            this.listener = Args.notNull(listener, "listener");
-            return this;
-        }
-
-        /**
-         * How long a lease of a local run lasts without renewal (default {@link WorkflowEngine#DEFAULT_LEASE_TTL},
-         * 30 s, as a resume worker's; renewed every third).
-         */
-        public Builder leaseTtl(Duration ttl) {
-            this.leaseTtl = positive(ttl, "leaseTtl");
-            return this;
-        }
-
-        /** Crashes of a local run before the workflow is marked failed (default 5). */
-        public Builder maxAttempts(int maxAttempts) {
-            if (maxAttempts < 1) {
-                throw new InvalidWorkflowInputException("maxAttempts must be >= 1, got " + maxAttempts);
-            }
-            this.maxAttempts = maxAttempts;
-            return this;
-        }
-
-        /** Backoff after the n-th crash: {@code base * 2^(n-1)}, at most {@code cap} (default 2 s, 64 s). */
-        public Builder crashBackoff(Duration base, Duration cap) {
-            this.backoffBase = positive(base, "crashBackoff base");
-            this.backoffCap = positive(cap, "crashBackoff cap");
-            if (cap.compareTo(base) < 0) {
-                throw new InvalidWorkflowInputException("crashBackoff cap " + cap + " is below its base " + base);
-            }
-            return this;
-        }
-
-        /**
-         * Largest input, step result, result, awakeable value or awakeable failure reason in bytes of
-         * JSON (default 1 MiB, at least {@value WorkflowClient#MIN_MAX_PAYLOAD_BYTES}).
-         */
-        public Builder maxPayloadBytes(int bytes) {
-            this.maxPayloadBytes = requireMaxPayloadBytes(bytes);
-            return this;
-        }
-
-        /** Whether {@code start} runs the workflow here at once (default true) or leaves it to resume workers. */
-        public Builder runOnStart(boolean runOnStart) {
-            this.runOnStart = runOnStart;
-            return this;
-        }
-
-        /**
-         * Whether starts, and runs that journal a step or a completion, share one transaction when
-         * they happen at the same moment (default true). {@code start} and each step still return
-         * only after their own entry is committed, and each
-         * entry is fenced and deduplicated exactly as alone; sharing only spreads one commit over up
-         * to {@value WorkflowEngine#MAX_STEP_BATCH} entries of distinct instances, which raises step
-         * throughput when many workflows run at once. With it off, every entry is its own transaction.
-         */
-        public Builder groupCommit(boolean groupCommit) {
-            this.groupCommit = groupCommit;
-            return this;
-        }
-
-        /** How long {@code close} lets running attempts finish before interrupting them (default 10 s). */
-        public Builder shutdownTimeout(Duration timeout) {
-            if (timeout == null || timeout.isNegative()) {
-                throw new InvalidWorkflowInputException("shutdownTimeout must be >= 0, got " + timeout);
-            }
-            this.shutdownTimeout = timeout;
-            return this;
-        }
-
-        /** The lease owner id (default a random one per engine); must be unique per running process. */
-        public Builder owner(String owner) {
-            if (owner == null || owner.isBlank() || owner.length() > 200) {
-                throw new InvalidWorkflowInputException("owner must be 1..200 characters, got " + owner);
-            }
-            this.owner = owner;
-            return this;
-        }
-
-        /**
-         * Whether {@code start} waits for the runnable backlog to fall below a bound (default
-         * {@link Backpressure#off()}); see {@link Backpressure#maxBacklog}.
-         */
-        public Builder backpressure(Backpressure backpressure) {
-            this.backpressure = Args.notNull(backpressure, "backpressure");
-            return this;
-        }
-
-        /**
-         * How old a backlog sample may be before the next {@link WorkflowEngine#backlog()}, backpressure
-         * check or metric reads it again (default {@link WorkflowEngine#DEFAULT_BACKLOG_SAMPLE_INTERVAL},
-         * 100 ms; 10 ms to 1 minute). Each read is one statement over the due instances.
-         */
-        public Builder backlogSampleInterval(Duration interval) {
-            positive(interval, "backlogSampleInterval");
-            if (interval.toMillis() < 10 || interval.compareTo(Duration.ofMinutes(1)) > 0) {
-                throw new InvalidWorkflowInputException("backlogSampleInterval must be in [10 ms, 1 min], got "
-                        + interval);
-            }
-            this.backlogSampleInterval = interval;
-            return this;
-        }
-
-        /** Builds the engine; it runs started workflows at once. */
-        public WorkflowEngine build() {
-            String id = owner != null ? owner : "engine-" + UUID.randomUUID();
-            Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
-            WorkflowEngine[] self = new WorkflowEngine[1];
-            Runtime runtime = new Runtime(instances, codec, registry, listener, maxPayloadBytes, store::signalAppended,
-                    (parent, child, started) -> self[0].childSpawned(parent, child, started), id, leaseTtl);
-            LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
-            self[0] = new WorkflowEngine(store, runtime, maxPayloadBytes, registry, keeper,
-                    new Advancer.Policy(maxAttempts, backoffBase, backoffCap), runOnStart, shutdownTimeout, groupCommit,
-                    backpressure, backlogSampleInterval);
-            return self[0];
-        }
-
-        /** {@code d}, if it is positive; else an error naming it {@code what}. */
-        static Duration positive(Duration d, String what) {
-            if (d == null || d.isNegative() || d.isZero()) {
-                throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
-            }
-            return d;
         }
     }
 }

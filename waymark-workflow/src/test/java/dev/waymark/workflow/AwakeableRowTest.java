@@ -1,13 +1,14 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static dev.waymark.workflow.WorkflowTesting.count;
 import static dev.waymark.workflow.WorkflowTesting.execute;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,9 +27,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class AwakeableRowTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
     private static final Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
     private static final Queue<Throwable> runErrors = new ConcurrentLinkedQueue<>();
@@ -38,7 +38,7 @@ class AwakeableRowTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry().register("approval", String.class, String.class,
                 (ctx, in) -> {
                     ctx.step("prepare", Integer.class, () -> effects.hit(ctx.workflowId() + ":prepare"));

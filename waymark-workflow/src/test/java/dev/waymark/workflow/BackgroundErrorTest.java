@@ -1,9 +1,11 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.FailingDataSource;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Instances;
@@ -38,16 +40,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class BackgroundErrorTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
-
-    private static final Duration WAIT = Duration.ofSeconds(20);
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
     private static WorkflowRegistry registry;
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         registry = new WorkflowRegistry().register("plain", String.class, String.class,
                 (ctx, in) -> ctx.step("only", String.class, () -> "done " + in));
     }
@@ -93,7 +93,7 @@ class BackgroundErrorTest {
             }
         };
         try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).runOnStart(false).build();
-                ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().withListener(broken)).start()) {
+                ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().listener(broken).build()).start()) {
             assertThat(firstPass.await(20, TimeUnit.SECONDS)).isTrue(); // the listener has thrown once
             WorkflowHandle<String> h = engine.start("plain", "resumed-1", "y", String.class); // left to the worker
             assertThat(h.await(WAIT)).isEqualTo("done y");
@@ -120,7 +120,7 @@ class BackgroundErrorTest {
             }
         };
         try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).runOnStart(false).build();
-                ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().withListener(overflowing))
+                ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().listener(overflowing).build())
                         .start()) {
             await().atMost(WAIT).until(() -> passes.get() >= 1); // a pass has thrown
             WorkflowHandle<String> h = engine.start("plain", "after-error", "y", String.class); // left to the worker
@@ -148,7 +148,7 @@ class BackgroundErrorTest {
             }
         };
         try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).build();
-                WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ZERO, Duration.ofMillis(20), 10,
+                WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofMillis(20), 10,
                         overflowing)) {
             await().atMost(WAIT).until(() -> passes.get() >= 3);
             assertThat(collector.failedPasses()).isEqualTo(1);

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.testkit.Waits;
 import dev.waymark.workflow.micrometer.BacklogMetrics;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
@@ -30,18 +32,18 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class BackpressureTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final int WORKFLOWS = 240;
     private static final long BOUND = 30;
-    private static final Duration WAIT = Duration.ofSeconds(90);
+    private static final Duration WAIT = Waits.WAIT.plusSeconds(30); // a backlog of runs drains first
 
     private static EventStore store;
     private static WorkflowRegistry registry;
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         registry = new WorkflowRegistry().register("slow", String.class, String.class, (ctx, in) -> {
             ctx.step("work", String.class, () -> {
                 Thread.sleep(5); // the work the step stands for
@@ -61,7 +63,7 @@ class BackpressureTest {
     void with_backpressure_intake_waits_and_the_backlog_stays_under_its_bound() throws Exception {
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false)
                 .backpressure(Backpressure.maxBacklog(BOUND, Duration.ofSeconds(60))).build();
-                ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withConcurrency(2)).start()) {
+                ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().concurrency(2).build()).start()) {
             long maxSeen = intake(engine, "bp-");
             await("every workflow completed").atMost(WAIT).until(() -> completed("bp-") == WORKFLOWS);
             assertThat(maxSeen).as("largest backlog the observer saw").isLessThanOrEqualTo(BOUND).isGreaterThan(BOUND / 3);
@@ -73,7 +75,7 @@ class BackpressureTest {
     void without_backpressure_the_metrics_show_the_backlog_grow_past_what_the_bound_would_allow() throws Exception {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false).build();
-                ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withConcurrency(2)).start()) {
+                ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().concurrency(2).build()).start()) {
             BacklogMetrics.bind(meters, engine);
             AtomicLong maxGauge = new AtomicLong();
             AtomicBoolean stop = new AtomicBoolean();

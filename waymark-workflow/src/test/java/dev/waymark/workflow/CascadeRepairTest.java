@@ -1,11 +1,13 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
-import dev.waymark.workflow.internal.Collection;
+import dev.waymark.workflow.internal.CollectionSql;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.micrometer.WorkflowMetrics;
 import dev.waymark.workflow.resume.ResumeEvent;
@@ -28,16 +30,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CascadeRepairTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
-
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
     private static WorkflowEngine engine;
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("top", String.class, String.class, (ctx, in) ->
                         ctx.child("c", "middle", ctx.workflowId() + ".m", in, String.class).await())
@@ -65,7 +65,7 @@ class CascadeRepairTest {
         assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.SUSPENDED); // nobody cascades now
         // a cancelled parent with live children is not collected: that would hide them from the repair
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("t");
-        assertThat(new Collection(store.dataSource(), store.schema()).collect("top", "t", Duration.ZERO))
+        assertThat(new CollectionSql(store.dataSource(), store.schema()).collect("top", "t", Duration.ZERO))
                 .isEqualTo("kept");
         engine.collect(Duration.ZERO, 100);
         assertThat(status("top", "t")).isEqualTo(WorkflowStatus.CANCELLED);
@@ -74,7 +74,7 @@ class CascadeRepairTest {
         ResumeListener hearing = hearing(events);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         ResumeListener metered = new WorkflowMetrics(registry, hearing);
-        try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().withListener(metered)).start()) {
+        try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().listener(metered).build()).start()) {
             // before: the middle and the leaf stayed suspended under their cancelled parent for ever
             await().atMost(WAIT).until(() -> status("leaf", "t.m.l") == WorkflowStatus.CANCELLED);
             assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.CANCELLED);
@@ -93,8 +93,8 @@ class CascadeRepairTest {
         List<ResumeEvent> events = new CopyOnWriteArrayList<>();
         ResumeListener hearing = hearing(events);
         // a poll interval of 1 s: under the old rule (every 60 poll intervals) the next look was a minute away
-        try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().withPollInterval(Duration.ofSeconds(1))
-                .withCascadeRepairInterval(Duration.ofMillis(200)).withListener(hearing)).start()) {
+        try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().pollInterval(Duration.ofSeconds(1))
+                .cascadeRepairInterval(Duration.ofMillis(200)).listener(hearing).build()).start()) {
             engine.start("top", "r", "x", String.class);
             await().atMost(WAIT).until(() -> status("leaf", "r.m.l") == WorkflowStatus.SUSPENDED
                     && status("middle", "r.m") == WorkflowStatus.SUSPENDED && status("top", "r") == WorkflowStatus.SUSPENDED);

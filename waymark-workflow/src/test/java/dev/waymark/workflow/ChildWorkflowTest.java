@@ -1,10 +1,12 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.resume.ResumeWorker;
@@ -20,9 +22,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ChildWorkflowTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
 
     private static EventStore store;
@@ -35,7 +36,7 @@ class ChildWorkflowTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("level", Integer.class, String.class, (ctx, depth) -> {
                     effects.hit(ctx.workflowId() + ":body");
@@ -97,7 +98,7 @@ class ChildWorkflowTest {
                         return "child cancelled";
                     }
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(2).listener(new WorkflowListener() {
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(2)).listener(new WorkflowListener() {
             @Override
             public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
                     Duration elapsed) {
@@ -106,7 +107,7 @@ class ChildWorkflowTest {
                 }
             }
         }).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(2)).start();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build()).start();
     }
 
     @AfterAll
@@ -196,7 +197,7 @@ class ChildWorkflowTest {
         } // no child yet: nothing to cascade to
         release.countDown(); // the body goes on and tries to spawn its child
         Instances.Key parent = new Instances.Key("lateSpawner", "ls");
-        await().atMost(WAIT).until(() -> !engine.runsHere(parent));
+        await().atMost(WAIT).until(() -> !engine.client().runsHere(parent));
         assertThatThrownBy(() -> h.await(WAIT)).isInstanceOf(WorkflowCancelledException.class);
         // before: the child was created, and only the parent's run cancelled it once it found itself
         // cancelled (a parent process dying in between left the child running with nobody to cancel it)

@@ -1,12 +1,14 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
-import dev.waymark.workflow.internal.Collection;
+import dev.waymark.workflow.internal.CollectionSql;
 import dev.waymark.workflow.micrometer.CollectorMetrics;
 import dev.waymark.workflow.resume.ResumeWorker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -27,9 +29,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CollectionTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final Duration HOUR = Duration.ofHours(1);
 
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
@@ -41,7 +42,7 @@ class CollectionTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 // two generations, a step in each, an awakeable in the second
                 .register("multi", Integer.class, String.class, (ctx, gen) -> {
@@ -88,8 +89,8 @@ class CollectionTest {
                     }
                     return ctx.awakeable("hold", String.class).await();
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(1)).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build()).start();
     }
 
     @AfterAll
@@ -145,7 +146,7 @@ class CollectionTest {
 
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).contains("d1", "c1")
                 .doesNotContain("live1");
-        assertThat(new Collection(store.dataSource(), store.schema()).collect("waiter", "live1", Duration.ZERO))
+        assertThat(new CollectionSql(store.dataSource(), store.schema()).collect("waiter", "live1", Duration.ZERO))
                 .isEqualTo("kept");
         engine.collect(Duration.ZERO, 100);
         assertThat(engine.describe("doomed", "d1")).isEmpty();
@@ -160,7 +161,7 @@ class CollectionTest {
                 && engine.handle("plain", "p.kid", String.class).status() == WorkflowStatus.COMPLETED);
         finishedAgo("plain", "p.kid", Duration.ofDays(1));
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("p.kid");
-        assertThat(new Collection(store.dataSource(), store.schema()).collect("plain", "p.kid", Duration.ZERO))
+        assertThat(new CollectionSql(store.dataSource(), store.schema()).collect("plain", "p.kid", Duration.ZERO))
                 .isEqualTo("kept");
         assertThat(engine.describe("plain", "p.kid")).isPresent();
 
@@ -191,7 +192,7 @@ class CollectionTest {
         assertThat(engine.start("host", "h1", "leave", String.class).await(WAIT)).isEqualTo("left");
         WorkflowHandle<String> kid = engine.handle("waiter", "h1.kid", String.class);
         await().atMost(WAIT).until(() -> kid.status() == WorkflowStatus.SUSPENDED);
-        assertThat(new Collection(store.dataSource(), store.schema()).collect("host", "h1", Duration.ZERO))
+        assertThat(new CollectionSql(store.dataSource(), store.schema()).collect("host", "h1", Duration.ZERO))
                 .isEqualTo("deleted");
 
         WorkflowHandle<String> again = engine.start("host", "h1", "stay", String.class);
@@ -210,7 +211,7 @@ class CollectionTest {
         assertThat(engine.start("host", "h2", "leave", String.class).await(WAIT)).isEqualTo("left");
         WorkflowHandle<String> kid = engine.handle("waiter", "h2.kid", String.class);
         await().atMost(WAIT).until(() -> kid.status() == WorkflowStatus.SUSPENDED);
-        Collection collection = new Collection(store.dataSource(), store.schema());
+        CollectionSql collection = new CollectionSql(store.dataSource(), store.schema());
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
             try (PreparedStatement lock = c.prepareStatement("SELECT 1 FROM " + q()
@@ -254,7 +255,7 @@ class CollectionTest {
     void a_retry_that_commits_while_collection_waits_for_the_row_keeps_the_instance() throws Exception {
         WorkflowHandle<String> doomed = engine.start("doomed", "d2", "air", String.class);
         await().atMost(WAIT).until(() -> doomed.status() == WorkflowStatus.FAILED);
-        Collection collection = new Collection(store.dataSource(), store.schema());
+        CollectionSql collection = new CollectionSql(store.dataSource(), store.schema());
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
             try (PreparedStatement retry = c.prepareStatement("UPDATE " + q() + ".workflows SET status = 'running',"
@@ -298,7 +299,7 @@ class CollectionTest {
     void the_collector_deletes_in_the_background_and_reports_its_passes() throws Exception {
         assertThat(engine.start("plain", "bg", "x", String.class).await(WAIT)).isEqualTo("x");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ZERO, Duration.ofMillis(50), 1,
+        try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofMillis(50), 1,
                 new CollectorMetrics(registry))) {
             await().atMost(WAIT).until(() -> engine.describe("plain", "bg").isEmpty());
             await().atMost(WAIT).until(() -> collector.lastPass().isPresent());
@@ -311,7 +312,7 @@ class CollectionTest {
     @Test
     void collecting_continuously_beside_busy_workflows_never_touches_a_live_one() throws Exception {
         int count = 60;
-        try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ZERO, Duration.ofMillis(10), 5)) {
+        try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofMillis(10), 5)) {
             for (int i = 0; i < count; i++) {
                 engine.start("counted", "busy-" + i, i, Integer.class);
             }
@@ -335,11 +336,11 @@ class CollectionTest {
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("retention");
         assertThatThrownBy(() -> engine.collectable(Duration.ZERO, 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("limit");
-        assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ZERO, 10))
+        assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ZERO, 10))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("interval");
-        assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 0))
+        assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofSeconds(1), 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("batchSize");
-        assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 1, null))
+        assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofSeconds(1), 1, null))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("listener must not be null");
     }
 

@@ -1,14 +1,15 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.net.SocketTimeoutException;
-import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -22,9 +23,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CrashClassificationTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
 
     private static EventStore store;
@@ -32,7 +32,7 @@ class CrashClassificationTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("conflicting", String.class, String.class, (ctx, stream) -> {
                     ctx.step("open-ledger", Long.class, () -> {
@@ -54,7 +54,7 @@ class CrashClassificationTest {
                     effects.hit(ctx.workflowId() + ":explode");
                     throw new InternalError("boom");
                 }));
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build();
     }
 
     @AfterAll

@@ -1,11 +1,14 @@
 package dev.waymark.workflow;
 
+import dev.waymark.core.RetryPolicy;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
@@ -25,16 +28,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The documented effect of options of {@link WorkflowEngine.Builder} ({@code shutdownTimeout},
- * {@code crashBackoff}, {@code maxAttempts}) and of {@link WorkflowCollector#start}'s retention and
+ * The documented effect of options of {@link WorkflowEngineBuilder} ({@code shutdownTimeout},
+ * {@code retry}) and of {@link WorkflowCollector#start}'s retention and
  * batch size, observed on real instances.
  */
 class EngineOptionsEffectTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
 
     /** Counted down when the "gated" step is entered; set per test. */
@@ -48,7 +50,7 @@ class EngineOptionsEffectTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         registry = new WorkflowRegistry()
                 .register("gated", String.class, String.class, (ctx, in) -> {
                     String r = ctx.step("work", String.class, () -> {
@@ -95,7 +97,7 @@ class EngineOptionsEffectTest {
         assertNullRefused(() -> WorkflowEngine.builder(store, null), "registry");
         assertNullRefused(() -> WorkflowEngine.builder(store, registry).codec(null), "codec");
         assertNullRefused(() -> WorkflowEngine.builder(store, registry).listener(null), "listener");
-        assertNullRefused(() -> ResumeOptions.defaults().withListener(null), "listener");
+        assertNullRefused(() -> ResumeOptions.builder().listener(null).build(), "listener");
         assertNullRefused(() -> WorkflowClient.create(store, null), "codec");
         assertNullRefused(() -> WorkflowCodec.jackson(null), "mapper");
         assertNullRefused(() -> client.handle("plain", "p", null), "resultType");
@@ -165,7 +167,7 @@ class EngineOptionsEffectTest {
         Thread closer = null;
         try {
             engine.start("gated", "r1", "x", String.class);
-            engine.resumeWorker(ResumeOptions.defaults().withConcurrency(1).withPollInterval(Duration.ofMillis(50)))
+            engine.resumeWorker(ResumeOptions.builder().concurrency(1).pollInterval(Duration.ofMillis(50)).build())
                     .start();
             assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the worker's attempt is in its step")
                     .isTrue();
@@ -191,8 +193,8 @@ class EngineOptionsEffectTest {
     void a_worker_closing_with_a_grace_finishes_its_attempt_and_claims_nothing_more() throws Exception {
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false).build()) {
             engine.start("gated", "r2", "x", String.class);
-            ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withConcurrency(1)
-                    .withPollInterval(Duration.ofMillis(50))).start();
+            ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().concurrency(1)
+                    .pollInterval(Duration.ofMillis(50)).build()).start();
             assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the attempt is in its step").isTrue();
             engine.start("plain", "later", "y", String.class); // runnable, after the pass's discovery
             Thread closer = Thread.ofPlatform().name("worker-closer").start(() -> worker.close(WAIT));
@@ -224,7 +226,7 @@ class EngineOptionsEffectTest {
                     gate.await();
                     return in;
                 }));
-        try (WorkflowEngine engine = WorkflowEngine.builder(store, bulky).maxPayloadBytes(128).maxAttempts(1)
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, bulky).maxPayloadBytes(128).retry(WorkflowEngine.DEFAULT_RETRY.withMaxAttempts(1))
                 .owner("api-1").build()) {
             String fits = "y".repeat(100);
             assertThat(engine.start("echoes", "fits", fits, String.class).await(WAIT)).isEqualTo(fits);
@@ -349,7 +351,7 @@ class EngineOptionsEffectTest {
     @Test
     void a_local_run_crash_is_paced_by_the_engines_backoff_and_failed_after_its_max_attempts() {
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry)
-                .crashBackoff(Duration.ofSeconds(15), Duration.ofSeconds(25)).maxAttempts(3).build()) {
+                .retry(RetryPolicy.exponential(3, Duration.ofSeconds(15), Duration.ofSeconds(25))).build()) {
             engine.start("alwaysCrashes", "c1", "x", String.class); // runs here at once, and crashes
             await().atMost(WAIT).until(() -> {
                 WorkflowInfo i = engine.handle("alwaysCrashes", "c1", String.class).info();
@@ -392,7 +394,7 @@ class EngineOptionsEffectTest {
                 finishedAgo("plain", "old-" + i, Duration.ofHours(2));
             }
             // an hour between passes: only the first pass (at once) runs while this test looks
-            try (WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ofHours(1), Duration.ofHours(1),
+            try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ofHours(1), Duration.ofHours(1),
                     2)) {
                 CollectResult pass = await("the first scheduled pass").atMost(WAIT)
                         .until(() -> collector.lastPass().orElse(null), r -> r != null);
@@ -413,7 +415,7 @@ class EngineOptionsEffectTest {
     @Test
     void a_collector_batch_takes_batch_size_candidates_and_one_that_deletes_fewer_ends_the_pass() throws Exception {
         try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).build();
-                WorkflowCollector collector = WorkflowCollector.start(engine, Duration.ofHours(1), Duration.ofHours(1),
+                WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ofHours(1), Duration.ofHours(1),
                         2)) {
             // the scheduled first pass runs at once, before anything here is old enough
             assertThat(await("the first scheduled pass").atMost(WAIT).until(() -> collector.lastPass().orElse(null),

@@ -1,13 +1,14 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static dev.waymark.workflow.WorkflowTesting.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeWorker;
-import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,9 +23,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class InputChecksTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
 
     record Order(String id, int amount) {}
@@ -39,7 +39,7 @@ class InputChecksTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("order", Order.class, String.class, (ctx, o) -> "order " + o.id())
                 .register("nothing", Void.class, String.class, (ctx, none) -> "no input: " + none)
@@ -57,8 +57,8 @@ class InputChecksTest {
                     });
                     return "unreachable";
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build()).start();
     }
 
     @AfterAll
@@ -161,6 +161,6 @@ class InputChecksTest {
     }
 
     private static boolean lone(String s) {
-        return dev.waymark.store.internal.Utf16.loneSurrogate(s) >= 0;
+        return dev.waymark.store.plumbing.Utf16.loneSurrogate(s) >= 0;
     }
 }

@@ -1,13 +1,14 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeWorker;
 import java.math.BigDecimal;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,9 +27,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class JournalValueFormTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
     /** What each run of "observes" saw: the map's key order and the decimal, one line per run. */
     private static final List<String> seen = new CopyOnWriteArrayList<>();
@@ -39,7 +39,7 @@ class JournalValueFormTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("observes", String.class, String.class, (ctx, in) -> {
                     @SuppressWarnings("unchecked")
@@ -60,8 +60,8 @@ class JournalValueFormTest {
                 .register("echo", String.class, String.class, (ctx, in) -> ctx.step("echo", String.class, () -> in))
                 .register("nul", String.class, String.class, (ctx, in) ->
                         ctx.step("nul", String.class, () -> "a\u0000b"));
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build()).start();
     }
 
     @AfterAll

@@ -1,15 +1,16 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static dev.waymark.workflow.WorkflowTesting.execute;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -22,9 +23,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LeaseLossLoggingTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final CountDownLatch inStep = new CountDownLatch(1);
     private static final CountDownLatch proceed = new CountDownLatch(1);
     private static final java.util.Queue<Throwable> runErrors = new java.util.concurrent.ConcurrentLinkedQueue<>();
@@ -34,7 +34,7 @@ class LeaseLossLoggingTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry().register("stalled", String.class, String.class, (ctx, in) ->
                 ctx.step("a", String.class, () -> {
                     inStep.countDown();

@@ -1,11 +1,13 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static dev.waymark.workflow.WorkflowTesting.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -19,9 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LifecycleTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(60);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
     private static final java.util.Map<String, UUID> awakeables = new java.util.concurrent.ConcurrentHashMap<>();
     private static volatile boolean newCode;
@@ -33,7 +34,7 @@ class LifecycleTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("looper", Counter.class, Long.class, (ctx, c) -> {
                     long add = ctx.step("add", Long.class, () -> {
@@ -111,7 +112,7 @@ class LifecycleTest {
                     }
                     return "finally";
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(1).build();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build();
     }
 
     @AfterAll
@@ -250,15 +251,15 @@ class LifecycleTest {
         for (String id : ids) {
             engine.start("paged", id, "x", String.class);
         }
-        List<WorkflowInfo> first = engine.list(null, "paged", null, null, 2);
+        List<WorkflowInfo> first = engine.list(WorkflowQuery.builder().name("paged").limit(2).build());
         assertThat(first).extracting(WorkflowInfo::id).containsExactly("page-0", "page-1");
         WorkflowInfo last = first.get(1);
-        List<WorkflowInfo> second = engine.list(null, "paged", last.name(), last.id(), 100);
+        List<WorkflowInfo> second = engine.list(WorkflowQuery.builder().name("paged").limit(100).build().after(last));
         // together the pages hold every instance once, in (name, id) order; an empty second page fails
         List<String> both = new java.util.ArrayList<>(first.stream().map(WorkflowInfo::id).toList());
         second.forEach(i -> both.add(i.id()));
         assertThat(both).containsExactlyElementsOf(ids);
         assertThat(second).extracting(WorkflowInfo::name).containsOnly("paged");
-        assertThat(engine.list(WorkflowStatus.COMPLETED, "nothing", null, null, 10)).isEmpty();
+        assertThat(engine.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("nothing").limit(10).build())).isEmpty();
     }
 }

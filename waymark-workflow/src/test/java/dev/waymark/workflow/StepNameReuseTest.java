@@ -1,10 +1,12 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeWorker;
 import java.time.Duration;
@@ -25,9 +27,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StepNameReuseTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
     private static final Map<String, UUID> gates = new ConcurrentHashMap<>();
 
@@ -37,7 +38,7 @@ class StepNameReuseTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 // the loop of the report: three items, one step name
                 .register("chargeAll", String.class, String.class, (ctx, in) -> {
@@ -96,8 +97,8 @@ class StepNameReuseTest {
                     String child = ctx.child("x", "leaf", ctx.workflowId() + ".x", "x", String.class).await();
                     return x + ", " + opened + ", " + child + ", patched " + (first == ctx.patch("p"));
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(2).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(2)).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build()).start();
     }
 
     @AfterAll

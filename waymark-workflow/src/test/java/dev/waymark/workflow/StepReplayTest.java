@@ -1,10 +1,12 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static dev.waymark.workflow.WorkflowTesting.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
@@ -19,9 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StepReplayTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
 
     record Order(String id, int amount) {}
@@ -34,7 +35,7 @@ class StepReplayTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("threeSteps", Order.class, String.class, (ctx, order) -> {
                     int a = ctx.step("reserve", Integer.class, () -> effects.hit(ctx.workflowId() + ":reserve"));
@@ -86,8 +87,8 @@ class StepReplayTest {
                     }
                     return ctx.step(gen == 0 ? "s" : "0:s", String.class, () -> ctx.workflowId() + "/" + gen);
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).maxAttempts(3).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().withMaxAttempts(3)).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build();
+        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build()).start();
     }
 
     @AfterAll

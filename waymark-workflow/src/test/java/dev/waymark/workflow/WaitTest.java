@@ -1,11 +1,13 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static dev.waymark.workflow.WorkflowTesting.count;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeWorker;
 import java.time.Duration;
@@ -27,9 +29,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class WaitTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
     private static final java.util.Map<String, UUID> published = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -39,7 +40,7 @@ class WaitTest {
 
     @BeforeAll
     static void setUp() {
-        store = WorkflowTesting.migratedStore(POSTGRES);
+        store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("napper", Long.class, String.class, (ctx, millis) -> {
                     ctx.step("before", Integer.class, () -> effects.hit(ctx.workflowId() + ":before"));

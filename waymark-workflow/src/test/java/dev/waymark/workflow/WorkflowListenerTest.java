@@ -1,9 +1,11 @@
 package dev.waymark.workflow;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -17,9 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class WorkflowListenerTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
-
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     /** Records every callback as text; then throws {@code error}, if any. */
     private record Recording(Queue<String> seen, RuntimeException error) implements WorkflowListener {
@@ -62,7 +62,7 @@ class WorkflowListenerTest {
         Recording recording = new Recording();
         WorkflowRegistry registry = new WorkflowRegistry().register("signed", String.class, String.class,
                 (ctx, in) -> ctx.step("a", String.class, () -> "A") + ctx.awakeable("sign", String.class).await());
-        try (EventStore store = WorkflowTesting.migratedStore(POSTGRES);
+        try (EventStore store = EventStore.builder(POSTGRES.dataSource()).build();
                 WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry)
                         .listener(WorkflowListener.of(throwing, recording)).build()) {
             WorkflowHandle<String> h = engine.start("signed", "s-1", "x", String.class);

@@ -1,5 +1,6 @@
 package dev.waymark.workflow;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeOptions;
@@ -29,23 +30,20 @@ final class WorkflowTesting {
         }
     }
 
+    /** The crash retry of {@link #fastEngine} and {@link #fastResume}: 5 attempts, 1 ms doubling to 5 ms. */
+    static final RetryPolicy RETRY = RetryPolicy.exponential(5, Duration.ofMillis(1), Duration.ofMillis(5));
+
     private WorkflowTesting() {}
 
-    static EventStore migratedStore(PostgresExtension postgres) {
-        EventStore store = EventStore.builder(postgres.dataSource()).build();
-        store.migrate();
-        return store;
-    }
-
-    static WorkflowEngine.Builder fastEngine(EventStore store, WorkflowRegistry registry) {
+    static WorkflowEngineBuilder fastEngine(EventStore store, WorkflowRegistry registry) {
         return WorkflowEngine.builder(store, registry)
-                .crashBackoff(Duration.ofMillis(1), Duration.ofMillis(5))
+                .retry(RETRY)
                 .leaseTtl(Duration.ofSeconds(5));
     }
 
     static ResumeOptions fastResume() {
-        return ResumeOptions.defaults().withPollInterval(Duration.ofMillis(50)).withLeaseTtl(Duration.ofSeconds(5))
-                .withBackoff(Duration.ofMillis(1), Duration.ofMillis(5));
+        return ResumeOptions.builder().pollInterval(Duration.ofMillis(50)).leaseTtl(Duration.ofSeconds(5))
+                .retry(RETRY).build();
     }
 
     /** A listener that adds every run's error (a run that ended by throwing) to {@code errors}. */

@@ -11,6 +11,7 @@ import dev.waymark.store.Partition;
 import dev.waymark.subscription.Checkpoints;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class SubscriptionSourceContractTest extends MessageSourceContract {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
     private static final AtomicInteger categories = new AtomicInteger();
@@ -34,7 +35,6 @@ class SubscriptionSourceContractTest extends MessageSourceContract {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
     }
 
     @AfterAll

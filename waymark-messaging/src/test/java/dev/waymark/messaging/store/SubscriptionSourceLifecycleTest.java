@@ -1,5 +1,6 @@
 package dev.waymark.messaging.store;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -15,6 +16,7 @@ import dev.waymark.store.ExpectedVersion;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -33,15 +35,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class SubscriptionSourceLifecycleTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
     }
 
     @AfterAll

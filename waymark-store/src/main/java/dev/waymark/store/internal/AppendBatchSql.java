@@ -4,6 +4,8 @@ import dev.waymark.store.AppendResult;
 import dev.waymark.store.EventData;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.StreamAppend;
+import dev.waymark.store.plumbing.Schema;
+import dev.waymark.store.plumbing.SqlErrors;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

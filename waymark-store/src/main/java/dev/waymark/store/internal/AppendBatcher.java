@@ -5,6 +5,8 @@ import dev.waymark.store.AppendResult;
 import dev.waymark.store.EventData;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StreamAppend;
+import dev.waymark.store.plumbing.SqlErrors;
+import dev.waymark.store.plumbing.TransactionBounds;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;

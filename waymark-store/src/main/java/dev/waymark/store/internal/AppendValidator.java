@@ -5,6 +5,7 @@ import dev.waymark.store.EventData;
 import dev.waymark.store.InvalidInputException;
 import dev.waymark.store.StreamAppend;
 import dev.waymark.store.StreamNames;
+import dev.waymark.store.plumbing.UuidV7;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashSet;

@@ -2,6 +2,7 @@ package dev.waymark.store.internal;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.InvalidInputException;
+import dev.waymark.store.plumbing.Utf16;
 
 /** Validates the topic and message of a broadcast before anything is sent. */
 final class BroadcastInput {

@@ -13,7 +13,7 @@ import org.postgresql.core.TransactionState;
  * without an error (pgjdbc reports nothing either). Work that caught the failure and returned
  * would otherwise look committed.
  */
-final class Commits {
+public final class Commits {
 
     /** SQLSTATE of a statement sent in an aborted transaction: in_failed_sql_transaction. */
     static final String IN_FAILED_TRANSACTION = "25P02";
@@ -29,7 +29,7 @@ final class Commits {
      * @throws TransactionAbortedException when the transaction was aborted; nothing was committed
      * @throws SQLException when the commit, the rollback or the check itself failed
      */
-    static void commit(Connection connection, String action, Throwable firstError) throws SQLException {
+    public static void commit(Connection connection, String action, Throwable firstError) throws SQLException {
         if (aborted(connection)) {
             TransactionAbortedException failure = TransactionAbortedException.of(action, firstError);
             try {

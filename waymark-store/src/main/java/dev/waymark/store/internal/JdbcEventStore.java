@@ -18,6 +18,8 @@ import dev.waymark.store.StreamInfo;
 import dev.waymark.store.StreamNames;
 import dev.waymark.store.TransactionWork;
 import dev.waymark.store.WakeSignal;
+import dev.waymark.store.plumbing.SqlErrors;
+import dev.waymark.store.plumbing.TransactionBounds;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;

@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.waymark.store.EventData;
 import dev.waymark.store.InvalidInputException;
 import dev.waymark.store.StoreException;
+import dev.waymark.store.plumbing.Utf16;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.util.regex.Matcher;

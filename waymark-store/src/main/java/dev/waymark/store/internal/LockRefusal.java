@@ -2,6 +2,7 @@ package dev.waymark.store.internal;
 
 import dev.waymark.store.AppendRefusedException;
 import dev.waymark.store.StreamAppend;
+import dev.waymark.store.plumbing.SqlErrors;
 import java.sql.SQLException;
 import java.util.Collection;
 import java.util.List;

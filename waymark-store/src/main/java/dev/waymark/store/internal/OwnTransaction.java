@@ -1,5 +1,7 @@
 package dev.waymark.store.internal;
 
+import dev.waymark.store.plumbing.SqlErrors;
+import dev.waymark.store.plumbing.TransactionBounds;
 import java.sql.Connection;
 import java.sql.SQLException;
 

@@ -2,6 +2,7 @@ package dev.waymark.store.internal;
 
 import dev.waymark.store.EventData;
 import dev.waymark.store.StreamAppend;
+import dev.waymark.store.plumbing.Schema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -4,6 +4,8 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.HeadProbe;
 import dev.waymark.store.HeadWatch;
 import dev.waymark.store.QueryPurpose;
+import dev.waymark.store.plumbing.Schema;
+import dev.waymark.store.plumbing.SqlErrors;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;

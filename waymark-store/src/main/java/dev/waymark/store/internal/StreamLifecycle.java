@@ -2,6 +2,8 @@ package dev.waymark.store.internal;
 
 import dev.waymark.store.StreamInfo;
 import dev.waymark.store.StreamNames;
+import dev.waymark.store.plumbing.Schema;
+import dev.waymark.store.plumbing.SqlErrors;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -3,6 +3,7 @@ package dev.waymark.store.internal;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.TransactionAbortedException;
 import dev.waymark.store.TransactionWork;
+import dev.waymark.store.plumbing.SqlErrors;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;

@@ -9,6 +9,7 @@ import dev.waymark.store.ExpectedVersion;
 import dev.waymark.store.InvalidInputException;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.TraceContext;
+import dev.waymark.store.StoreFixture;
 import dev.waymark.testkit.PostgresExtension;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class AppendTracingTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     @Test
     void a_traced_append_makes_a_producer_span_whose_context_the_events_carry() {

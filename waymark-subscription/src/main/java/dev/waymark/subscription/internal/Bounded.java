@@ -1,6 +1,6 @@
 package dev.waymark.subscription.internal;
 
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.Utf16;
 
 /** Text the library stores on a caller's behalf, cut to a bound. */
 public final class Bounded {

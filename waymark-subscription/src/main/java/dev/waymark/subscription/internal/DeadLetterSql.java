@@ -4,7 +4,7 @@ import dev.waymark.core.DeadLetterReason;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.Utf16;
 import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.LeaseFence;

@@ -5,7 +5,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.RecordedEvent;
-import dev.waymark.store.internal.Jdbc;
+import dev.waymark.store.plumbing.Jdbc;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.Delivery;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.waymark.core.DeadLetterReason;
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.Utf16;
 import java.util.Map;
 
 /**

@@ -3,7 +3,7 @@ package dev.waymark.subscription.internal;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.QueryPurpose;
-import dev.waymark.store.internal.Jdbc;
+import dev.waymark.store.plumbing.Jdbc;
 import dev.waymark.subscription.CheckpointMissingException;
 import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
 import dev.waymark.subscription.StartPosition;

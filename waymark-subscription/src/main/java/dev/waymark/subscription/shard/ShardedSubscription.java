@@ -21,7 +21,7 @@ public interface ShardedSubscription extends Stoppable {
     /** Every bucket's lease of the pool {@code name} as stored now (for operators; no worker needed). */
     static List<ShardOwnership> ownership(EventStore store, String name) {
         dev.waymark.subscription.internal.Names.requireArgument("pool name", name);
-        return new dev.waymark.subscription.shard.internal.LeaseStore(store, name, 1, Duration.ofSeconds(1), null)
+        return new dev.waymark.subscription.shard.internal.LeaseStore(store, name, 1, Duration.ofSeconds(1))
                 .snapshot();
     }
 
@@ -42,7 +42,7 @@ public interface ShardedSubscription extends Stoppable {
     static List<Integer> release(EventStore store, String name, String workerId) {
         dev.waymark.subscription.internal.Names.requireArgument("pool name", name);
         dev.waymark.subscription.internal.Names.requireArgument("worker id", workerId);
-        return new dev.waymark.subscription.shard.internal.LeaseStore(store, name, 1, Duration.ofSeconds(1), null)
+        return new dev.waymark.subscription.shard.internal.LeaseStore(store, name, 1, Duration.ofSeconds(1))
                 .release(workerId);
     }
 

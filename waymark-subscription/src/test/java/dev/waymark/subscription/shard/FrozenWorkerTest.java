@@ -15,6 +15,7 @@ import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Checkpoints;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -53,7 +54,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class FrozenWorkerTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final int SHARDS = 4;
     private static final Duration TTL = Duration.ofSeconds(2);
@@ -68,7 +69,6 @@ class FrozenWorkerTest {
     @BeforeAll
     static void setUp() throws Exception {
         store = EventStore.builder(POSTGRES.dataSource()).internalTransactionTimeout(BOUND).build();
-        store.migrate();
         try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE handled (id bigserial PRIMARY KEY, event_id uuid NOT NULL, bucket int NOT NULL,"
                     + " epoch bigint NOT NULL, worker text NOT NULL)");

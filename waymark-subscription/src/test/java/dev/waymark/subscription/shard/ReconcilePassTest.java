@@ -16,10 +16,13 @@ import dev.waymark.subscription.internal.CheckpointSql;
 import dev.waymark.subscription.shard.internal.BucketReaders;
 import dev.waymark.subscription.shard.internal.LeaseStore;
 import dev.waymark.subscription.shard.internal.ReconcilePass;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.ManualClock;
 import dev.waymark.testkit.PostgresExtension;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -35,13 +38,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The reconcile pass against real lease rows, with a manual clock for lease time and recording
+ * The reconcile pass against real lease rows, on the database clock moved by ageing the rows, and recording
  * readers instead of subscriptions.
  */
 class ReconcilePassTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final Duration TTL = Duration.ofSeconds(30);
     private static EventStore store;
@@ -50,7 +53,6 @@ class ReconcilePassTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
     }
 
     @AfterAll
@@ -115,7 +117,7 @@ class ReconcilePassTest {
         }
     }
 
-    /** A worker under test: its lease store on the manual clock, its readers and its pass. */
+    /** A worker under test: its lease store, its readers and its pass. */
     final class Worker {
         final String id;
         final LeaseStore leases;
@@ -123,10 +125,11 @@ class ReconcilePassTest {
         final List<String> events = new ArrayList<>();
         final ReconcilePass pass;
 
-        Worker(String subscription, String id, int shards, ManualClock clock, DataSource dataSource) {
+        Worker(String subscription, String id, int shards, LeaseTime clock, DataSource dataSource) {
             this.id = id;
             EventStore handle = dataSource == null ? store : EventStore.builder(dataSource).build();
-            this.leases = new LeaseStore(handle, subscription, shards, TTL, clock::instant);
+            this.leases = new LeaseStore(handle, subscription, shards, TTL);
+            clock.track(subscription);
             this.leases.ensureShards();
             this.pass = new ReconcilePass(leases, readers, id, shards, new ShardListener() {
                 @Override
@@ -170,8 +173,41 @@ class ReconcilePassTest {
         return "pool-" + names.incrementAndGet();
     }
 
-    private static ManualClock clock() {
-        return new ManualClock(Instant.parse("2030-01-01T00:00:00Z"));
+    private static LeaseTime clock() {
+        return new LeaseTime();
+    }
+
+    /**
+     * Lease time stays the database's ({@code now()}); "advancing" it ages every lease and heartbeat
+     * row of the pools it tracks by the same amount, which is what a later {@code now()} would see.
+     */
+    static final class LeaseTime {
+        private final Set<String> pools = new HashSet<>();
+
+        void track(String subscription) {
+            pools.add(subscription);
+        }
+
+        void advance(Duration by) {
+            String q = "\"" + store.schema() + "\".";
+            String shift = " - ? * interval '1 millisecond'";
+            try (Connection c = POSTGRES.dataSource().getConnection();
+                    PreparedStatement shards = c.prepareStatement("UPDATE " + q + "shards SET lease_expires_at ="
+                            + " lease_expires_at" + shift + ", heartbeat_at = heartbeat_at" + shift
+                            + " WHERE subscription = ANY (?)");
+                    PreparedStatement workers = c.prepareStatement("UPDATE " + q + "workers SET heartbeat_at ="
+                            + " heartbeat_at" + shift + " WHERE subscription = ANY (?)")) {
+                shards.setLong(1, by.toMillis());
+                shards.setLong(2, by.toMillis());
+                shards.setArray(3, c.createArrayOf("text", pools.toArray()));
+                shards.executeUpdate();
+                workers.setLong(1, by.toMillis());
+                workers.setArray(2, c.createArrayOf("text", pools.toArray()));
+                workers.executeUpdate();
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     @Test
@@ -185,7 +221,7 @@ class ReconcilePassTest {
 
     @Test
     void a_lone_worker_claims_one_bucket_per_pass_until_it_holds_all_and_never_sheds() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         Worker a = new Worker(fresh(), "a", 4, clock, null);
         for (int pass = 1; pass <= 4; pass++) {
             assertThat(a.pass()).hasSize(pass);
@@ -198,7 +234,7 @@ class ReconcilePassTest {
 
     @Test
     void cold_start_converges_to_an_even_split() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         List<Worker> workers = List.of(new Worker(pool, "a", 16, clock, null), new Worker(pool, "b", 16, clock, null),
                 new Worker(pool, "c", 16, clock, null));
@@ -218,7 +254,7 @@ class ReconcilePassTest {
 
     @Test
     void a_joiner_makes_the_owner_shed_its_highest_buckets_after_stopping_their_readers() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         Worker a = new Worker(pool, "a", 4, clock, null);
         for (int i = 0; i < 4; i++) {
@@ -237,7 +273,7 @@ class ReconcilePassTest {
 
     @Test
     void a_bucket_whose_reader_does_not_stop_is_kept_and_another_is_shed_in_its_place() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         Worker a = new Worker(pool, "a", 4, clock, null);
         for (int i = 0; i < 4; i++) {
@@ -273,7 +309,7 @@ class ReconcilePassTest {
 
     @Test
     void a_bucket_kept_for_its_stuck_reader_and_then_lost_is_reported_lost() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         Worker a = new Worker(pool, "a", 2, clock, null);
         a.pass();
@@ -293,7 +329,7 @@ class ReconcilePassTest {
 
     @Test
     void leaving_releases_every_bucket_but_the_ones_kept() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         Worker a = new Worker(fresh(), "a", 3, clock, null);
         for (int i = 0; i < 3; i++) {
             a.pass();
@@ -306,7 +342,7 @@ class ReconcilePassTest {
 
     @Test
     void a_lost_bucket_whose_reader_is_stuck_gets_no_second_reader_until_it_ends_when_reclaimed() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         Worker a = new Worker(pool, "a", 2, clock, null);
         a.pass();
@@ -329,7 +365,7 @@ class ReconcilePassTest {
 
     @Test
     void an_expired_lease_is_taken_over_at_a_new_epoch_and_the_old_owner_loses_its_reader() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         Worker a = new Worker(pool, "a", 2, clock, null);
         a.pass();
@@ -351,7 +387,7 @@ class ReconcilePassTest {
 
     @Test
     void renewals_batched_per_pool_still_fence_a_zombie() throws Exception {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         Worker a = new Worker(pool, "a", 4, clock, null);
         for (int i = 0; i < 4; i++) {
@@ -394,7 +430,7 @@ class ReconcilePassTest {
 
     @Test
     void relinquish_only_releases_rows_the_worker_still_owns() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         Worker a = new Worker(pool, "a", 2, clock, null);
         a.pass();
@@ -408,7 +444,7 @@ class ReconcilePassTest {
 
     @Test
     void every_change_of_owner_increments_the_epoch() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         Worker a = new Worker(pool, "a", 1, clock, null);
         assertThat(a.leases.claim("a", 1)).containsExactly(new LeaseStore.Lease(0, 1));
@@ -422,7 +458,7 @@ class ReconcilePassTest {
 
     @Test
     void a_dead_reader_is_restarted_on_the_next_pass() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         Worker a = new Worker(fresh(), "a", 1, clock, null);
         a.pass();
         a.readers.dead.put(0, true);
@@ -433,7 +469,7 @@ class ReconcilePassTest {
 
     @Test
     void a_failing_acquire_keeps_the_current_readers() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         var broken = POSTGRES.newDataSource(2);
         Worker a = new Worker(pool, "a", 2, clock, broken);
@@ -449,13 +485,15 @@ class ReconcilePassTest {
 
     @Test
     void the_row_of_a_worker_silent_for_ten_lease_ttls_is_deleted_by_a_live_worker() throws Exception {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         Worker a = new Worker(pool, "a", 2, clock, null);
         Worker b = new Worker(pool, "b", 2, clock, null);
         a.pass();
         b.pass(); // then b crashes: it never passes again, and never leaves
-        for (Duration silent = Duration.ZERO; silent.compareTo(TTL.multipliedBy(10)) <= 0;
+        // lease time is the database's, moved on by ageing rows: real time passes too, so "silent for
+        // exactly ten TTLs" is a few milliseconds more, and the last silence checked is just below it
+        for (Duration silent = Duration.ZERO; silent.compareTo(TTL.multipliedBy(10)) < 0;
                 silent = silent.plusSeconds(10)) {
             assertThat(workerRows(pool)).as("b silent for %s", silent).containsExactlyInAnyOrder("a", "b");
             clock.advance(Duration.ofSeconds(10));
@@ -483,7 +521,7 @@ class ReconcilePassTest {
 
     @Test
     void a_different_shard_count_for_an_existing_subscription_is_refused_with_how_to_resize() {
-        ManualClock clock = clock();
+        LeaseTime clock = clock();
         String pool = fresh();
         new Worker(pool, "a", 4, clock, null);
         assertThatThrownBy(() -> new Worker(pool, "b", 6, clock, null))

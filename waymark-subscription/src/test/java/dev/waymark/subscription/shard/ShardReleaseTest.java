@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.waymark.store.EventStore;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ShardReleaseTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final Duration BOUND = Duration.ofSeconds(1);
     private static EventStore store;
@@ -38,7 +39,6 @@ class ShardReleaseTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).internalTransactionTimeout(BOUND).build();
-        store.migrate();
     }
 
     @AfterAll

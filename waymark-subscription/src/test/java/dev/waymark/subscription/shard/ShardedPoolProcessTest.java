@@ -13,6 +13,7 @@ import dev.waymark.store.StreamNames;
 import dev.waymark.subscription.Checkpoints;
 import dev.waymark.subscription.DeadLetter;
 import dev.waymark.subscription.DeadLetters;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,7 +49,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ShardedPoolProcessTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final int SHARDS = 16;
     private static final int STREAMS = 500;
@@ -65,7 +66,6 @@ class ShardedPoolProcessTest {
     @BeforeAll
     static void setUp() throws Exception {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE handled (id bigserial PRIMARY KEY, event_id uuid NOT NULL, stream text NOT NULL,"
                     + " version bigint NOT NULL, bucket int NOT NULL, epoch bigint NOT NULL, pid bigint NOT NULL,"

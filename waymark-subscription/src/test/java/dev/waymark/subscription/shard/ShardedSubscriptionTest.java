@@ -1,5 +1,6 @@
 package dev.waymark.subscription.shard;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -17,6 +18,7 @@ import dev.waymark.subscription.Checkpoints;
 import dev.waymark.subscription.DeadLetters;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.internal.SubscriptionReaders;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -42,15 +44,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ShardedSubscriptionTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
     }
 
     @AfterAll

@@ -1,5 +1,6 @@
 package dev.waymark.subscription.shard;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -12,6 +13,7 @@ import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.LogCapture;
 import dev.waymark.subscription.SubscriptionConfigException;
 import dev.waymark.subscription.Target;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -31,16 +33,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StuckHandlerTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final Duration THRESHOLD = Duration.ofMillis(300);
     private static EventStore store;
 
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
     }
 
     @AfterAll

@@ -1,8 +1,10 @@
 package dev.waymark.workflow.internal;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StoreUnavailableException;
 import dev.waymark.store.TransientStoreException;
+import dev.waymark.workflow.InvalidWorkflowInputException;
 import dev.waymark.workflow.WorkflowLeaseLostException;
 import dev.waymark.workflow.WorkflowOutcome;
 import dev.waymark.workflow.WorkflowStatus;
@@ -54,9 +56,27 @@ public final class Advancer {
     }
 
     /** Crash budget and backoff. */
-    public record Policy(int maxAttempts, Duration backoffBase, Duration backoffCap) {}
+    public record Policy(int maxAttempts, Duration backoffBase, Duration backoffCap) {
 
-    private final Runtime rt;
+        /**
+         * The crash budget and backoff of {@code retry}, set as option {@code option}. The database
+         * computes each crash's backoff as it records the crash ({@code base * 2^(n-1)}, at most
+         * {@code cap}), so a policy for crashes doubles and has no jitter.
+         *
+         * @throws InvalidWorkflowInputException if {@code retry} is null, does not double or has jitter
+         */
+        public static Policy of(RetryPolicy retry, String option) {
+            Args.notNull(retry, option);
+            if (retry.multiplier() != 2.0 || retry.jitter() != 0.0) {
+                throw new InvalidWorkflowInputException(option + " must double without jitter (the crash backoff"
+                        + " is computed by the database as it records the crash: RetryPolicy.exponential(...)), got "
+                        + retry);
+            }
+            return new Policy(retry.maxAttempts(), retry.initialDelay(), retry.maxDelay());
+        }
+    }
+
+    private final EngineRuntime rt;
     private final Runner runner;
     /**
      * Whether the caller reports transient errors, crashes and failures through a listener that logs
@@ -66,12 +86,12 @@ public final class Advancer {
     private final boolean callerReports;
 
     /** An advancer over the shared runtime that logs every crash, failure and transient error. */
-    public Advancer(Runtime rt) {
+    public Advancer(EngineRuntime rt) {
         this(rt, false);
     }
 
     /** An advancer over the shared runtime; see {@link #callerReports}. */
-    public Advancer(Runtime rt, boolean callerReports) {
+    public Advancer(EngineRuntime rt, boolean callerReports) {
         this.rt = rt;
         this.runner = new Runner(rt);
         this.callerReports = callerReports;

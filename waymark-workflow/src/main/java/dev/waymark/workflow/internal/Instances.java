@@ -1,6 +1,6 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.store.internal.TransactionBounds;
+import dev.waymark.store.plumbing.TransactionBounds;
 import dev.waymark.workflow.JournalEntry;
 import dev.waymark.workflow.WorkflowInfo;
 import dev.waymark.workflow.WorkflowStatus;
@@ -349,7 +349,7 @@ public final class Instances {
                 return new Appended("refused", row.get().info().status().sqlValue());
             }
             Appended a = append(name, id, row.get().info().generation(),
-                    dev.waymark.store.internal.UuidV7.next(java.time.Clock.systemUTC()), type, data, epoch, status,
+                    dev.waymark.store.plumbing.UuidV7.next(java.time.Clock.systemUTC()), type, data, epoch, status,
                     null, failure);
             if (!"stale".equals(a.kind())) {
                 return a;

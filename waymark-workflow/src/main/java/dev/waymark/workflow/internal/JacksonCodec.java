@@ -2,7 +2,7 @@ package dev.waymark.workflow.internal;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.Utf16;
 import dev.waymark.workflow.InvalidWorkflowInputException;
 import dev.waymark.workflow.StepDecodeException;
 import dev.waymark.workflow.WorkflowCodec;

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import dev.waymark.store.internal.Utf16;
+import dev.waymark.store.plumbing.Utf16;
 import dev.waymark.workflow.InvalidWorkflowInputException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

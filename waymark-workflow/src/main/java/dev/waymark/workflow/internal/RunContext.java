@@ -37,7 +37,7 @@ final class RunContext implements WorkflowContext {
     /** How often a workflow checks an awaited instance that is not its own child (see {@link #spawn}). */
     static final Duration ATTACHED_CHILD_POLL = Duration.ofSeconds(2);
 
-    private final Runtime rt;
+    private final EngineRuntime rt;
     private final String name;
     private final String id;
     private final int generation;
@@ -48,7 +48,7 @@ final class RunContext implements WorkflowContext {
     private final Set<String> named = new HashSet<>();
     private boolean progressed;
 
-    RunContext(Runtime rt, String name, String id, int generation, Long epoch, Map<String, String> journal) {
+    RunContext(EngineRuntime rt, String name, String id, int generation, Long epoch, Map<String, String> journal) {
         this.rt = rt;
         this.name = name;
         this.id = id;

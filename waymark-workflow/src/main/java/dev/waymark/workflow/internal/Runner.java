@@ -33,10 +33,10 @@ public final class Runner {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final Runtime rt;
+    private final EngineRuntime rt;
 
     /** A runner over the shared runtime. */
-    public Runner(Runtime rt) {
+    public Runner(EngineRuntime rt) {
         this.rt = rt;
     }
 

@@ -1,8 +1,8 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.store.internal.Jdbc;
-import dev.waymark.store.internal.SqlErrors;
-import dev.waymark.store.internal.TransactionBounds;
+import dev.waymark.store.plumbing.Jdbc;
+import dev.waymark.store.plumbing.SqlErrors;
+import dev.waymark.store.plumbing.TransactionBounds;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <pre>{@code
  * WorkflowMetrics metrics = new WorkflowMetrics(registry);
  * WorkflowEngine engine = WorkflowEngine.builder(store, workflows).listener(metrics).build();
- * engine.resumeWorker(ResumeOptions.defaults().withListener(metrics)).start();
+ * engine.resumeWorker(ResumeOptions.builder().listener(metrics).build()).start();
  * }</pre>
  */
 public final class WorkflowMetrics implements WorkflowListener, ResumeListener {

@@ -1,130 +1,263 @@
 package dev.waymark.workflow.resume;
 
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.workflow.InvalidWorkflowInputException;
 import dev.waymark.workflow.WorkflowEngine;
+import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
 import java.time.Duration;
 
 /**
- * Options of a {@link ResumeWorker}. Immutable; {@link #defaults()} then {@code with...} methods,
- * each validating its value and naming it in the error: an {@link InvalidWorkflowInputException}
- * for a value out of range or null.
- *
- * @param pollInterval the longest wait between the end of a pass and the next pass (default 1 s). Without
- *     {@code push} the loop waits exactly this. With {@code push} it also ends the wait when the store's
- *     {@link dev.waymark.store.WakeSignal} fires: after every append through the store handle (a start,
- *     a settlement, a retry, a workflow's end, any event of the application's), on NOTIFY of another
- *     handle's append (one per {@code notifyWindow}), and on the store's fallback tick
- *     ({@code EventStoreBuilder.fallbackPoll}, 1 s by default); so an idle pushed worker passes every
- *     {@code min(pollInterval, fallbackPoll)}, and a busy store starts a pass after each of its appends
- * @param maxAttempts crashes before a workflow is marked failed (default 5)
- * @param leaseTtl lease of a claimed instance; renewed every third of it while the attempt runs (default
- *     {@link dev.waymark.workflow.WorkflowEngine#DEFAULT_LEASE_TTL}, 30 s, the engine's too: a crashed
- *     worker's instances are taken over about this long after its last renewal)
- * @param batchLimit most due instances one pass claims (one statement), oldest due first (default
- *     {@link #DEFAULT_BATCH_LIMIT}, 100)
- * @param concurrency most attempts in flight at once, on virtual threads (default {@link #DEFAULT_CONCURRENCY},
- *     64): the started loop claims only as many due instances as it has free slots, so the attempts in
- *     flight follow the backlog up to this bound; each attempt holds a pooled connection only while one of
- *     its statements runs (see docs/OPERATIONS.md for sizing the pool)
- * @param backoffBase first crash backoff; doubles per crash (default 2 s)
- * @param backoffCap longest crash backoff (default 64 s)
- * @param push whether the loop also wakes on the store's wake signal (default true; see {@code pollInterval})
- * @param cascadeRepairInterval how often the worker looks for cancellation cascades a crash cut short
- *     and finishes them (the first pass included; default 60 s)
- * @param listener log events and per-pass summaries (default SLF4J)
+ * Options of a {@link ResumeWorker}: immutable, made by {@link #builder()} (or {@link #defaults()}),
+ * changed by {@link #toBuilder()}. {@link Builder#build()} validates every option and names the
+ * option, its value and the rule in the error: an {@link InvalidWorkflowInputException}. Each
+ * default is a {@code DEFAULT_} constant of this class; {@link #toString()} is the effective
+ * configuration in one line (the worker logs it when it starts).
  */
-public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration leaseTtl, int batchLimit, int concurrency,
-        Duration backoffBase, Duration backoffCap, boolean push, Duration cascadeRepairInterval,
-        ResumeListener listener) {
+public final class ResumeOptions {
 
-    /** The default {@link #concurrency()}: most attempts one worker has in flight at once. */
-    public static final int DEFAULT_CONCURRENCY = 64;
+    /**
+     * The default {@link #pollInterval()}: the longest wait between the end of a pass and the next pass.
+     */
+    public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(1);
+
+    /**
+     * The default {@link #retry()}, the engine's ({@link WorkflowEngine#DEFAULT_RETRY}: 5 attempts, 2 s
+     * doubling to 64 s after each crash).
+     */
+    public static final RetryPolicy DEFAULT_RETRY = WorkflowEngine.DEFAULT_RETRY;
+
+    /** The default {@link #leaseTtl()}, the engine's ({@link WorkflowEngine#DEFAULT_LEASE_TTL}, 30 s). */
+    public static final Duration DEFAULT_LEASE_TTL = WorkflowEngine.DEFAULT_LEASE_TTL;
 
     /** The default {@link #batchLimit()}: most instances one pass claims. */
     public static final int DEFAULT_BATCH_LIMIT = 100;
 
-    /** Validates every field. */
-    public ResumeOptions {
-        positive(pollInterval, "pollInterval");
-        positive(leaseTtl, "leaseTtl");
-        positive(backoffBase, "backoffBase");
-        positive(backoffCap, "backoffCap");
-        positive(cascadeRepairInterval, "cascadeRepairInterval");
-        if (maxAttempts < 1) {
-            throw new InvalidWorkflowInputException("maxAttempts must be >= 1, got " + maxAttempts);
-        }
-        if (batchLimit < 1 || batchLimit > 10_000) {
-            throw new InvalidWorkflowInputException("batchLimit must be in [1, 10000], got " + batchLimit);
-        }
-        if (concurrency < 1 || concurrency > 1024) {
-            throw new InvalidWorkflowInputException("concurrency must be in [1, 1024], got " + concurrency);
-        }
-        if (backoffCap.compareTo(backoffBase) < 0) {
-            throw new InvalidWorkflowInputException("backoffCap " + backoffCap + " is below backoffBase " + backoffBase);
-        }
-        if (leaseTtl.toMillis() < 30) {
-            throw new InvalidWorkflowInputException("leaseTtl must be >= 30 ms, got " + leaseTtl);
-        }
-        Args.notNull(listener, "listener");
+    /** The default {@link #concurrency()}: most attempts one worker has in flight at once. */
+    public static final int DEFAULT_CONCURRENCY = 64;
+
+    /** The default {@link #push()}: the loop also wakes on the store's wake signal. */
+    public static final boolean DEFAULT_PUSH = true;
+
+    /** The default {@link #cascadeRepairInterval()}. */
+    public static final Duration DEFAULT_CASCADE_REPAIR_INTERVAL = Duration.ofSeconds(60);
+
+    /** Most instances one pass may claim. */
+    public static final int MAX_BATCH_LIMIT = 10_000;
+
+    /** Most attempts one worker may have in flight. */
+    public static final int MAX_CONCURRENCY = 1024;
+
+    private final Duration pollInterval;
+    private final RetryPolicy retry;
+    private final Duration leaseTtl;
+    private final int batchLimit;
+    private final int concurrency;
+    private final boolean push;
+    private final Duration cascadeRepairInterval;
+    private final ResumeListener listener;
+
+    private ResumeOptions(Builder b) {
+        this.pollInterval = b.pollInterval;
+        this.retry = b.retry;
+        this.leaseTtl = b.leaseTtl;
+        this.batchLimit = b.batchLimit;
+        this.concurrency = b.concurrency;
+        this.push = b.push;
+        this.cascadeRepairInterval = b.cascadeRepairInterval;
+        this.listener = b.listener;
     }
 
-    /** The defaults. */
+    /** A builder holding every default. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The defaults ({@code builder().build()}). */
     public static ResumeOptions defaults() {
-        return new ResumeOptions(Duration.ofSeconds(1), 5, WorkflowEngine.DEFAULT_LEASE_TTL, DEFAULT_BATCH_LIMIT,
-                DEFAULT_CONCURRENCY, Duration.ofSeconds(2),
-                Duration.ofSeconds(64), true, Duration.ofSeconds(60), ResumeListener.LOGGING);
+        return builder().build();
     }
 
-    /** With another poll interval. */
-    public ResumeOptions withPollInterval(Duration v) {
-        return new ResumeOptions(v, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, cascadeRepairInterval, listener);
+    /** A builder holding these options, to change some of them. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.pollInterval = pollInterval;
+        b.retry = retry;
+        b.leaseTtl = leaseTtl;
+        b.batchLimit = batchLimit;
+        b.concurrency = concurrency;
+        b.push = push;
+        b.cascadeRepairInterval = cascadeRepairInterval;
+        b.listener = listener;
+        return b;
     }
 
-    /** With another crash budget. */
-    public ResumeOptions withMaxAttempts(int v) {
-        return new ResumeOptions(pollInterval, v, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, cascadeRepairInterval, listener);
+    /**
+     * The longest wait between the end of a pass and the next pass. Without {@link #push()} the loop
+     * waits exactly this. With it, the wait also ends when the store's {@link dev.waymark.store.WakeSignal}
+     * fires: after every append through the store handle (a start, a settlement, a retry, a workflow's
+     * end, any event of the application's), on NOTIFY of another handle's append (one per
+     * {@code notifyWindow}), and on the store's fallback tick ({@code EventStoreBuilder.fallbackPoll},
+     * 1 s by default); so an idle pushed worker passes every {@code min(pollInterval, fallbackPoll)},
+     * and a busy store starts a pass after each of its appends.
+     */
+    public Duration pollInterval() {
+        return pollInterval;
     }
 
-    /** With another lease TTL. */
-    public ResumeOptions withLeaseTtl(Duration v) {
-        return new ResumeOptions(pollInterval, maxAttempts, v, batchLimit, concurrency, backoffBase, backoffCap, push, cascadeRepairInterval, listener);
+    /**
+     * Crashes of an attempt: {@code retry().maxAttempts()} attempts before the workflow is marked failed,
+     * the n-th crash followed by {@code retry().delayBefore(n)}.
+     */
+    public RetryPolicy retry() {
+        return retry;
     }
 
-    /** With another per-pass limit. */
-    public ResumeOptions withBatchLimit(int v) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, v, concurrency, backoffBase, backoffCap, push, cascadeRepairInterval, listener);
+    /**
+     * Lease of a claimed instance; renewed every third of it while the attempt runs. A crashed
+     * worker's instances are taken over about this long after its last renewal.
+     */
+    public Duration leaseTtl() {
+        return leaseTtl;
     }
 
-    /** With another concurrency. */
-    public ResumeOptions withConcurrency(int v) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, v, backoffBase, backoffCap, push, cascadeRepairInterval, listener);
+    /** Most due instances one pass claims (one statement), oldest due first. */
+    public int batchLimit() {
+        return batchLimit;
     }
 
-    /** With another crash backoff. */
-    public ResumeOptions withBackoff(Duration base, Duration cap) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, base, cap, push, cascadeRepairInterval, listener);
+    /**
+     * Most attempts in flight at once, on virtual threads: the started loop claims only as many due
+     * instances as it has free slots, so the attempts in flight follow the backlog up to this bound;
+     * each attempt holds a pooled connection only while one of its statements runs (see
+     * docs/OPERATIONS.md for sizing the pool).
+     */
+    public int concurrency() {
+        return concurrency;
     }
 
-    /** With the push-aware loop on or off. */
-    public ResumeOptions withPush(boolean v) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, v, cascadeRepairInterval, listener);
+    /** Whether the loop also wakes on the store's wake signal (see {@link #pollInterval()}). */
+    public boolean push() {
+        return push;
     }
 
-    /** With another interval between looks for cancellation cascades a crash cut short. */
-    public ResumeOptions withCascadeRepairInterval(Duration v) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, v,
-                listener);
+    /**
+     * How often the worker looks for cancellation cascades a crash cut short and finishes them (the
+     * first pass included).
+     */
+    public Duration cascadeRepairInterval() {
+        return cascadeRepairInterval;
     }
 
-    /** With another listener. */
-    public ResumeOptions withListener(ResumeListener v) {
-        return new ResumeOptions(pollInterval, maxAttempts, leaseTtl, batchLimit, concurrency, backoffBase, backoffCap, push, cascadeRepairInterval, v);
+    /** Receives log events and per-pass summaries (SLF4J by default). */
+    public ResumeListener listener() {
+        return listener;
     }
 
-    private static void positive(Duration d, String what) {
-        if (d == null || d.isNegative() || d.isZero()) {
-            throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
+    /** The effective configuration in one line. */
+    @Override
+    public String toString() {
+        return "ResumeOptions[pollInterval=" + pollInterval + ", retry=" + retry + ", leaseTtl=" + leaseTtl
+                + ", batchLimit=" + batchLimit + ", concurrency=" + concurrency + ", push=" + push + ", cascadeRepairInterval=" + cascadeRepairInterval
+                + ", listener=" + (listener == ResumeListener.LOGGING ? "LOGGING" : listener.getClass().getName()) + "]";
+    }
+
+    /**
+     * Builds {@link ResumeOptions}. Setters only record; {@link #build()} validates. Not thread-safe.
+     */
+    public static final class Builder {
+        private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+        private RetryPolicy retry = DEFAULT_RETRY;
+        private Duration leaseTtl = DEFAULT_LEASE_TTL;
+        private int batchLimit = DEFAULT_BATCH_LIMIT;
+        private int concurrency = DEFAULT_CONCURRENCY;
+        private boolean push = DEFAULT_PUSH;
+        private Duration cascadeRepairInterval = DEFAULT_CASCADE_REPAIR_INTERVAL;
+        private ResumeListener listener = ResumeListener.LOGGING;
+
+        private Builder() {}
+
+        /** See {@link ResumeOptions#pollInterval()}; must be positive (default {@link #DEFAULT_POLL_INTERVAL}). */
+        public Builder pollInterval(Duration v) {
+            this.pollInterval = v;
+            return this;
+        }
+
+        /**
+         * See {@link ResumeOptions#retry()} (default {@link #DEFAULT_RETRY}). The database computes the
+         * backoff as it records a crash, so the policy must double and have no jitter: use
+         * {@link RetryPolicy#exponential}.
+         */
+        public Builder retry(RetryPolicy v) {
+            this.retry = v;
+            return this;
+        }
+
+        /** See {@link ResumeOptions#leaseTtl()}; at least 30 ms (default {@link #DEFAULT_LEASE_TTL}). */
+        public Builder leaseTtl(Duration v) {
+            this.leaseTtl = v;
+            return this;
+        }
+
+        /** See {@link ResumeOptions#batchLimit()}; 1 to {@link #MAX_BATCH_LIMIT} (default {@link #DEFAULT_BATCH_LIMIT}). */
+        public Builder batchLimit(int v) {
+            this.batchLimit = v;
+            return this;
+        }
+
+        /** See {@link ResumeOptions#concurrency()}; 1 to {@link #MAX_CONCURRENCY} (default {@link #DEFAULT_CONCURRENCY}). */
+        public Builder concurrency(int v) {
+            this.concurrency = v;
+            return this;
+        }
+
+        /** See {@link ResumeOptions#push()} (default {@link #DEFAULT_PUSH}). */
+        public Builder push(boolean v) {
+            this.push = v;
+            return this;
+        }
+
+        /** See {@link ResumeOptions#cascadeRepairInterval()}; positive (default {@link #DEFAULT_CASCADE_REPAIR_INTERVAL}). */
+        public Builder cascadeRepairInterval(Duration v) {
+            this.cascadeRepairInterval = v;
+            return this;
+        }
+
+        /** See {@link ResumeOptions#listener()}; not null (default {@link ResumeListener#LOGGING}). */
+        public Builder listener(ResumeListener v) {
+            this.listener = v;
+            return this;
+        }
+
+        /**
+         * The options.
+         *
+         * @throws InvalidWorkflowInputException naming the first option out of range, its value and the rule
+         */
+        public ResumeOptions build() {
+            positive(pollInterval, "pollInterval");
+            positive(leaseTtl, "leaseTtl");
+            positive(cascadeRepairInterval, "cascadeRepairInterval");
+            Advancer.Policy.of(retry, "retry");
+            if (batchLimit < 1 || batchLimit > MAX_BATCH_LIMIT) {
+                throw new InvalidWorkflowInputException(
+                        "batchLimit must be in [1, " + MAX_BATCH_LIMIT + "], got " + batchLimit);
+            }
+            if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+                throw new InvalidWorkflowInputException(
+                        "concurrency must be in [1, " + MAX_CONCURRENCY + "], got " + concurrency);
+            }
+            if (leaseTtl.toMillis() < 30) {
+                throw new InvalidWorkflowInputException("leaseTtl must be >= 30 ms, got " + leaseTtl);
+            }
+            Args.notNull(listener, "listener");
+            return new ResumeOptions(this);
+        }
+
+        private static void positive(Duration d, String what) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
+            }
         }
     }
 }

@@ -1,28 +1,7 @@
 package dev.waymark.workflow.resume;
 
-import dev.waymark.store.EventStore;
-import dev.waymark.store.WakeSignal;
 import dev.waymark.workflow.WorkflowBacklog;
-import dev.waymark.workflow.WorkflowRegistry;
-import dev.waymark.workflow.internal.Advancer;
-import dev.waymark.workflow.internal.BacklogSampler;
-import dev.waymark.workflow.internal.CascadeRepair;
-import dev.waymark.workflow.internal.Deadline;
-import dev.waymark.workflow.internal.Instances;
-import dev.waymark.workflow.internal.LeaseKeeper;
-import dev.waymark.workflow.internal.LoopWaker;
-import dev.waymark.workflow.internal.Leases;
-import dev.waymark.workflow.internal.ResumeWorkers;
-import dev.waymark.workflow.internal.Runtime;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Notices workflows that have work to do and runs them: each pass asks the database for runnable
@@ -44,90 +23,22 @@ import java.util.concurrent.TimeUnit;
  * another worker can take the instances at once; {@link #close(Duration)} lets them finish first,
  * for up to a grace.
  *
- * <p>Create one with {@link dev.waymark.workflow.WorkflowEngine#resumeWorker(ResumeOptions)}; the
- * class has no public constructor.
+ * <p>Create one with {@link dev.waymark.workflow.WorkflowEngine#resumeWorker(ResumeOptions)}, its
+ * options with {@link ResumeOptions#builder()}.
  */
-public final class ResumeWorker implements AutoCloseable {
+public interface ResumeWorker extends AutoCloseable {
 
     /**
      * How often the loop looks for runnable instances of names not registered here (every
      * {@link #resumeOnce()} does).
      */
-    public static final Duration HOUSEKEEPING_INTERVAL = Duration.ofSeconds(10);
-
-    /**
-     * Least time between the start of a pass that claimed nothing and the next pass a wake of the
-     * store prompts: with push, every append of the process wakes the loop (its own runs' steps
-     * included), and back-to-back empty claims would cost a statement each for nothing.
-     */
-    static final Duration EMPTY_PASS_GAP = Duration.ofMillis(10);
-
-    static {
-        ResumeWorkers.register(ResumeWorker::new);
-    }
-
-    private final Runtime runtime;
-    private final Instances instances;
-    private final WorkflowRegistry registry;
-    private final EventStore store;
-    private final ResumeOptions options;
-    private final Advancer advancer;
-    private final Advancer.Policy policy;
-    private final LeaseKeeper keeper;
-    private final ExecutorService advances;
-    private final java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced;
-    private final CascadeRepair cascades;
-    private final BacklogSampler backlog;
-    /** Attempts running in the process (the engine's runs and its workers' attempts), for the backlog. */
-    private final java.util.concurrent.atomic.AtomicLong engineInFlight;
-    /** Attempts this worker's loop has in flight. */
-    private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
-    /** What the loop's attempts did since the last pass report. */
-    private final java.util.concurrent.atomic.AtomicReference<ResumeSummary> finished =
-            new java.util.concurrent.atomic.AtomicReference<>(ResumeSummary.EMPTY);
-    /** When the loop passes next (pokes, due times, free slots). */
-    private final LoopWaker waker = new LoopWaker();
-    private volatile long lastUnknownCheck = System.nanoTime() - HOUSEKEEPING_INTERVAL.toNanos();
-    private Thread relay;
-    private Runnable unhint = () -> { };
-    private volatile boolean running;
-    /** Set by {@link #close}: a pass in progress claims nothing more. */
-    private volatile boolean closing;
-    /** Whether the loop is in a pass (else it waits, and an interrupt cuts nothing short). */
-    private volatile boolean passing;
-    private Thread loop;
-
-    /**
-     * A worker over an engine's parts (through {@link ResumeWorkers#create}). Its {@code advanced}
-     * hears how each attempt ended (the engine completes in-process waits with it).
-     */
-    private ResumeWorker(ResumeWorkers.Parts parts, ResumeOptions options) {
-        this.advanced = parts.advanced();
-        this.runtime = parts.runtime();
-        this.instances = runtime.instances();
-        this.registry = parts.registry();
-        this.store = parts.store();
-        this.options = options;
-        // a listener that logs crashes and failures itself: the advancer does not log them again
-        this.advancer = new Advancer(runtime, options.listener().logsEvents());
-        this.policy = new Advancer.Policy(options.maxAttempts(), options.backoffBase(), options.backoffCap());
-        this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
-        this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());
-        this.backlog = parts.backlog();
-        this.engineInFlight = parts.inFlight();
-        this.cascades = new CascadeRepair(instances, parts.cancel(), options.cascadeRepairInterval(),
-                options.batchLimit());
-    }
+    Duration HOUSEKEEPING_INTERVAL = Duration.ofSeconds(10);
 
     /** The options. */
-    public ResumeOptions options() {
-        return options;
-    }
+    ResumeOptions options();
 
     /** The owner id this worker writes into the leases it takes. */
-    public String owner() {
-        return keeper.owner();
-    }
+    String owner();
 
     /**
      * One claim-advance pass, in the calling thread: claims up to the batch limit of due instances in
@@ -136,172 +47,7 @@ public final class ResumeWorker implements AutoCloseable {
      * unregistered names. Never throws for a single workflow's failure; a failure of the claim itself
      * propagates.
      */
-    public ResumeSummary resumeOnce() {
-        long started = System.nanoTime();
-        repairCascades();
-        WorkflowBacklog sample = backlog.refresh();
-        int unknown = reportUnknown();
-        Leases.DueBatch batch = claim(options.batchLimit());
-        ResumeSummary summary = new ResumeSummary(batch.claimed().size(), 0, 0, 0, unknown, 0, 0, 0, 0, 0);
-        if (options.concurrency() == 1 || batch.claimed().size() <= 1) {
-            for (Leases.Claimed c : batch.claimed()) {
-                if (closing || Thread.currentThread().isInterrupted()) {
-                    release(c); // closing: run nothing more after the attempt close interrupted
-                    continue;
-                }
-                summary = summary.plus(advanceClaimed(c));
-            }
-        } else {
-            summary = summary.plus(advanceAll(batch.claimed()));
-        }
-        ResumeSummary done = summary;
-        safely(() -> options.listener().onPass(done, Duration.ofNanos(System.nanoTime() - started),
-                sample.pendingAwakeables(), sample.waiting()));
-        return done;
-    }
-
-    /** Claims up to {@code limit} due instances (one statement); each is held by the keeper until advanced. */
-    private Leases.DueBatch claim(int limit) {
-        Leases.DueBatch batch = instances.leases().claimDue(registry.names(), keeper.owner(), keeper.ttl(), limit);
-        for (Leases.Claimed c : batch.claimed()) {
-            keeper.hold(c.key());
-        }
-        if (batch.dbNow() != null) {
-            waker.databaseNow(batch.dbNow());
-        }
-        return batch;
-    }
-
-    /** Reports runnable instances nobody here can run (never claimed); returns how many. */
-    private int reportUnknown() {
-        List<Instances.Key> unknown = instances.queries().discoverUnknown(registry.names(), options.batchLimit());
-        for (Instances.Key key : unknown) {
-            safely(() -> options.listener().onEvent(new ResumeEvent.UnknownName(key.name(), key.id())));
-        }
-        lastUnknownCheck = System.nanoTime();
-        return unknown.size();
-    }
-
-    /** Cancels live children of cancelled workflows when due; a failure here never costs the pass. */
-    private void repairCascades() {
-        try {
-            cascades.runIfDue(
-                    o -> safely(() -> options.listener().onEvent(new ResumeEvent.CascadeRepaired(o.child().name(),
-                            o.child().id(), o.parent().name(), o.parent().id()))),
-                    (o, e) -> safely(() -> options.listener().onEvent(new ResumeEvent.TransientError(o.child().name(),
-                            o.child().id(), e))));
-        } catch (RuntimeException e) {
-            safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e)));
-        }
-    }
-
-    private ResumeSummary advanceAll(List<Leases.Claimed> claimed) {
-        java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(options.concurrency());
-        List<Future<ResumeSummary>> futures = new ArrayList<>();
-        for (Leases.Claimed c : claimed) {
-            try {
-                futures.add(advances.submit(() -> {
-                    permits.acquire();
-                    try {
-                        return closing ? releaseEmpty(c) : advanceClaimed(c);
-                    } finally {
-                        permits.release();
-                    }
-                }));
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                release(c); // closed meanwhile
-            }
-        }
-        ResumeSummary sum = ResumeSummary.EMPTY;
-        for (Future<ResumeSummary> f : futures) {
-            try {
-                sum = sum.plus(f.get());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                futures.forEach(x -> x.cancel(true));
-                return sum;
-            } catch (java.util.concurrent.CancellationException e) {
-                // cancelled by close; its lease expires or was released
-            } catch (ExecutionException e) {
-                sum = sum.plus(new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 1, 0));
-                safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e.getCause())));
-            }
-        }
-        return sum;
-    }
-
-    private ResumeSummary releaseEmpty(Leases.Claimed c) {
-        release(c);
-        return ResumeSummary.EMPTY;
-    }
-
-    /** Gives back a claimed lease that will not be run (closing), so another worker takes it at once. */
-    private void release(Leases.Claimed c) {
-        try {
-            instances.leases().release(c.key().name(), c.key().id(), keeper.owner(), c.claim().epoch(), false);
-        } catch (RuntimeException e) {
-            org.slf4j.LoggerFactory.getLogger(ResumeWorker.class)
-                    .debug("waymark resume: releasing {} failed; the lease expires by itself", c.key(), e);
-        } finally {
-            keeper.drop(c.key());
-        }
-    }
-
-    /** Runs one claimed instance and reports how it ended; the claim's hold on the lease ends with it. */
-    private ResumeSummary advanceClaimed(Leases.Claimed claimed) {
-        Instances.Key key = claimed.key();
-        Leases.Claim c = claimed.claim();
-        Advancer.Advance a;
-        engineInFlight.incrementAndGet();
-        try {
-            if (c.previousExpiry() != null) {
-                Duration since = Duration.between(c.previousExpiry(), c.claimedAt());
-                safely(() -> options.listener().onRecovered(key.name(), key.id(), since));
-            }
-            a = advancer.advance(key, c.epoch(), keeper, policy, null);
-        } finally {
-            keeper.drop(key);
-            engineInFlight.decrementAndGet();
-        }
-        try {
-            advanced.accept(key, a);
-        } catch (RuntimeException e) {
-            org.slf4j.LoggerFactory.getLogger(ResumeWorker.class).warn("waymark resume: advance hook failed", e);
-        }
-        return summaryOf(key, a);
-    }
-
-    private ResumeSummary summaryOf(Instances.Key key, Advancer.Advance a) {
-        return switch (a.result()) {
-            case COMPLETED -> new ResumeSummary(0, 1, 1, 0, 0, 0, 0, 0, 0, 0);
-            case SUSPENDED -> new ResumeSummary(0, 1, 0, 1, 0, 0, 0, 0, 0, 0);
-            case CANCELLED -> new ResumeSummary(0, 1, 0, 0, 0, 0, 1, 0, 0, 0);
-            case FAILED -> {
-                if (a.error() != null) { // the last crash: reported as a crash, then as the failure it caused
-                    safely(() -> options.listener().onEvent(new ResumeEvent.Crashed(key.name(), key.id(), a.attempts(),
-                            options.maxAttempts(), a.error())));
-                    safely(() -> options.listener().onEvent(
-                            new ResumeEvent.MarkedFailed(key.name(), key.id(), a.attempts(), a.error())));
-                }
-                // failed counts what this pass marked failed (its last crash), as the seed does; a run that
-                // found the instance already failed (another worker marked it) was only resumed, or
-                // every worker that ran into it would count the one failure again
-                int marked = a.error() != null ? 1 : 0;
-                yield new ResumeSummary(0, 1, 0, 0, 0, marked, 0, marked, 0, 0);
-            }
-            case CRASHED -> {
-                safely(() -> options.listener().onEvent(new ResumeEvent.Crashed(key.name(), key.id(), a.attempts(),
-                        options.maxAttempts(), a.error())));
-                yield new ResumeSummary(0, 1, 0, 0, 0, 0, 0, 1, 0, 0);
-            }
-            case TRANSIENT -> {
-                safely(() -> options.listener().onEvent(new ResumeEvent.TransientError(key.name(), key.id(), a.error())));
-                yield new ResumeSummary(0, 1, 0, 0, 0, 0, 0, 0, 1, 0);
-            }
-            case LEASE_LOST -> new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 0, 1);
-            case INTERRUPTED -> ResumeSummary.EMPTY;
-        };
-    }
+    ResumeSummary resumeOnce();
 
     /**
      * Starts the loop on a thread of its own. Each pass claims, in one statement, as many due instances
@@ -315,127 +61,7 @@ public final class ResumeWorker implements AutoCloseable {
      * on NOTIFY of another handle's append, and on the store's fallback tick. An idle pass is one
      * statement; the look for instances of unregistered names runs every {@link #HOUSEKEEPING_INTERVAL}.
      */
-    public synchronized ResumeWorker start() {
-        if (loop != null) {
-            throw new IllegalStateException("resume worker " + owner() + " already started");
-        }
-        if (closing) {
-            throw new IllegalStateException("resume worker " + owner() + " is closed");
-        }
-        running = true;
-        WakeSignal wake = options.push() ? store.wakeSignal() : null;
-        if (wake != null) {
-            relay = Thread.ofVirtual().name("waymark-resume-wake-" + owner()).start(() -> relayWakes(wake));
-        }
-        unhint = runtime.onDue(waker::dueHint);
-        loop = Thread.ofPlatform().name("waymark-resume-loop-" + owner()).daemon().start(this::runLoop);
-        return this;
-    }
-
-    /** Turns every wake of the store into a poke of the loop. */
-    private void relayWakes(WakeSignal wake) {
-        long seen = wake.generation();
-        while (running) {
-            try {
-                long now = wake.awaitAfter(seen, options.pollInterval());
-                if (now != seen) {
-                    seen = now;
-                    waker.poke();
-                }
-            } catch (InterruptedException e) {
-                return;
-            }
-        }
-    }
-
-    private void runLoop() {
-        while (running) {
-            long seen = waker.pokes();
-            Round r = Round.IDLE;
-            long roundStarted = System.nanoTime();
-            passing = true;
-            try {
-                if (!closing) {
-                    r = round();
-                }
-            } catch (RuntimeException | Error e) {
-                // an Error too (a StackOverflowError, an OutOfMemoryError that freed its memory):
-                // this loop is what resumes the process's workflows, so it reports and goes on
-                passFailed(e);
-            } finally {
-                passing = false;
-            }
-            if (!running) {
-                break;
-            }
-            if (r.fullBatch()) {
-                continue; // more work than one pass takes
-            }
-            try {
-                waker.awaitNext(seen, r.slotsFull(), () -> inFlight.get() < options.concurrency(), r.nextDueMillis(),
-                        options.pollInterval().toMillis(), () -> running);
-                if (r.empty()) {
-                    waker.awaitGap(roundStarted, EMPTY_PASS_GAP.toNanos(), () -> running);
-                }
-            } catch (InterruptedException e) {
-                break;
-            }
-        }
-    }
-
-    /**
-     * What a pass found: whether it filled its batch, its free slots, the next wake time it saw, and
-     * whether it claimed nothing (then the next pass a wake prompts waits {@link #EMPTY_PASS_GAP}).
-     */
-    private record Round(boolean fullBatch, boolean slotsFull, long nextDueMillis, boolean empty) {
-        static final Round IDLE = new Round(false, false, Long.MAX_VALUE, true);
-    }
-
-    private Round round() {
-        long started = System.nanoTime();
-        repairCascades();
-        if (System.nanoTime() - lastUnknownCheck >= HOUSEKEEPING_INTERVAL.toNanos()) {
-            int unknown = reportUnknown();
-            finished.accumulateAndGet(new ResumeSummary(0, 0, 0, 0, unknown, 0, 0, 0, 0, 0), ResumeSummary::plus);
-        }
-        int limit = Math.min(options.batchLimit(), Math.max(0, options.concurrency() - inFlight.get()));
-        if (limit == 0) {
-            return new Round(false, true, Long.MAX_VALUE, false);
-        }
-        Leases.DueBatch batch = claim(limit);
-        for (Leases.Claimed c : batch.claimed()) {
-            inFlight.incrementAndGet();
-            try {
-                advances.execute(() -> {
-                    try {
-                        ResumeSummary s = closing ? releaseEmpty(c) : advanceClaimed(c);
-                        finished.accumulateAndGet(s, ResumeSummary::plus);
-                    } finally {
-                        inFlight.decrementAndGet();
-                        waker.slotFreed();
-                    }
-                });
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                inFlight.decrementAndGet();
-                release(c); // closing
-            }
-        }
-        int n = batch.claimed().size();
-        finished.accumulateAndGet(new ResumeSummary(n, 0, 0, 0, 0, 0, 0, 0, 0, 0), ResumeSummary::plus);
-        reportFinished(Duration.ofNanos(System.nanoTime() - started));
-        long next = batch.nextDue() == null || batch.dbNow() == null ? Long.MAX_VALUE
-                : System.currentTimeMillis() + Math.max(1, Duration.between(batch.dbNow(), batch.nextDue()).toMillis());
-        return new Round(n == options.batchLimit(), n == limit && limit < options.batchLimit(), next, n == 0);
-    }
-
-    /** Reports the pass: what it claimed, and the attempts that ended since the last report. */
-    private void reportFinished(Duration elapsed) {
-        ResumeSummary s = finished.getAndSet(ResumeSummary.EMPTY);
-        WorkflowBacklog last = backlog.last();
-        long pending = last == null ? 0 : last.pendingAwakeables();
-        long waiting = last == null ? s.discovered() : last.waiting();
-        safely(() -> options.listener().onPass(s, elapsed, pending, waiting));
-    }
+    ResumeWorker start();
 
     /**
      * Stops the loop at once: the attempts in flight are interrupted (an interrupted attempt records
@@ -443,9 +69,7 @@ public final class ResumeWorker implements AutoCloseable {
      * same as {@code close(Duration.ZERO)}.
      */
     @Override
-    public void close() {
-        close(Duration.ZERO);
-    }
+    void close();
 
     /**
      * Stops the loop gracefully: the worker claims nothing more, lets the attempts in flight finish
@@ -456,85 +80,14 @@ public final class ResumeWorker implements AutoCloseable {
      *
      * @throws IllegalArgumentException if {@code grace} is null or negative
      */
-    public void close(Duration grace) {
-        if (grace == null || grace.isNegative()) {
-            throw new IllegalArgumentException("grace must be >= 0, got " + grace);
-        }
-        Deadline deadline = Deadline.after(grace);
-        boolean interrupted = false;
-        Thread t;
-        closing = true; // before reading passing: a pass that begins now claims nothing
-        synchronized (this) {
-            running = false;
-            t = loop;
-        }
-        waker.poke();
-        unhint.run();
-        if (relay != null) {
-            relay.interrupt();
-        }
-        if (t != null) {
-            if (passing) {
-                // a pass's attempts finish; it claims nothing more, then the loop sees running is false
-                interrupted |= !Deadline.joined(t, deadline.remainingNanos());
-            }
-            t.interrupt(); // waiting for the next pass, past the grace, or our caller was interrupted
-            interrupted |= !Deadline.joined(t, TimeUnit.SECONDS.toNanos(30));
-        }
-        advances.shutdown();
-        if (!interrupted) {
-            try {
-                advances.awaitTermination(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        advances.shutdownNow(); // interrupted attempts record nothing and release their leases
-        try {
-            if (!advances.awaitTermination(30, TimeUnit.SECONDS)) {
-                org.slf4j.LoggerFactory.getLogger(ResumeWorker.class)
-                        .warn("waymark resume: attempts still running after 30 s; their leases expire by themselves");
-            }
-        } catch (InterruptedException e) {
-            interrupted = true;
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        keeper.close();
-        if (!finished.get().equals(ResumeSummary.EMPTY)) {
-            try {
-                reportFinished(Duration.ZERO); // attempts that ended after the loop's last pass
-            } catch (RuntimeException | Error e) {
-                passFailed(e); // a listener's Error (safely lets those through) must not escape close
-            }
-        }
-    }
+    void close(Duration grace);
 
     /**
      * The runnable backlog of the schema (see {@link WorkflowBacklog}), sampled at most the engine's
      * {@code backlogSampleInterval} ago, shared with the engine.
      */
-    public WorkflowBacklog backlog() {
-        return backlog.current();
-    }
+    WorkflowBacklog backlog();
 
     /** Attempts this worker's loop has in flight now (at most {@link ResumeOptions#concurrency()}). */
-    public int inFlight() {
-        return inFlight.get();
-    }
-
-    /** Reports a failed pass; whatever the listener throws, the loop goes on. */
-    private void passFailed(Throwable e) {
-        try {
-            options.listener().onEvent(new ResumeEvent.PassFailed(e));
-        } catch (RuntimeException | Error listenerFailure) {
-            e.addSuppressed(listenerFailure);
-            org.slf4j.LoggerFactory.getLogger(ResumeWorker.class).error("waymark resume: pass failed", e);
-        }
-    }
-
-    private void safely(Runnable r) {
-        runtime.safely(r); // the engine's one guard around listener calls
-    }
+    int inFlight();
 }

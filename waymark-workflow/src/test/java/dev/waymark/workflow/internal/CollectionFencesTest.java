@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowStatus;
 import java.sql.Connection;
@@ -27,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class CollectionFencesTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final Duration TTL = Duration.ofMinutes(5);
 
@@ -38,7 +39,6 @@ class CollectionFencesTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         instances = new Instances(POSTGRES.dataSource(), store.schema());
         s = "\"" + store.schema() + "\".";
     }

@@ -3,6 +3,7 @@ package dev.waymark.workflow.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.OneConnection;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.JournalEntry;
@@ -31,7 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class EngineReadPlansTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final int BULK_EVENTS = 20_000;
     private static final int FINISHED = 20_000;
@@ -44,7 +45,6 @@ class EngineReadPlansTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         instances = new Instances(POSTGRES.dataSource(), store.schema());
     }
 

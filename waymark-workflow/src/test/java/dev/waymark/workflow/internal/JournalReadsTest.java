@@ -3,6 +3,7 @@ package dev.waymark.workflow.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.OneConnection;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
@@ -28,7 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class JournalReadsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final int OTHERS_RUNNING = 2_000;
     private static final int BULK_EVENTS = 20_000;
@@ -41,7 +42,6 @@ class JournalReadsTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         instances = new Instances(POSTGRES.dataSource(), store.schema());
         POSTGRES.execute("INSERT INTO \"" + store.schema() + "\".workflows (name, id, status, input)"
                 + " SELECT 'other', 'other-' || g, 'running', '1' FROM generate_series(1, " + OTHERS_RUNNING + ") g");

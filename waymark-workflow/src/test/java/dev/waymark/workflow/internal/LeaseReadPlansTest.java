@@ -1,6 +1,7 @@
 package dev.waymark.workflow.internal;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.OneConnection;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
@@ -27,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LeaseReadPlansTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final int OTHERS_RUNNING = 20_000;
     private static final int EARLY_READS = 12; // pgjdbc prepares at the fifth execution, the server plans generically from the sixth
@@ -38,7 +39,6 @@ class LeaseReadPlansTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         instances = new Instances(POSTGRES.dataSource(), store.schema());
     }
 

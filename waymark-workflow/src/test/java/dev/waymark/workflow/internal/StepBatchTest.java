@@ -3,6 +3,7 @@ package dev.waymark.workflow.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowStatus;
 import java.sql.Connection;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StepBatchTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static EventStore store;
     private static Instances instances;
@@ -33,7 +34,6 @@ class StepBatchTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         instances = new Instances(POSTGRES.dataSource(), store.schema());
     }
 

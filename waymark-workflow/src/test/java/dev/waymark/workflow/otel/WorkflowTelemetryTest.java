@@ -3,6 +3,7 @@ package dev.waymark.workflow.otel;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowListener;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class WorkflowTelemetryTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     @Test
     void a_run_makes_one_span_with_a_child_span_per_fresh_step_and_counts_its_steps() throws Exception {

@@ -3,6 +3,7 @@ package dev.waymark.workflow.resume;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowRegistry;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class DueWakeTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final WorkflowRegistry REGISTRY = new WorkflowRegistry()
             .register("napper", Long.class, String.class, (ctx, millis) -> {
@@ -33,8 +34,8 @@ class DueWakeTest {
         try (EventStore store = EventStore.builder(POSTGRES.dataSource()).build()) {
             store.migrate();
             try (WorkflowEngine engine = WorkflowEngine.builder(store, REGISTRY).build();
-                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withPush(false)
-                            .withPollInterval(Duration.ofHours(1))).start()) {
+                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().push(false)
+                            .pollInterval(Duration.ofHours(1)).build()).start()) {
                 long t0 = System.nanoTime();
                 // the engine runs it here at once; it parks on the sleep and tells the worker its wake time
                 String result = engine.start("napper", "local", 200L, String.class).await(Duration.ofSeconds(20));
@@ -59,8 +60,8 @@ class DueWakeTest {
                                 == dev.waymark.workflow.WorkflowStatus.SUSPENDED);
             }
             try (WorkflowEngine engine = WorkflowEngine.builder(store, REGISTRY).runOnStart(false).build();
-                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withPush(false)
-                            .withPollInterval(Duration.ofHours(1))).start()) {
+                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().push(false)
+                            .pollInterval(Duration.ofHours(1)).build()).start()) {
                 assertThat(engine.handle("napper", "remote", String.class).await(Duration.ofSeconds(20)))
                         .isEqualTo("rested");
             }

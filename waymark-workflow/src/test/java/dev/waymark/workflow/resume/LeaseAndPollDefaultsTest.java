@@ -1,9 +1,11 @@
 package dev.waymark.workflow.resume;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowRegistry;
@@ -28,9 +30,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LeaseAndPollDefaultsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final CountDownLatch entered = new CountDownLatch(2);
     private static final CountDownLatch release = new CountDownLatch(1);
 
@@ -40,7 +41,6 @@ class LeaseAndPollDefaultsTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         registry = new WorkflowRegistry()
                 .register("held", String.class, String.class, (ctx, in) -> ctx.step("hold", String.class, () -> {
                     entered.countDown();
@@ -82,15 +82,15 @@ class LeaseAndPollDefaultsTest {
         try (EventStore ticking = EventStore.builder(POSTGRES.dataSource()).fallbackPoll(Duration.ofMillis(20)).build();
                 WorkflowEngine engine = WorkflowEngine.builder(ticking, registry).runOnStart(false).build()) {
             AtomicInteger passes = new AtomicInteger();
-            try (ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withPush(false)
-                    .withPollInterval(Duration.ofHours(1)).withListener(counting(passes))).start()) {
+            try (ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().push(false)
+                    .pollInterval(Duration.ofHours(1)).listener(counting(passes)).build()).start()) {
                 await().atMost(WAIT).until(() -> passes.get() == 1);
                 engine.start("quick", "unnoticed", "x", String.class); // an append signalled on this store
                 await("no second pass while the store ticks every 20 ms and signals a start").during(Duration.ofSeconds(1))
                         .atMost(Duration.ofSeconds(3)).until(() -> passes.get() == 1);
             }
-            try (ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withPush(false)
-                    .withPollInterval(Duration.ofMillis(100)).withListener(counting(passes))).start()) {
+            try (ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().push(false)
+                    .pollInterval(Duration.ofMillis(100)).listener(counting(passes)).build()).start()) {
                 await("passes every 100 ms").atMost(WAIT).until(() -> passes.get() >= 5);
             }
         }
@@ -103,22 +103,22 @@ class LeaseAndPollDefaultsTest {
         try (EventStore ticking = EventStore.builder(POSTGRES.dataSource()).fallbackPoll(Duration.ofMillis(100))
                 .build();
                 WorkflowEngine engine = WorkflowEngine.builder(ticking, registry).runOnStart(false).build();
-                ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withPollInterval(Duration.ofHours(1))
-                        .withListener(counting(passes))).start()) {
+                ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofHours(1))
+                        .listener(counting(passes)).build()).start()) {
             await("passes on the store's 100 ms tick").atMost(WAIT).until(() -> passes.get() >= 5);
         }
         // the store's tick every 10 minutes, the worker's poll 100 ms: the poll is the push loop's fallback
         passes.set(0);
         try (EventStore quiet = EventStore.builder(POSTGRES.dataSource()).fallbackPoll(Duration.ofMinutes(10)).build();
                 WorkflowEngine engine = WorkflowEngine.builder(quiet, registry).runOnStart(false).build();
-                ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withPollInterval(Duration.ofMillis(100))
-                        .withListener(counting(passes))).start()) {
+                ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofMillis(100))
+                        .listener(counting(passes)).build()).start()) {
             await("passes every 100 ms without any signal").atMost(WAIT).until(() -> passes.get() >= 5);
         }
         // and a start signalled on the store is run at once, whatever the tick and the poll
         try (EventStore quiet = EventStore.builder(POSTGRES.dataSource()).fallbackPoll(Duration.ofMinutes(10)).build();
                 WorkflowEngine engine = WorkflowEngine.builder(quiet, registry).runOnStart(false).build();
-                ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withPollInterval(Duration.ofHours(1)))
+                ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofHours(1)).build())
                         .start()) {
             assertThat(engine.start("quick", "pushed", "ran", String.class).await(Duration.ofSeconds(5)))
                     .isEqualTo("ran");

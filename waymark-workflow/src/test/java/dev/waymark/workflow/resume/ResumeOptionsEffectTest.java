@@ -1,9 +1,12 @@
 package dev.waymark.workflow.resume;
 
+import dev.waymark.core.RetryPolicy;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowInfo;
@@ -37,9 +40,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ResumeOptionsEffectTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final Map<String, AtomicInteger> bodyRuns = new ConcurrentHashMap<>();
     private static final Map<String, AtomicInteger> stepRuns = new ConcurrentHashMap<>();
     /** The barrier the "meet" workflows' step waits at; set per test. */
@@ -55,7 +57,6 @@ class ResumeOptionsEffectTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("alwaysCrashes", String.class, String.class, (ctx, in) -> {
                     bodyRuns.computeIfAbsent(ctx.workflowId(), k -> new AtomicInteger()).incrementAndGet();
@@ -92,7 +93,7 @@ class ResumeOptionsEffectTest {
         // start() leaves every run to the resume workers under test. The engine's own crash policy is
         // deliberately different from the workers': a worker must apply its own options.
         engine = WorkflowEngine.builder(store, registry).runOnStart(false)
-                .crashBackoff(Duration.ofSeconds(7), Duration.ofSeconds(60)).maxAttempts(1).build();
+                .retry(RetryPolicy.exponential(1, Duration.ofSeconds(7), Duration.ofSeconds(60))).build();
     }
 
     @AfterAll
@@ -109,8 +110,8 @@ class ResumeOptionsEffectTest {
 
     @Test
     void the_crash_backoff_doubles_from_its_base_up_to_its_cap_and_hides_the_instance_until_due() {
-        ResumeOptions options = ResumeOptions.defaults().withConcurrency(1).withMaxAttempts(6)
-                .withLeaseTtl(Duration.ofSeconds(5)).withBackoff(Duration.ofSeconds(10), Duration.ofSeconds(30));
+        ResumeOptions options = ResumeOptions.builder().concurrency(1).retry(RetryPolicy.exponential(6, Duration.ofSeconds(10), Duration.ofSeconds(30)))
+                .leaseTtl(Duration.ofSeconds(5)).build();
         engine.start("alwaysCrashes", "c1", "x", String.class);
         // 10 s, 20 s, then 40 s, 80 s and 160 s capped at 30 s (long enough that the checks right after a
         // crash always run within its backoff, however slow the machine)
@@ -159,8 +160,8 @@ class ResumeOptionsEffectTest {
         for (int i = 1; i <= 3; i++) {
             engine.start("meet", "m" + i, "m" + i, String.class);
         }
-        ResumeOptions options = ResumeOptions.defaults().withConcurrency(3).withMaxAttempts(1)
-                .withLeaseTtl(Duration.ofSeconds(30));
+        ResumeOptions options = ResumeOptions.builder().concurrency(3).retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
+                .leaseTtl(Duration.ofSeconds(30)).build();
         long t0 = System.nanoTime();
         ResumeSummary pass;
         try (ResumeWorker worker = engine.resumeWorker(options)) {
@@ -184,8 +185,8 @@ class ResumeOptionsEffectTest {
         for (int i = 1; i <= 4; i++) {
             engine.start("paced", "p" + i, "p" + i, String.class);
         }
-        ResumeOptions options = ResumeOptions.defaults().withConcurrency(2).withMaxAttempts(1)
-                .withLeaseTtl(Duration.ofSeconds(30));
+        ResumeOptions options = ResumeOptions.builder().concurrency(2).retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
+                .leaseTtl(Duration.ofSeconds(30)).build();
         ResumeSummary pass;
         try (ResumeWorker worker = engine.resumeWorker(options)) {
             pass = worker.resumeOnce();
@@ -211,8 +212,8 @@ class ResumeOptionsEffectTest {
             }
         };
         // no push and an hour between passes: only the full-batch rule can start passes 2 to 4
-        ResumeOptions options = ResumeOptions.defaults().withBatchLimit(2).withPush(false)
-                .withPollInterval(Duration.ofHours(1)).withLeaseTtl(Duration.ofSeconds(30)).withListener(listener);
+        ResumeOptions options = ResumeOptions.builder().batchLimit(2).push(false)
+                .pollInterval(Duration.ofHours(1)).leaseTtl(Duration.ofSeconds(30)).listener(listener).build();
         long t0 = System.nanoTime();
         try (ResumeWorker worker = engine.resumeWorker(options).start()) {
             await("all 7 completed (the poll interval is an hour)").atMost(WAIT).until(() -> completed("quick") == 7);

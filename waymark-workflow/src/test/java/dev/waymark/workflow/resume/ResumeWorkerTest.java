@@ -1,10 +1,13 @@
 package dev.waymark.workflow.resume;
 
+import dev.waymark.core.RetryPolicy;
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.InvalidWorkflowInputException;
 import dev.waymark.workflow.WorkflowClient;
@@ -35,9 +38,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ResumeWorkerTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
     private static final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
     private static final Map<String, UUID> awakeables = new ConcurrentHashMap<>();
 
@@ -49,7 +51,6 @@ class ResumeWorkerTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("quick", String.class, String.class, (ctx, in) -> {
                     runs.computeIfAbsent(ctx.workflowId(), k -> new AtomicInteger()).incrementAndGet();
@@ -115,8 +116,8 @@ class ResumeWorkerTest {
     }
 
     private static ResumeOptions options() {
-        return ResumeOptions.defaults().withConcurrency(1).withMaxAttempts(2)
-                .withBackoff(Duration.ofMillis(1), Duration.ofMillis(1)).withLeaseTtl(Duration.ofSeconds(5));
+        return ResumeOptions.builder().concurrency(1).retry(RetryPolicy.exponential(2, Duration.ofMillis(1), Duration.ofMillis(1)))
+                .leaseTtl(Duration.ofSeconds(5)).build();
     }
 
     private static WorkflowInfo info(String name, String id) {
@@ -147,7 +148,7 @@ class ResumeWorkerTest {
             client.start("ghost", "crowd-" + i, "c", String.class); // older than the one below
         }
         engine.start("quick", "late", "x", String.class);
-        try (ResumeWorker worker = engine.resumeWorker(options().withBatchLimit(2))) {
+        try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().batchLimit(2).build())) {
             ResumeSummary s = worker.resumeOnce();
             assertThat(s.completed()).isEqualTo(1);
             assertThat(s.unknownName()).isEqualTo(2);
@@ -179,11 +180,11 @@ class ResumeWorkerTest {
         java.io.PrintStream original = System.err; // slf4j-simple writes to the System.err of the moment
         System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
         try {
-            try (ResumeWorker worker = engine.resumeWorker(options().withBatchLimit(1)
-                    .withBackoff(Duration.ofHours(1), Duration.ofHours(1)))) { // LOGGING; not due again soon
+            try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().batchLimit(1)
+                    .retry(RetryPolicy.exponential(2, Duration.ofHours(1), Duration.ofHours(1))).build())) { // LOGGING; not due again soon
                 assertThat(worker.resumeOnce().crashed()).isEqualTo(1);
             }
-            try (ResumeWorker worker = engine.resumeWorker(options().withListener(new ResumeListener() {}))) {
+            try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().listener(new ResumeListener() {}).build())) {
                 assertThat(worker.resumeOnce().crashed()).isEqualTo(1); // the other one is in its backoff
             }
         } finally {
@@ -204,7 +205,7 @@ class ResumeWorkerTest {
         RecordingResumeListener recorder = new RecordingResumeListener();
         engine.start("cancelledMidRun", "cm-1", "x", String.class);
         engine.start("failedMidRun", "fm-1", "x", String.class);
-        try (ResumeWorker worker = engine.resumeWorker(options().withListener(new WorkflowMetrics(registry, recorder)))) {
+        try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().listener(new WorkflowMetrics(registry, recorder)).build())) {
             // before: the run that found fm-1 failed counted failed + 1, so every worker that ran into
             // a failure some other worker had marked (and counted) counted it again
             assertThat(worker.resumeOnce()).isEqualTo(new ResumeSummary(2, 2, 0, 0, 0, 0, 1, 0, 0, 0));
@@ -233,7 +234,7 @@ class ResumeWorkerTest {
                 recovered.add(sinceExpiry);
             }
         };
-        try (ResumeWorker worker = engine.resumeWorker(options().withListener(listener))) {
+        try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().listener(listener).build())) {
             // the live lease is not even claimed (the claim skips it in the same statement): nothing to skip
             assertThat(worker.resumeOnce()).isEqualTo(new ResumeSummary(2, 2, 2, 0, 0, 0, 0, 0, 0, 0));
         }
@@ -262,7 +263,7 @@ class ResumeWorkerTest {
         WorkflowMetrics metrics = new WorkflowMetrics(registry);
         engine.start("quick", "m1", "x", String.class);
         engine.start("waits", "m2", "x", String.class);
-        try (ResumeWorker worker = engine.resumeWorker(options().withListener(metrics))) {
+        try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().listener(metrics).build())) {
             worker.resumeOnce();
             worker.resumeOnce(); // samples the awakeable the first pass created
         }
@@ -289,7 +290,7 @@ class ResumeWorkerTest {
         sql("UPDATE waymark.workflows SET lease_owner = 'someone-else', lease_epoch = 3,"
                 + " lease_expires_at = now() + interval '1 hour' WHERE id LIKE 'held-%'");
         List<ResumeSummary> passes = new CopyOnWriteArrayList<>();
-        try (ResumeWorker worker = engine.resumeWorker(options().withListener(metrics))) {
+        try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().listener(metrics).build())) {
             // maxAttempts 2: the first pass crashes "crashing" once, a later one (after the backoff) fails it
             await().atMost(WAIT).until(() -> {
                 passes.add(worker.resumeOnce());
@@ -320,7 +321,7 @@ class ResumeWorkerTest {
     @Test
     void closing_the_worker_abandons_the_attempt_cleanly_and_releases_its_lease() throws Exception {
         engine.start("long", "l1", "x", String.class);
-        ResumeWorker worker = engine.resumeWorker(options().withConcurrency(2)).start();
+        ResumeWorker worker = engine.resumeWorker(options().toBuilder().concurrency(2).build()).start();
         assertThat(longStarted.await(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         assertThat(info("long", "l1").leaseOwner()).isEqualTo(worker.owner());
         worker.close();
@@ -377,7 +378,7 @@ class ResumeWorkerTest {
             engine.start("quick", "d" + i, "x", String.class);
         }
         java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(2);
-        ResumeOptions options = options().withConcurrency(4).withBatchLimit(40);
+        ResumeOptions options = options().toBuilder().concurrency(4).batchLimit(40).build();
         try (ResumeWorker a = engine.resumeWorker(options); ResumeWorker b = engine.resumeWorker(options)) {
             java.util.concurrent.CompletableFuture<ResumeSummary> first = java.util.concurrent.CompletableFuture
                     .supplyAsync(() -> passTogether(a, together));
@@ -426,8 +427,8 @@ class ResumeWorkerTest {
         try (EventStore quiet = EventStore.builder(counting).notifications(false).build();
                 WorkflowEngine idle = WorkflowEngine.builder(quiet, new WorkflowRegistry()
                         .register("quick", String.class, String.class, (ctx, in) -> in)).runOnStart(false).build();
-                ResumeWorker worker = idle.resumeWorker(ResumeOptions.defaults().withPush(false)
-                        .withPollInterval(Duration.ofMillis(20)).withListener(counter)).start()) {
+                ResumeWorker worker = idle.resumeWorker(ResumeOptions.builder().push(false)
+                        .pollInterval(Duration.ofMillis(20)).listener(counter).build()).start()) {
             await("the first passes (cascade repair, unknown names) are done").atMost(WAIT)
                     .until(() -> passes.get() >= 3);
             int passesBefore = passes.get();
@@ -446,13 +447,15 @@ class ResumeWorkerTest {
         // seed 002: a 1-second poll, 5 attempts; the lease is the engine's 30 s (the seed's 60 s made a
         // crash recovered twice as late when a resume worker had run the instance)
         assertThat(d.pollInterval()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(d.maxAttempts()).isEqualTo(5);
+        assertThat(d.retry().maxAttempts()).isEqualTo(5);
         assertThat(d.leaseTtl()).isEqualTo(Duration.ofSeconds(30));
         // the rest as ResumeOptions documents them
         assertThat(d.batchLimit()).isEqualTo(100);
         assertThat(d.concurrency()).isEqualTo(ResumeOptions.DEFAULT_CONCURRENCY).isEqualTo(64);
-        assertThat(d.backoffBase()).isEqualTo(Duration.ofSeconds(2));
-        assertThat(d.backoffCap()).isEqualTo(Duration.ofSeconds(64));
+        assertThat(d.retry().initialDelay()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(d.retry().multiplier()).isEqualTo(2.0);
+        assertThat(d.retry().maxDelay()).isEqualTo(Duration.ofSeconds(64));
+        assertThat(d.retry()).isEqualTo(ResumeOptions.DEFAULT_RETRY).isEqualTo(dev.waymark.workflow.WorkflowEngine.DEFAULT_RETRY);
         assertThat(d.push()).isTrue();
         assertThat(d.cascadeRepairInterval()).isEqualTo(Duration.ofSeconds(60));
         assertThat(d.listener()).isSameAs(ResumeListener.LOGGING);
@@ -460,21 +463,24 @@ class ResumeWorkerTest {
 
     @Test
     void invalid_options_are_refused_with_the_field_named() {
-        assertThatThrownBy(() -> ResumeOptions.defaults().withConcurrency(0))
+        assertThatThrownBy(() -> ResumeOptions.builder().concurrency(0).build())
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("concurrency must be in [1, 1024], got 0");
-        assertThatThrownBy(() -> ResumeOptions.defaults().withMaxAttempts(0))
-                .hasMessage("maxAttempts must be >= 1, got 0");
-        assertThatThrownBy(() -> ResumeOptions.defaults().withLeaseTtl(Duration.ZERO))
+        assertThatThrownBy(() -> ResumeOptions.builder().retry(null).build())
+                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("retry");
+        assertThatThrownBy(() -> ResumeOptions.builder().leaseTtl(Duration.ZERO).build())
                 .hasMessage("leaseTtl must be > 0, got PT0S");
-        assertThatThrownBy(() -> ResumeOptions.defaults().withPollInterval(Duration.ofSeconds(-1)))
+        assertThatThrownBy(() -> ResumeOptions.builder().pollInterval(Duration.ofSeconds(-1)).build())
                 .hasMessage("pollInterval must be > 0, got PT-1S");
-        assertThatThrownBy(() -> ResumeOptions.defaults().withBatchLimit(0))
+        assertThatThrownBy(() -> ResumeOptions.builder().batchLimit(0).build())
                 .hasMessage("batchLimit must be in [1, 10000], got 0");
-        assertThatThrownBy(() -> ResumeOptions.defaults().withBackoff(Duration.ofSeconds(5), Duration.ofSeconds(1)))
-                .hasMessage("backoffCap PT1S is below backoffBase PT5S");
-        assertThatThrownBy(() -> ResumeOptions.defaults().withCascadeRepairInterval(Duration.ZERO))
+        assertThatThrownBy(() -> ResumeOptions.builder().retry(ResumeOptions.DEFAULT_RETRY.withJitter(0.5)).build())
+                .isInstanceOf(InvalidWorkflowInputException.class)
+                .hasMessageStartingWith("retry must double without jitter");
+        assertThatThrownBy(() -> ResumeOptions.builder().retry(ResumeOptions.DEFAULT_RETRY.withMultiplier(3)).build())
+                .hasMessageStartingWith("retry must double without jitter");
+        assertThatThrownBy(() -> ResumeOptions.builder().cascadeRepairInterval(Duration.ZERO).build())
                 .hasMessage("cascadeRepairInterval must be > 0, got PT0S");
-        assertThat(ResumeOptions.defaults().withPollInterval(Duration.ofMillis(10)).cascadeRepairInterval())
+        assertThat(ResumeOptions.builder().pollInterval(Duration.ofMillis(10)).build().cascadeRepairInterval())
                 .as("independent of the poll interval").isEqualTo(Duration.ofSeconds(60));
         ResumeWorker closed = engine.resumeWorker(options());
         assertThatThrownBy(() -> closed.close(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
@@ -487,8 +493,8 @@ class ResumeWorkerTest {
     @Test
     void the_push_loop_resumes_within_milliseconds_and_the_fixed_loop_within_the_poll_interval() throws Exception {
         Duration poll = Duration.ofMillis(1000);
-        List<Long> push = measureWake(options().withPush(true).withPollInterval(poll), "push");
-        List<Long> fixed = measureWake(options().withPush(false).withPollInterval(poll), "fixed");
+        List<Long> push = measureWake(options().toBuilder().push(true).pollInterval(poll).build(), "push");
+        List<Long> fixed = measureWake(options().toBuilder().push(false).pollInterval(poll).build(), "fixed");
         long pushMedian = push.stream().sorted().toList().get(push.size() / 2);
         long fixedMedian = fixed.stream().sorted().toList().get(fixed.size() / 2);
         System.out.println("awakeable completion to workflow completion (ms): push " + push + " median " + pushMedian

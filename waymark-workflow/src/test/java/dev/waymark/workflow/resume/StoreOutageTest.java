@@ -1,5 +1,6 @@
 package dev.waymark.workflow.resume;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,6 +11,7 @@ import com.zaxxer.hikari.metrics.MetricsTrackerFactory;
 import com.zaxxer.hikari.metrics.PoolStats;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.StoreUnavailableException;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowInfo;
@@ -38,9 +40,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StoreOutageTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
-    private static final Duration WAIT = Duration.ofSeconds(30);
     private static final AtomicInteger actions = new AtomicInteger();
 
     private static HikariDataSource pool;
@@ -53,7 +54,6 @@ class StoreOutageTest {
         outage = new PoolOutage();
         pool = outage.pool();
         store = EventStore.builder(pool).build();
-        store.migrate();
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("payment", String.class, String.class, (ctx, in) -> ctx.step("charge", String.class, () -> {
                     if (actions.incrementAndGet() == 1) {
@@ -79,8 +79,8 @@ class StoreOutageTest {
         RecordingResumeListener recorder = new RecordingResumeListener();
         WorkflowMetrics metrics = new WorkflowMetrics(registry, recorder);
         List<ResumeEvent> events = recorder.events;
-        ResumeOptions options = ResumeOptions.defaults().withConcurrency(1).withMaxAttempts(1)
-                .withLeaseTtl(Duration.ofSeconds(30)).withListener(metrics); // no renewal during the outage
+        ResumeOptions options = ResumeOptions.builder().concurrency(1).retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
+                .leaseTtl(Duration.ofSeconds(30)).listener(metrics).build(); // no renewal during the outage
         try (ResumeWorker worker = engine.resumeWorker(options)) {
             ResumeSummary first = worker.resumeOnce();
             assertThat(first.transientErrors()).isEqualTo(1);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.AwakeableOutcome;
 import dev.waymark.workflow.WorkflowClient;
@@ -34,7 +35,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class WorkflowProcessTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = WaymarkExtension.migratedPostgres();
 
     private static final Duration TTL = Duration.ofSeconds(2);
     private static final Duration POLL = Duration.ofMillis(250);
@@ -46,7 +47,6 @@ class WorkflowProcessTest {
     @BeforeAll
     static void setUp() throws Exception {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        store.migrate();
         client = WorkflowClient.create(store);
         try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE effects (id bigserial PRIMARY KEY, workflow text NOT NULL, step text NOT NULL,"

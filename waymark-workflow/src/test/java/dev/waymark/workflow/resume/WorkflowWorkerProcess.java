@@ -2,6 +2,7 @@ package dev.waymark.workflow.resume;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
 import dev.waymark.workflow.Awakeable;
 import dev.waymark.workflow.WorkflowContext;
@@ -73,9 +74,9 @@ public final class WorkflowWorkerProcess {
                         return "done by " + pid;
                     });
             try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(ttl).build();
-                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.defaults().withLeaseTtl(ttl)
-                            .withPollInterval(poll).withConcurrency(8)
-                            .withBackoff(Duration.ofMillis(50), Duration.ofMillis(200))).start()) {
+                    ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().leaseTtl(ttl)
+                            .pollInterval(poll).concurrency(8)
+                            .retry(RetryPolicy.exponential(ResumeOptions.DEFAULT_RETRY.maxAttempts(), Duration.ofMillis(50), Duration.ofMillis(200))).build()).start()) {
                 System.out.println("worker pid " + pid + " owner " + worker.owner());
                 System.out.flush();
                 while (System.in.read() >= 0) {

@@ -1,11 +1,11 @@
 package dev.waymark.subscription.shard.internal;
 
 import dev.waymark.store.EventStore;
-import dev.waymark.store.StoreException;
-import dev.waymark.store.internal.TransactionBounds;
-import dev.waymark.store.internal.Schema;
 import dev.waymark.store.QueryPurpose;
-import dev.waymark.store.internal.Jdbc;
+import dev.waymark.store.StoreException;
+import dev.waymark.store.plumbing.Jdbc;
+import dev.waymark.store.plumbing.Schema;
+import dev.waymark.store.plumbing.TransactionBounds;
 import dev.waymark.subscription.ConsumerGroupSizeMismatchException;
 import dev.waymark.subscription.internal.CheckpointSql;
 import dev.waymark.subscription.shard.ShardCountMismatchException;
@@ -16,9 +16,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -27,12 +25,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 
 /**
  * Lease rows of a sharded subscription: one per bucket, plus one membership row per live worker.
- * Every time comes from the database ({@code waymark_now()} of each short transaction) unless a test
- * supplies a manual clock. A claim increments the bucket's epoch, which fences checkpoint writes.
+ * Every time comes from the database ({@code waymark_now()} of each short transaction, DESIGN decision 3). A claim increments the bucket's epoch, which fences checkpoint writes.
  */
 public final class LeaseStore {
 
@@ -43,22 +39,18 @@ public final class LeaseStore {
     private final String subscription;
     private final int shardCount;
     private final Duration ttl;
-    private final Supplier<Instant> clock;
     private final String q;
-    /** The lease clock: a test's manual time when bound, otherwise the database's (waymark_now()). */
+    /** The lease clock: the database's ({@code waymark_now()}, which a test clock can shift). */
     private final String now;
 
-    /**
-     * @param clock a manual clock for tests, or null for the database clock
-     */
-    public LeaseStore(EventStore store, String subscription, int shardCount, Duration ttl, Supplier<Instant> clock) {
+    /** The lease rows of {@code subscription} ({@code shardCount} buckets, leases of {@code ttl}) in {@code store}. */
+    public LeaseStore(EventStore store, String subscription, int shardCount, Duration ttl) {
         this.store = store;
         this.subscription = subscription;
         this.shardCount = shardCount;
         this.ttl = ttl;
-        this.clock = clock;
         this.q = Schema.quote(store.schema());
-        this.now = "COALESCE(?::timestamptz, " + q + ".waymark_now())";
+        this.now = q + ".waymark_now()";
     }
 
     /** The pool's name. */
@@ -69,10 +61,6 @@ public final class LeaseStore {
     private <T> T tx(String what, Jdbc.Work<T> work) {
         return Jdbc.inTransaction(store, QueryPurpose.LEASE, what + " for sharded subscription '"
                 + subscription + "'", work);
-    }
-
-    private void bindNow(PreparedStatement p, int index) throws SQLException {
-        p.setTimestamp(index, clock == null ? null : Timestamp.from(clock.get()));
     }
 
     private String interval() {
@@ -175,18 +163,12 @@ public final class LeaseStore {
                 int i = 1;
                 p.setString(i++, subscription);
                 p.setString(i++, worker);
-                bindNow(p, i++);
                 p.setString(i++, subscription);
                 p.setString(i++, worker);
-                bindNow(p, i++);
-                bindNow(p, i++);
-                bindNow(p, i++);
                 p.setString(i++, subscription);
                 p.setString(i++, worker);
-                bindNow(p, i++);
                 p.setString(i++, subscription);
-                p.setString(i++, worker);
-                bindNow(p, i);
+                p.setString(i, worker);
                 List<Lease> held = new ArrayList<>();
                 Map<String, Integer> others = new HashMap<>();
                 try (ResultSet rs = p.executeQuery()) {
@@ -210,10 +192,8 @@ public final class LeaseStore {
             try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET lease_expires_at = " + now
                     + " + " + interval() + ", heartbeat_at = " + now + " WHERE subscription = ? AND owner = ?"
                     + " RETURNING bucket, epoch")) {
-                bindNow(p, 1);
-                bindNow(p, 2);
-                p.setString(3, subscription);
-                p.setString(4, worker);
+                p.setString(1, subscription);
+                p.setString(2, worker);
                 return leases(p);
             }
         });
@@ -231,12 +211,9 @@ public final class LeaseStore {
                     + " WHERE subscription = ? AND (owner IS NULL OR lease_expires_at <= " + now + ")"
                     + " ORDER BY bucket LIMIT ? FOR UPDATE SKIP LOCKED) RETURNING bucket, epoch")) {
                 p.setString(1, worker);
-                bindNow(p, 2);
-                bindNow(p, 3);
-                p.setString(4, subscription);
-                p.setString(5, subscription);
-                bindNow(p, 6);
-                p.setInt(7, limit);
+                p.setString(2, subscription);
+                p.setString(3, subscription);
+                p.setInt(4, limit);
                 return leases(p);
             }
         });
@@ -338,8 +315,7 @@ public final class LeaseStore {
             try (PreparedStatement p = c.prepareStatement("SELECT bucket, owner, epoch, lease_expires_at,"
                     + " owner IS NOT NULL AND lease_expires_at > " + now + " FROM " + q + ".shards"
                     + " WHERE subscription = ? ORDER BY bucket")) {
-                bindNow(p, 1);
-                p.setString(2, subscription);
+                p.setString(1, subscription);
                 List<ShardOwnership> out = new ArrayList<>();
                 try (ResultSet rs = p.executeQuery()) {
                     while (rs.next()) {

@@ -46,7 +46,7 @@ public final class ShardWorker implements ShardedSubscription {
         this.name = name;
         this.workerId = workerId;
         this.options = options;
-        this.leases = new LeaseStore(store, name, options.shardCount(), options.leaseTtl(), null);
+        this.leases = new LeaseStore(store, name, options.shardCount(), options.leaseTtl());
         Duration grace = options.renewInterval().dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0
                 ? options.renewInterval().dividedBy(2) : Duration.ofSeconds(1);
         this.events = new Counting(listener);

@@ -1,7 +1,9 @@
-package dev.waymark.store.internal;
+package dev.waymark.store.plumbing;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.QueryPurpose;
+import dev.waymark.store.internal.Commits;
+import dev.waymark.store.internal.QueryCounts;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;

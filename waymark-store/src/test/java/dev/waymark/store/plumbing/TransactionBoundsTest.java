@@ -1,4 +1,4 @@
-package dev.waymark.store.internal;
+package dev.waymark.store.plumbing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -11,6 +11,7 @@ import dev.waymark.store.StoreConfigException;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StoreUnavailableException;
 import dev.waymark.store.TransientStoreException;
+import dev.waymark.store.StoreFixture;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class TransactionBoundsTest {
 
     @RegisterExtension
-    static final PostgresExtension POSTGRES = new PostgresExtension();
+    static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     private static final Duration BOUND = Duration.ofMillis(500);
 
@@ -39,9 +40,6 @@ class TransactionBoundsTest {
 
     @BeforeAll
     static void setUp() throws Exception {
-        try (EventStore migrator = EventStore.builder(POSTGRES.dataSource()).build()) {
-            migrator.migrate();
-        }
         single = POSTGRES.newDataSource(1); // one connection: the next transaction reuses it
         store = EventStore.builder(single).internalTransactionTimeout(BOUND).build();
         POSTGRES.execute("CREATE TABLE marks (id int PRIMARY KEY)");

@@ -1,4 +1,4 @@
-package dev.waymark.store.internal;
+package dev.waymark.store.plumbing;
 
 import dev.waymark.store.StoreConfigException;
 import java.util.regex.Pattern;

@@ -1,10 +1,11 @@
-package dev.waymark.store.internal;
+package dev.waymark.store.plumbing;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.EventStoreBuilder;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StoreUnavailableException;
 import dev.waymark.store.TransientStoreException;
+import dev.waymark.store.internal.JdbcEventStore;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

@@ -1,6 +1,6 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.store.internal.TransactionBounds;
+import dev.waymark.store.plumbing.TransactionBounds;
 import dev.waymark.workflow.FinishedWorkflow;
 import dev.waymark.workflow.WorkflowStatus;
 import java.time.Duration;
@@ -9,18 +9,18 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /** The SQL of garbage collection (schema version 10): candidates, and one instance collected per call. */
-public final class Collection {
+public final class CollectionSql {
 
     private final Sql sql;
     private final String s;
 
     /** Collection over the workflow tables of {@code schema}, transactions bounded by the default bounds. */
-    public Collection(DataSource dataSource, String schema) {
+    public CollectionSql(DataSource dataSource, String schema) {
         this(dataSource, schema, TransactionBounds.DEFAULT);
     }
 
     /** Collection over the workflow tables of {@code schema}, transactions bounded by {@code bounds}. */
-    public Collection(DataSource dataSource, String schema, TransactionBounds bounds) {
+    public CollectionSql(DataSource dataSource, String schema, TransactionBounds bounds) {
         this.sql = new Sql(dataSource, schema, bounds);
         this.s = "\"" + schema + "\".";
     }

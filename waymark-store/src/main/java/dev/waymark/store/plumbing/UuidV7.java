@@ -1,4 +1,4 @@
-package dev.waymark.store.internal;
+package dev.waymark.store.plumbing;
 
 import java.time.Clock;
 import java.util.UUID;

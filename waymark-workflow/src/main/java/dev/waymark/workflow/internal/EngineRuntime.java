@@ -9,9 +9,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** What every run shares: statements, codec, registry, limits, hooks. */
-public final class Runtime {
+public final class EngineRuntime {
 
-    private static final Logger log = LoggerFactory.getLogger(Runtime.class);
+    private static final Logger log = LoggerFactory.getLogger(EngineRuntime.class);
 
     final Instances instances;
     final WorkflowCodec codec;
@@ -37,7 +37,7 @@ public final class Runtime {
     }
 
     /** Shared run state. {@code registry} may be null for a client that never runs workflows. */
-    public Runtime(Instances instances, WorkflowCodec codec, WorkflowRegistry registry, WorkflowListener listener,
+    public EngineRuntime(Instances instances, WorkflowCodec codec, WorkflowRegistry registry, WorkflowListener listener,
             int maxPayloadBytes, Runnable appended, Spawned childSpawned,
             String owner, java.time.Duration leaseTtl) {
         this.instances = instances;

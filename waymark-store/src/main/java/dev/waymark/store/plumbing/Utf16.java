@@ -1,4 +1,4 @@
-package dev.waymark.store.internal;
+package dev.waymark.store.plumbing;
 
 /** UTF-16 checks of text the store sends to PostgreSQL as UTF-8. */
 public final class Utf16 {
