@@ -1,6 +1,7 @@
 package dev.waymark.messaging;
 
 import dev.waymark.messaging.internal.ProcessorRuntime;
+import dev.waymark.store.WaymarkInputException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -192,7 +193,7 @@ public final class ProcessingApp {
      * The state of one processor: what {@link #snapshot()} holds for {@code processorId}, without
      * taking the others' snapshots.
      *
-     * @throws IllegalArgumentException when no processor of this app has that id
+     * @throws WaymarkInputException when no processor of this app has that id
      */
     public ProcessorState snapshot(String processorId) {
         for (ProcessorRuntime p : processors) {
@@ -200,7 +201,7 @@ public final class ProcessingApp {
                 return p.snapshot();
             }
         }
-        throw new IllegalArgumentException("no processor with id " + processorId + " in this app; its processors are "
+        throw new WaymarkInputException("no processor with id " + processorId + " in this app; its processors are "
                 + processorIds());
     }
 
@@ -212,7 +213,7 @@ public final class ProcessingApp {
      * partition and offset, such as a dead-letter topic that is missing or refused the dead letter),
      * else the handler's or the runtime's. {@link #snapshot(String)} carries the same failure as text.
      *
-     * @throws IllegalArgumentException when no processor of this app has that id
+     * @throws WaymarkInputException when no processor of this app has that id
      */
     public Optional<ProcessorFailedException> failure(String processorId) {
         for (ProcessorRuntime p : processors) {
@@ -220,7 +221,7 @@ public final class ProcessingApp {
                 return Optional.ofNullable(p.failure());
             }
         }
-        throw new IllegalArgumentException("no processor with id " + processorId + " in this app; its processors are "
+        throw new WaymarkInputException("no processor with id " + processorId + " in this app; its processors are "
                 + processorIds());
     }
 

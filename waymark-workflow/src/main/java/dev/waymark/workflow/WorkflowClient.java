@@ -74,7 +74,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
      * awakeable failure reason larger than {@code maxPayloadBytes} bytes of JSON (as
      * {@link WorkflowEngine.Builder#maxPayloadBytes} does; give both the same limit).
      *
-     * @throws InvalidWorkflowInputException if {@code maxPayloadBytes} is below
+     * @throws WorkflowConfigException if {@code maxPayloadBytes} is below
      *     {@value #MIN_MAX_PAYLOAD_BYTES}
      */
     public static WorkflowClient create(EventStore store, WorkflowCodec codec, int maxPayloadBytes) {
@@ -89,7 +89,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
     /** {@code bytes}, if it is a valid payload limit. */
     static int requireMaxPayloadBytes(int bytes) {
         if (bytes < MIN_MAX_PAYLOAD_BYTES) {
-            throw new InvalidWorkflowInputException(
+            throw new WorkflowConfigException(
                     "maxPayloadBytes must be >= " + MIN_MAX_PAYLOAD_BYTES + ", got " + bytes);
         }
         return bytes;

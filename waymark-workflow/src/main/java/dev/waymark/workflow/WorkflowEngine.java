@@ -173,7 +173,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
      * starts workflows through a {@link WorkflowClient}); an engine with {@link Builder#backpressure}
      * does this inside {@code start}.
      *
-     * @throws InvalidWorkflowInputException if {@code maxBacklog} is below 1 or {@code timeout} is null
+     * @throws WorkflowConfigException if {@code maxBacklog} is below 1 or {@code timeout} is null
      *     or negative
      * @throws InterruptedException if the waiting thread is interrupted
      */
@@ -428,7 +428,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
 
     /**
      * Configures a {@link WorkflowEngine}; every option has a default and is validated: a bad value,
-     * null included, throws {@link InvalidWorkflowInputException} naming the option.
+     * null included, throws {@link WorkflowConfigException} naming the option.
      */
     public static final class Builder {
         private final EventStore store;
@@ -448,19 +448,19 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         private Duration backlogSampleInterval = DEFAULT_BACKLOG_SAMPLE_INTERVAL;
 
         private Builder(EventStore store, WorkflowRegistry registry) {
-            this.store = Args.notNull(store, "store");
-            this.registry = Args.notNull(registry, "registry");
+            this.store = Args.option(store, "store");
+            this.registry = Args.option(registry, "registry");
         }
 
         /** Serialization of inputs and results (default Jackson). */
         public Builder codec(WorkflowCodec codec) {
-            this.codec = Args.notNull(codec, "codec");
+            this.codec = Args.option(codec, "codec");
             return this;
         }
 
         /** Telemetry hooks (metrics, tracing). */
         public Builder listener(WorkflowListener listener) {
-            this.listener = Args.notNull(listener, "listener");
+            this.listener = Args.option(listener, "listener");
             return this;
         }
 
@@ -476,7 +476,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         /** Crashes of a local run before the workflow is marked failed (default 5). */
         public Builder maxAttempts(int maxAttempts) {
             if (maxAttempts < 1) {
-                throw new InvalidWorkflowInputException("maxAttempts must be >= 1, got " + maxAttempts);
+                throw new WorkflowConfigException("maxAttempts must be >= 1, got " + maxAttempts);
             }
             this.maxAttempts = maxAttempts;
             return this;
@@ -487,7 +487,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
             this.backoffBase = positive(base, "crashBackoff base");
             this.backoffCap = positive(cap, "crashBackoff cap");
             if (cap.compareTo(base) < 0) {
-                throw new InvalidWorkflowInputException("crashBackoff cap " + cap + " is below its base " + base);
+                throw new WorkflowConfigException("crashBackoff cap " + cap + " is below its base " + base);
             }
             return this;
         }
@@ -523,7 +523,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         /** How long {@code close} lets running attempts finish before interrupting them (default 10 s). */
         public Builder shutdownTimeout(Duration timeout) {
             if (timeout == null || timeout.isNegative()) {
-                throw new InvalidWorkflowInputException("shutdownTimeout must be >= 0, got " + timeout);
+                throw new WorkflowConfigException("shutdownTimeout must be >= 0, got " + timeout);
             }
             this.shutdownTimeout = timeout;
             return this;
@@ -532,7 +532,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         /** The lease owner id (default a random one per engine); must be unique per running process. */
         public Builder owner(String owner) {
             if (owner == null || owner.isBlank() || owner.length() > 200) {
-                throw new InvalidWorkflowInputException("owner must be 1..200 characters, got " + owner);
+                throw new WorkflowConfigException("owner must be 1..200 characters, got " + owner);
             }
             this.owner = owner;
             return this;
@@ -543,7 +543,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
          * {@link Backpressure#off()}); see {@link Backpressure#maxBacklog}.
          */
         public Builder backpressure(Backpressure backpressure) {
-            this.backpressure = Args.notNull(backpressure, "backpressure");
+            this.backpressure = Args.option(backpressure, "backpressure");
             return this;
         }
 
@@ -555,7 +555,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         public Builder backlogSampleInterval(Duration interval) {
             positive(interval, "backlogSampleInterval");
             if (interval.toMillis() < 10 || interval.compareTo(Duration.ofMinutes(1)) > 0) {
-                throw new InvalidWorkflowInputException("backlogSampleInterval must be in [10 ms, 1 min], got "
+                throw new WorkflowConfigException("backlogSampleInterval must be in [10 ms, 1 min], got "
                         + interval);
             }
             this.backlogSampleInterval = interval;
@@ -579,7 +579,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         /** {@code d}, if it is positive; else an error naming it {@code what}. */
         static Duration positive(Duration d, String what) {
             if (d == null || d.isNegative() || d.isZero()) {
-                throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
+                throw new WorkflowConfigException(what + " must be > 0, got " + d);
             }
             return d;
         }

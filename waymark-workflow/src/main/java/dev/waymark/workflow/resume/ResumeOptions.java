@@ -1,13 +1,13 @@
 package dev.waymark.workflow.resume;
 
-import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.WorkflowConfigException;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.internal.Args;
 import java.time.Duration;
 
 /**
  * Options of a {@link ResumeWorker}. Immutable; {@link #defaults()} then {@code with...} methods,
- * each validating its value and naming it in the error: an {@link InvalidWorkflowInputException}
+ * each validating its value and naming it in the error: an {@link WorkflowConfigException}
  * for a value out of range or null.
  *
  * @param pollInterval the longest wait between the end of a pass and the next pass (default 1 s). Without
@@ -52,21 +52,21 @@ public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration lea
         positive(backoffCap, "backoffCap");
         positive(cascadeRepairInterval, "cascadeRepairInterval");
         if (maxAttempts < 1) {
-            throw new InvalidWorkflowInputException("maxAttempts must be >= 1, got " + maxAttempts);
+            throw new WorkflowConfigException("maxAttempts must be >= 1, got " + maxAttempts);
         }
         if (batchLimit < 1 || batchLimit > 10_000) {
-            throw new InvalidWorkflowInputException("batchLimit must be in [1, 10000], got " + batchLimit);
+            throw new WorkflowConfigException("batchLimit must be in [1, 10000], got " + batchLimit);
         }
         if (concurrency < 1 || concurrency > 1024) {
-            throw new InvalidWorkflowInputException("concurrency must be in [1, 1024], got " + concurrency);
+            throw new WorkflowConfigException("concurrency must be in [1, 1024], got " + concurrency);
         }
         if (backoffCap.compareTo(backoffBase) < 0) {
-            throw new InvalidWorkflowInputException("backoffCap " + backoffCap + " is below backoffBase " + backoffBase);
+            throw new WorkflowConfigException("backoffCap " + backoffCap + " is below backoffBase " + backoffBase);
         }
         if (leaseTtl.toMillis() < 30) {
-            throw new InvalidWorkflowInputException("leaseTtl must be >= 30 ms, got " + leaseTtl);
+            throw new WorkflowConfigException("leaseTtl must be >= 30 ms, got " + leaseTtl);
         }
-        Args.notNull(listener, "listener");
+        Args.option(listener, "listener");
     }
 
     /** The defaults. */
@@ -124,7 +124,7 @@ public record ResumeOptions(Duration pollInterval, int maxAttempts, Duration lea
 
     private static void positive(Duration d, String what) {
         if (d == null || d.isNegative() || d.isZero()) {
-            throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
+            throw new WorkflowConfigException(what + " must be > 0, got " + d);
         }
     }
 }
