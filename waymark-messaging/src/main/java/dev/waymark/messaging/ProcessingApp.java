@@ -30,6 +30,8 @@ public final class ProcessingApp {
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
     /** Default time without progress, with work waiting, after which a processor counts as stuck. */
     public static final Duration DEFAULT_STUCK_AFTER = Duration.ofMinutes(5);
+    /** Default {@link Builder#failureStrategy}: a failed processor stops alone, the others keep running. */
+    public static final FailureStrategy DEFAULT_FAILURE_STRATEGY = FailureStrategy.ISOLATE;
     /** Default total timeout of {@link #stop()}. */
     public static final Duration DEFAULT_TOTAL_TIMEOUT = Duration.ofSeconds(60);
     /**
@@ -259,15 +261,23 @@ public final class ProcessingApp {
     public static final class Builder {
         private final List<Spec> specs = new ArrayList<>();
         private int inboxSize = DEFAULT_INBOX_SIZE;
-        private FailureStrategy strategy = FailureStrategy.ISOLATE;
+        private FailureStrategy strategy = DEFAULT_FAILURE_STRATEGY;
         private Duration exceptionRetryDelay = DEFAULT_HANDLER_EXCEPTION_RETRY_DELAY;
         private ProcessorListener listener = ProcessorListener.NONE;
 
         private Builder() {}
 
-        /** Observe every handled message (for example {@code MessagingMetrics}). */
+        /**
+         * Observe every handled message (for example {@code MessagingMetrics}); default
+         * {@link ProcessorListener#NONE}.
+         *
+         * @throws MessagingConfigException if {@code listener} is null (pass {@link ProcessorListener#NONE})
+         */
         public Builder listener(ProcessorListener listener) {
-            this.listener = listener == null ? ProcessorListener.NONE : listener;
+            if (listener == null) {
+                throw new MessagingConfigException("listener must not be null (ProcessorListener.NONE for none)");
+            }
+            this.listener = listener;
             return this;
         }
 
@@ -283,7 +293,7 @@ public final class ProcessingApp {
             return this;
         }
 
-        /** What a failure does to the others; default {@link FailureStrategy#ISOLATE}. */
+        /** What a failure does to the others; default {@link #DEFAULT_FAILURE_STRATEGY} ({@link FailureStrategy#ISOLATE}). */
         public Builder failureStrategy(FailureStrategy strategy) {
             this.strategy = strategy;
             return this;
@@ -299,7 +309,8 @@ public final class ProcessingApp {
         }
 
         /**
-         * Validates the configuration; nothing is started and no source is touched.
+         * Validates the configuration and logs it in one INFO line; nothing is started and no source
+         * is touched.
          *
          * @throws MessagingConfigException naming the problem
          */
@@ -344,6 +355,11 @@ public final class ProcessingApp {
                             + "' share one source; each processor needs its own");
                 }
             }
+            log.info("waymark processing app: processors={}, inboxSize={}, failureStrategy={},"
+                    + " handlerExceptionRetryDelay={}ms, listener={}", specs.stream().map(spec -> spec.id + " ("
+                    + describe(spec.concurrency) + ", " + spec.source.getClass().getSimpleName() + ")").toList(),
+                    inboxSize, strategy, exceptionRetryDelay.toMillis(), listener == ProcessorListener.NONE ? "none"
+                    : listener.getClass().getName());
             return new ProcessingApp(this);
         }
 

@@ -10,6 +10,7 @@ import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.JsonValues;
 import dev.waymark.workflow.internal.Runtime;
+import dev.waymark.workflow.internal.SqlOutcomes;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -167,20 +168,23 @@ public sealed class WorkflowClient permits WorkflowEngine {
         Instances.Appended a = instances.appendTerminal(name, id, "WorkflowCancelled", "{}", null,
                 WorkflowStatus.CANCELLED, null);
         return switch (a.kind()) {
-            case "appended" -> {
+            case APPENDED -> {
                 store.signalAppended();
                 announceCancel(name, id);
                 cancelLiveChildren(name, id);
                 yield CancelOutcome.CANCELLED;
             }
-            case "refused" -> {
+            case REFUSED -> {
                 WorkflowStatus status = WorkflowStatus.fromSql(a.detail());
                 if (status == WorkflowStatus.CANCELLED) {
                     cancelLiveChildren(name, id); // repairs a cascade an earlier cancel did not finish
                 }
                 yield already(status);
             }
-            default -> CancelOutcome.UNKNOWN;
+            case MISSING -> CancelOutcome.UNKNOWN;
+            case PRESENT, LEASE_LOST, STALE, BUSY -> throw new WorkflowException("cannot cancel workflow " + name + "/"
+                    + id + ": " + a.kind() + " " + a.detail()); // unfenced, random id, stale retried: cannot happen
+        };
         };
     }
 
@@ -353,7 +357,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
         int deleted = 0;
         for (FinishedWorkflow candidate : candidates) {
             try {
-                if ("deleted".equals(collection.collect(candidate.name(), candidate.id(), kept))) {
+                if (collection.collect(candidate.name(), candidate.id(), kept) == SqlOutcomes.Collect.DELETED) {
                     deleted++;
                 }
             } catch (RuntimeException e) {
@@ -432,18 +436,18 @@ public sealed class WorkflowClient permits WorkflowEngine {
     }
 
     private AwakeableOutcome settle(UUID awakeable, String status, String payload, String failure) {
-        String r = instances.awakeables().settle(awakeable, status, payload, failure);
+        SqlOutcomes.Settle r = instances.awakeables().settle(awakeable, status, payload, failure);
         return switch (r) {
-            case "settled" -> {
+            case SETTLED -> {
                 store.signalAppended();
                 instances.awakeables().state(awakeable).ifPresent(s -> afterWake(new Instances.Key(s.name(), s.id())));
                 yield AwakeableOutcome.SETTLED;
             }
-            case "already_completed" -> AwakeableOutcome.ALREADY_COMPLETED;
-            case "already_failed" -> AwakeableOutcome.ALREADY_FAILED;
-            case "already_cancelled" -> AwakeableOutcome.ALREADY_CANCELLED;
-            case "already_abandoned" -> AwakeableOutcome.SUPERSEDED;
-            default -> AwakeableOutcome.UNKNOWN;
+            case ALREADY_COMPLETED -> AwakeableOutcome.ALREADY_COMPLETED;
+            case ALREADY_FAILED -> AwakeableOutcome.ALREADY_FAILED;
+            case ALREADY_CANCELLED -> AwakeableOutcome.ALREADY_CANCELLED;
+            case ALREADY_ABANDONED -> AwakeableOutcome.SUPERSEDED;
+            case UNKNOWN -> AwakeableOutcome.UNKNOWN;
         };
     }
 

@@ -9,7 +9,7 @@ import java.time.Duration;
  * Liveness in numbers: a worker renews its leases every {@code renewInterval}; a crashed worker's
  * buckets are claimable {@code leaseTtl} after its last renewal and are taken over within about
  * {@code leaseTtl + 2 * renewInterval}. Defaults ({@link #defaults}): a 30 s lease renewed every
- * 10 s, 100 events per read, buffer 256, 1 s before redelivering after a handler exception, 5
+ * 10 s, 100 events per read, 1 s before redelivering after a handler exception, 5
  * deliveries before a dead letter.
  *
  * @param target what the pool reads
@@ -18,8 +18,6 @@ import java.time.Duration;
  * @param renewInterval the time between reconcile passes, {@code > 0} and {@code < leaseTtl}
  * @param batchSize events per read, 1 to 10000 (each bucket's reader is a plain subscription, whose
  *     limit this is)
- * @param bufferSize validated ({@code >= 1}) but without effect: a bucket's reader hands the
- *     handler one event at a time and waits for its answer, so nothing is buffered ahead of it
  * @param handlerRetryDelay the delay before redelivering after a handler exception, {@code >= 0}
  * @param maxAttempts total deliveries of one event before it is dead-lettered, {@code >= 1}
  * @param stuckHandlerThreshold how long a handler may run, with no stop requested, before its
@@ -31,7 +29,6 @@ public record ShardOptions(
         Duration leaseTtl,
         Duration renewInterval,
         int batchSize,
-        int bufferSize,
         Duration handlerRetryDelay,
         int maxAttempts,
         Duration stuckHandlerThreshold) {
@@ -42,8 +39,6 @@ public record ShardOptions(
     public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofSeconds(10);
     /** Default events per read. */
     public static final int DEFAULT_BATCH_SIZE = 100;
-    /** Default of {@code bufferSize}, which has no effect. */
-    public static final int DEFAULT_BUFFER_SIZE = 256;
     /** Default handler retry delay. */
     public static final Duration DEFAULT_HANDLER_RETRY_DELAY = Duration.ofSeconds(1);
     /** Default retry budget: 5 deliveries. */
@@ -73,9 +68,6 @@ public record ShardOptions(
         if (batchSize < 1 || batchSize > 10_000) {
             throw new SubscriptionConfigException("batchSize must be between 1 and 10000, got " + batchSize);
         }
-        if (bufferSize < 1) {
-            throw new SubscriptionConfigException("bufferSize must be >= 1, got " + bufferSize);
-        }
         if (handlerRetryDelay == null || handlerRetryDelay.isNegative()) {
             throw new SubscriptionConfigException("handlerRetryDelay must be >= 0, got " + handlerRetryDelay);
         }
@@ -91,15 +83,15 @@ public record ShardOptions(
 
     /** Options with the default {@code stuckHandlerThreshold} ({@link #DEFAULT_STUCK_HANDLER_THRESHOLD}). */
     public ShardOptions(Target target, int shardCount, Duration leaseTtl, Duration renewInterval, int batchSize,
-            int bufferSize, Duration handlerRetryDelay, int maxAttempts) {
-        this(target, shardCount, leaseTtl, renewInterval, batchSize, bufferSize, handlerRetryDelay, maxAttempts,
+            Duration handlerRetryDelay, int maxAttempts) {
+        this(target, shardCount, leaseTtl, renewInterval, batchSize, handlerRetryDelay, maxAttempts,
                 DEFAULT_STUCK_HANDLER_THRESHOLD);
     }
 
     /** The defaults for a target and shard count. */
     public static ShardOptions defaults(Target target, int shardCount) {
         return new ShardOptions(target, shardCount, DEFAULT_LEASE_TTL, DEFAULT_RENEW_INTERVAL, DEFAULT_BATCH_SIZE,
-                DEFAULT_BUFFER_SIZE, DEFAULT_HANDLER_RETRY_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_STUCK_HANDLER_THRESHOLD);
+                DEFAULT_HANDLER_RETRY_DELAY, DEFAULT_MAX_ATTEMPTS, DEFAULT_STUCK_HANDLER_THRESHOLD);
     }
 
     /** The fair share of {@code buckets} among {@code workers}: {@code ceil(buckets / max(1, workers))}. */

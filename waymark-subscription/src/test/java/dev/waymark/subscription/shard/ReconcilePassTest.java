@@ -495,16 +495,15 @@ class ReconcilePassTest {
     void each_invalid_option_has_its_own_message() {
         Target t = Target.category("orders");
         Duration s = Duration.ofSeconds(1);
-        assertThatThrownBy(() -> new ShardOptions(t, 0, s.multipliedBy(3), s, 1, 1, s, 1))
+        assertThatThrownBy(() -> new ShardOptions(t, 0, s.multipliedBy(3), s, 1, s, 1))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessage("shardCount must be >= 1, got 0");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, Duration.ZERO, s, 1, 1, s, 1)).hasMessageContaining("leaseTtl must be > 0");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), Duration.ZERO, 1, 1, s, 1)).hasMessageContaining("renewInterval must be > 0");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s, s, 1, 1, s, 1)).hasMessageContaining("must be shorter than leaseTtl");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 0, 1, s, 1)).hasMessage("batchSize must be between 1 and 10000, got 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, Duration.ZERO, s, 1, s, 1)).hasMessageContaining("leaseTtl must be > 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), Duration.ZERO, 1, s, 1)).hasMessageContaining("renewInterval must be > 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s, s, 1, s, 1)).hasMessageContaining("must be shorter than leaseTtl");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 0, s, 1)).hasMessage("batchSize must be between 1 and 10000, got 0");
         // a bucket's reader is a plain subscription: a larger batch would pass here and fail every pass
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 10_001, 1, s, 1)).hasMessage("batchSize must be between 1 and 10000, got 10001");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, 0, s, 1)).hasMessageContaining("bufferSize must be >= 1");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, 1, Duration.ofMillis(-1), 1)).hasMessageContaining("handlerRetryDelay must be >= 0");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, 1, s, 0)).hasMessageContaining("maxAttempts must be >= 1");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 10_001, s, 1)).hasMessage("batchSize must be between 1 and 10000, got 10001");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, Duration.ofMillis(-1), 1)).hasMessageContaining("handlerRetryDelay must be >= 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, s, 0)).hasMessageContaining("maxAttempts must be >= 1");
     }
 }

@@ -352,7 +352,8 @@ class ShardedSubscriptionTest {
         Duration delay = Duration.ofMillis(400);
         List<Long> failingCalls = new CopyOnWriteArrayList<>();
         Set<UUID> handled = ConcurrentHashMap.newKeySet();
-        ShardedSubscription w = pool("flaky-pool", "flaky", 2).handlerRetryDelay(delay).startSimple(e -> {
+        ShardedSubscription w = pool("flaky-pool", "flaky", 2).handlerRetryDelay(delay).start(d -> {
+            RecordedEvent e = d.event();
             if (e.eventId().equals(failsOnce)) {
                 failingCalls.add(System.nanoTime());
                 if (failingCalls.size() == 1) {
@@ -360,6 +361,7 @@ class ShardedSubscriptionTest {
                 }
             }
             handled.add(e.eventId());
+            return Ack.ok();
         });
         try {
             await().atMost(WAIT).until(() -> handled.size() == 8 && checkpointsAtHead("flaky-pool", "flaky", 2));

@@ -109,8 +109,8 @@ public final class Advancer {
         }
         boolean interrupted = Thread.interrupted(); // release even when shutting down
         try {
-            String status = rt.instances.leases().release(key.name(), key.id(), keeper.owner(), epoch, done.outcome() != null);
-            if (done.result() == Result.SUSPENDED && "running".equals(status)) {
+            WorkflowStatus status = rt.instances.leases().release(key.name(), key.id(), keeper.owner(), epoch, done.outcome() != null);
+            if (done.result() == Result.SUSPENDED && status == WorkflowStatus.RUNNING) {
                 return done.woken(); // a wake landed after the suspend write, before the release
             }
         } catch (StoreException e) {
@@ -225,7 +225,7 @@ public final class Advancer {
     public boolean markFailed(Instances.Key key, Long epoch, String reason) {
         Instances.Appended a = rt.instances.appendTerminal(key.name(), key.id(), "WorkflowFailed",
                 "{\"reason\":" + rt.codec.encode(reason) + "}", epoch, WorkflowStatus.FAILED, reason);
-        if (!"appended".equals(a.kind())) {
+        if (a.kind() != SqlOutcomes.Append.APPENDED) {
             return false;
         }
         rt.signal();

@@ -296,20 +296,20 @@ final class RunContext implements WorkflowContext {
 
     private String awaitSource(String key, String waitingOn, Instant wakeAfter, UUID awakeable, Instances.Key child,
             Supplier<String> value) {
-        String r = rt.instances.suspend(name, id, generation, epoch, waitingOn, wakeAfter, awakeable, child);
+        SqlOutcomes.Suspend r = rt.instances.suspend(name, id, generation, epoch, waitingOn, wakeAfter, awakeable, child);
         switch (r) {
-            case "suspended" -> {
+            case SUSPENDED -> {
                 if (wakeAfter != null) {
                     rt.parkedUntil(wakeAfter);
                 }
                 throw new Unwind.Suspend(waitingOn);
             }
-            case "resolved" -> {
+            case RESOLVED -> {
                 return journalStep(key, Objects.requireNonNull(value.get(), "resolved source without a value"));
             }
-            case "lease_lost" -> throw leaseLost();
-            case "completed", "cancelled", "failed" -> throw new Unwind.Terminal(WorkflowStatus.fromSql(r));
-            default -> throw new WorkflowException("cannot suspend workflow " + name + "/" + id + " generation "
+            case LEASE_LOST -> throw leaseLost();
+            case COMPLETED, CANCELLED, FAILED -> throw new Unwind.Terminal(WorkflowStatus.valueOf(r.name()));
+            case MISSING, STALE -> throw new WorkflowException("cannot suspend workflow " + name + "/" + id + " generation "
                     + generation + ": " + r);
         }
     }
@@ -324,14 +324,14 @@ final class RunContext implements WorkflowContext {
         Instances.Appended a = writer.apply(Instances.Entry.step(name, id, generation,
                 Ids.entryId(name, id, generation, key), data, epoch));
         String stored = switch (a.kind()) {
-            case "appended" -> {
+            case APPENDED -> {
                 progressed = true; // no wake signal: a plain step creates no work for anyone else
                 yield json;
             }
-            case "present" -> a.detail();
-            case "refused" -> throw new Unwind.Terminal(WorkflowStatus.fromSql(a.detail()));
-            case "lease_lost" -> throw leaseLost();
-            default -> throw new WorkflowException("cannot journal step '" + key + "' of workflow " + name + "/" + id
+            case PRESENT -> a.detail();
+            case REFUSED -> throw new Unwind.Terminal(WorkflowStatus.fromSql(a.detail()));
+            case LEASE_LOST -> throw leaseLost();
+            case STALE, MISSING, BUSY -> throw new WorkflowException("cannot journal step '" + key + "' of workflow " + name + "/" + id
                     + " generation " + generation + ": " + a.kind() + (a.detail() == null ? "" : " " + a.detail()));
         };
         journal.put(key, stored);
@@ -341,12 +341,12 @@ final class RunContext implements WorkflowContext {
     private String awakeableEnvelope(UUID awakeable) {
         Awakeables.State s = rt.instances.awakeables().state(awakeable).orElseThrow(() -> new WorkflowException(
                 "awakeable " + awakeable + " of workflow " + name + "/" + id + " is missing"));
-        return switch (s.status()) {
-            case "pending" -> null;
-            case "completed" -> "{\"ok\":" + s.payload() + "}";
-            case "failed" -> "{\"failed\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(
+        return switch (SqlOutcomes.AwakeableStatus.fromSql(s.status())) {
+            case PENDING -> null;
+            case COMPLETED -> "{\"ok\":" + s.payload() + "}";
+            case FAILED -> "{\"failed\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(
                     String.valueOf(s.failure()))) + "\"}";
-            default -> "{\"cancelled\":true}";
+            case CANCELLED, ABANDONED -> "{\"cancelled\":true}";
         };
     }
 

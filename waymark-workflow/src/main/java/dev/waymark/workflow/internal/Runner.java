@@ -99,17 +99,17 @@ public final class Runner {
             Instances.Appended a = rt.instances.appendEntry(Instances.Entry.completion(name, id, generation,
                     Ids.entryId(name, id, generation, "__completed__"), json, epoch));
             return switch (a.kind()) {
-                case "appended" -> {
+                case APPENDED -> {
                     rt.signal();
                     yield new Attempt(new WorkflowOutcome.Completed<>(rt.codec.decode(json, def.resultType())), true,
                             true);
                 }
-                case "present" -> new Attempt(new WorkflowOutcome.Completed<>(
+                case PRESENT -> new Attempt(new WorkflowOutcome.Completed<>(
                         rt.codec.decode(a.detail(), def.resultType())), ctx.progressed());
-                case "refused" -> new Attempt(terminalNow(def, name, id), ctx.progressed());
-                case "lease_lost" -> throw new WorkflowLeaseLostException("workflow " + name + "/" + id
+                case REFUSED -> new Attempt(terminalNow(def, name, id), ctx.progressed());
+                case LEASE_LOST -> throw new WorkflowLeaseLostException("workflow " + name + "/" + id
                         + ": lease epoch " + epoch + " was taken over before completion was journaled");
-                default -> throw new WorkflowException("cannot journal completion of workflow " + name + "/" + id
+                case STALE, MISSING, BUSY -> throw new WorkflowException("cannot journal completion of workflow " + name + "/" + id
                         + ": " + a.kind() + " " + a.detail());
             };
         } catch (Unwind.Suspend s) {
@@ -117,16 +117,16 @@ public final class Runner {
         } catch (Unwind.Terminal t) {
             return new Attempt(terminalNow(def, name, id), ctx.progressed());
         } catch (Unwind.Rotate r) {
-            String outcome = rt.instances.rotate(name, id, generation, epoch, r.seed);
+            SqlOutcomes.Rotate outcome = rt.instances.rotate(name, id, generation, epoch, r.seed);
             return switch (outcome) {
-                case "rotated" -> {
+                case ROTATED -> {
                     rt.signal();
                     yield new Attempt(new WorkflowOutcome.ContinuedAsNew<>(generation + 1), true);
                 }
-                case "lease_lost" -> throw new WorkflowLeaseLostException("workflow " + name + "/" + id
+                case LEASE_LOST -> throw new WorkflowLeaseLostException("workflow " + name + "/" + id
                         + ": lease epoch " + epoch + " was taken over before continue-as-new");
-                case "completed", "cancelled", "failed" -> new Attempt(terminalNow(def, name, id), ctx.progressed());
-                default -> throw new WorkflowException("cannot continue workflow " + name + "/" + id + " as new: "
+                case COMPLETED, CANCELLED, FAILED -> new Attempt(terminalNow(def, name, id), ctx.progressed());
+                case MISSING, STALE -> throw new WorkflowException("cannot continue workflow " + name + "/" + id + " as new: "
                         + outcome);
             };
         }

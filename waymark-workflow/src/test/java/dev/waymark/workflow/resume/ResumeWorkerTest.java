@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.WorkflowConfigException;
 import dev.waymark.workflow.WorkflowClient;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowHandle;
@@ -461,7 +462,7 @@ class ResumeWorkerTest {
     @Test
     void invalid_options_are_refused_with_the_field_named() {
         assertThatThrownBy(() -> ResumeOptions.defaults().withConcurrency(0))
-                .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("concurrency must be in [1, 1024], got 0");
+                .isInstanceOf(WorkflowConfigException.class).hasMessage("concurrency must be in [1, 1024], got 0");
         assertThatThrownBy(() -> ResumeOptions.defaults().withMaxAttempts(0))
                 .hasMessage("maxAttempts must be >= 1, got 0");
         assertThatThrownBy(() -> ResumeOptions.defaults().withLeaseTtl(Duration.ZERO))
