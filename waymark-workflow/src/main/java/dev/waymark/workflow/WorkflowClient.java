@@ -185,7 +185,6 @@ public sealed class WorkflowClient permits WorkflowEngine {
             case PRESENT, LEASE_LOST, STALE, BUSY -> throw new WorkflowException("cannot cancel workflow " + name + "/"
                     + id + ": " + a.kind() + " " + a.detail()); // unfenced, random id, stale retried: cannot happen
         };
-        };
     }
 
     /** Tells the process running {@code name}/{@code id}, if any, that it is cancelled; best effort. */

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Collection;
+import dev.waymark.workflow.internal.SqlOutcomes;
 import dev.waymark.workflow.micrometer.CollectorMetrics;
 import dev.waymark.workflow.resume.ResumeWorker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -146,7 +147,7 @@ class CollectionTest {
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).contains("d1", "c1")
                 .doesNotContain("live1");
         assertThat(new Collection(store.dataSource(), store.schema()).collect("waiter", "live1", Duration.ZERO))
-                .isEqualTo("kept");
+                .isEqualTo(SqlOutcomes.Collect.KEPT);
         engine.collect(Duration.ZERO, 100);
         assertThat(engine.describe("doomed", "d1")).isEmpty();
         assertThat(engine.describe("waiter", "c1")).isEmpty();
@@ -161,7 +162,7 @@ class CollectionTest {
         finishedAgo("plain", "p.kid", Duration.ofDays(1));
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("p.kid");
         assertThat(new Collection(store.dataSource(), store.schema()).collect("plain", "p.kid", Duration.ZERO))
-                .isEqualTo("kept");
+                .isEqualTo(SqlOutcomes.Collect.KEPT);
         assertThat(engine.describe("plain", "p.kid")).isPresent();
 
         settle("parent", "p", "go", "!");
@@ -192,7 +193,7 @@ class CollectionTest {
         WorkflowHandle<String> kid = engine.handle("waiter", "h1.kid", String.class);
         await().atMost(WAIT).until(() -> kid.status() == WorkflowStatus.SUSPENDED);
         assertThat(new Collection(store.dataSource(), store.schema()).collect("host", "h1", Duration.ZERO))
-                .isEqualTo("deleted");
+                .isEqualTo(SqlOutcomes.Collect.DELETED);
 
         WorkflowHandle<String> again = engine.start("host", "h1", "stay", String.class);
         await().atMost(WAIT).until(() -> again.status() == WorkflowStatus.SUSPENDED);
@@ -220,13 +221,13 @@ class CollectionTest {
             try {
                 // waiting for the row here could deadlock against that child's end
                 assertThat(CompletableFuture.supplyAsync(() -> collection.collect("host", "h2", Duration.ZERO))
-                        .get(10, TimeUnit.SECONDS)).isEqualTo("busy");
+                        .get(10, TimeUnit.SECONDS)).isEqualTo(SqlOutcomes.Collect.BUSY);
             } finally {
                 c.commit();
             }
         }
         assertThat(engine.describe("host", "h2")).isPresent();
-        assertThat(collection.collect("host", "h2", Duration.ZERO)).isEqualTo("deleted");
+        assertThat(collection.collect("host", "h2", Duration.ZERO)).isEqualTo(SqlOutcomes.Collect.DELETED);
         assertThat(kid.info().parentId()).isNull();
         assertThat(kid.status()).isEqualTo(WorkflowStatus.SUSPENDED);
     }
@@ -261,12 +262,12 @@ class CollectionTest {
                     + " attempts = 0, failure = NULL, completed_at = NULL WHERE name = 'doomed' AND id = 'd2'")) {
                 assertThat(retry.executeUpdate()).isEqualTo(1); // what WorkflowClient.retry does, not yet committed
             }
-            CompletableFuture<String> collecting = CompletableFuture.supplyAsync(
+            CompletableFuture<SqlOutcomes.Collect> collecting = CompletableFuture.supplyAsync(
                     () -> collection.collect("doomed", "d2", Duration.ZERO));
             await().atMost(WAIT).until(() -> count("SELECT count(*) FROM pg_stat_activity"
                     + " WHERE datname = current_database() AND wait_event_type = 'Lock'") > 0);
             c.commit();
-            assertThat(collecting.get(30, TimeUnit.SECONDS)).isEqualTo("kept");
+            assertThat(collecting.get(30, TimeUnit.SECONDS)).isEqualTo(SqlOutcomes.Collect.KEPT);
         }
         assertThat(engine.describe("doomed", "d2")).isPresent();
     }

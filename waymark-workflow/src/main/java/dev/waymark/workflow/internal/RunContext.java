@@ -297,21 +297,19 @@ final class RunContext implements WorkflowContext {
     private String awaitSource(String key, String waitingOn, Instant wakeAfter, UUID awakeable, Instances.Key child,
             Supplier<String> value) {
         SqlOutcomes.Suspend r = rt.instances.suspend(name, id, generation, epoch, waitingOn, wakeAfter, awakeable, child);
-        switch (r) {
+        return switch (r) {
             case SUSPENDED -> {
                 if (wakeAfter != null) {
                     rt.parkedUntil(wakeAfter);
                 }
                 throw new Unwind.Suspend(waitingOn);
             }
-            case RESOLVED -> {
-                return journalStep(key, Objects.requireNonNull(value.get(), "resolved source without a value"));
-            }
+            case RESOLVED -> journalStep(key, Objects.requireNonNull(value.get(), "resolved source without a value"));
             case LEASE_LOST -> throw leaseLost();
             case COMPLETED, CANCELLED, FAILED -> throw new Unwind.Terminal(WorkflowStatus.valueOf(r.name()));
             case MISSING, STALE -> throw new WorkflowException("cannot suspend workflow " + name + "/" + id + " generation "
                     + generation + ": " + r);
-        }
+        };
     }
 
     private String journalStep(String key, String json) {
