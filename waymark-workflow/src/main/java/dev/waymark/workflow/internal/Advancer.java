@@ -224,7 +224,7 @@ public final class Advancer {
     /** Journals WorkflowFailed (waking a parent in the same transaction) unless the instance is already terminal. */
     public boolean markFailed(Instances.Key key, Long epoch, String reason) {
         Instances.Appended a = rt.instances.appendTerminal(key.name(), key.id(), "WorkflowFailed",
-                "{\"reason\":" + rt.codec.encode(reason) + "}", epoch, WorkflowStatus.FAILED, reason);
+                WorkflowJson.withText("reason", reason), epoch, WorkflowStatus.FAILED, reason);
         if (a.kind() != SqlOutcomes.Append.APPENDED) {
             return false;
         }

@@ -231,7 +231,7 @@ public final class Instances {
         /** A completion marker with the workflow's result (JSON). */
         public static Entry completion(String name, String id, int generation, UUID eventId, String result,
                 Long epoch) {
-            return new Entry(name, id, generation, eventId, "WorkflowCompleted", "{\"result\":" + result + "}", epoch,
+            return new Entry(name, id, generation, eventId, "WorkflowCompleted", WorkflowJson.withRaw("result", result), epoch,
                     result, null);
         }
 

@@ -1,8 +1,6 @@
 package dev.waymark.workflow.internal;
 
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.waymark.workflow.Awakeable;
 import dev.waymark.workflow.AwakeableCancelledException;
 import dev.waymark.workflow.AwakeableFailedException;
@@ -32,7 +30,6 @@ import java.util.function.Supplier;
 /** The context of one run of one generation: replays journaled entries by name, journals fresh ones. */
 final class RunContext implements WorkflowContext {
 
-    private static final ObjectMapper ENVELOPES = new ObjectMapper();
 
     /** How often a workflow checks an awaited instance that is not its own child (see {@link #spawn}). */
     static final Duration ATTACHED_CHILD_POLL = Duration.ofSeconds(2);
@@ -317,8 +314,7 @@ final class RunContext implements WorkflowContext {
     }
 
     private String journalStep(String key, String json, Function<Instances.Entry, Instances.Appended> writer) {
-        String data = "{\"step\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(key)) + "\",\"result\":"
-                + json + "}";
+        String data = WorkflowJson.withTextAndRaw("step", key, "result", json);
         Instances.Appended a = writer.apply(Instances.Entry.step(name, id, generation,
                 Ids.entryId(name, id, generation, key), data, epoch));
         String stored = switch (a.kind()) {
@@ -341,10 +337,9 @@ final class RunContext implements WorkflowContext {
                 "awakeable " + awakeable + " of workflow " + name + "/" + id + " is missing"));
         return switch (SqlOutcomes.AwakeableStatus.fromSql(s.status())) {
             case PENDING -> null;
-            case COMPLETED -> "{\"ok\":" + s.payload() + "}";
-            case FAILED -> "{\"failed\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(
-                    String.valueOf(s.failure()))) + "\"}";
-            case CANCELLED, ABANDONED -> "{\"cancelled\":true}";
+            case COMPLETED -> WorkflowJson.withRaw("ok", s.payload());
+            case FAILED -> WorkflowJson.withText("failed", String.valueOf(s.failure()));
+            case CANCELLED, ABANDONED -> WorkflowJson.withTrue("cancelled");
         };
     }
 
@@ -353,10 +348,9 @@ final class RunContext implements WorkflowContext {
                 "child workflow " + child.name() + "/" + child.id() + " of " + name + "/" + id + " is missing"));
         seen[0] = row;
         return switch (row.info().status()) {
-            case COMPLETED -> "{\"ok\":" + row.result() + "}";
-            case FAILED -> "{\"failed\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(
-                    String.valueOf(row.info().failure()))) + "\"}";
-            case CANCELLED -> "{\"cancelled\":true}";
+            case COMPLETED -> WorkflowJson.withRaw("ok", row.result());
+            case FAILED -> WorkflowJson.withText("failed", String.valueOf(row.info().failure()));
+            case CANCELLED -> WorkflowJson.withTrue("cancelled");
             default -> null;
         };
     }
@@ -365,7 +359,7 @@ final class RunContext implements WorkflowContext {
             Supplier<RuntimeException> cancelled) {
         JsonNode node;
         try {
-            node = ENVELOPES.readTree(envelope);
+            node = WorkflowJson.MAPPER.readTree(envelope);
         } catch (IOException e) {
             throw new StepDecodeException("journal entry '" + key + "' of " + name + "/" + id + " is not JSON", e);
         }

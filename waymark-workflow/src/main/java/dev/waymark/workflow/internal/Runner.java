@@ -1,7 +1,6 @@
 package dev.waymark.workflow.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.waymark.workflow.JournalEntry;
 import dev.waymark.workflow.StepDecodeException;
 import dev.waymark.workflow.Workflow;
@@ -31,7 +30,6 @@ public final class Runner {
         }
     }
 
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Runtime rt;
 
@@ -155,7 +153,7 @@ public final class Runner {
 
     private static JsonNode parse(String json, String name, String id) {
         try {
-            return JSON.readTree(json);
+            return WorkflowJson.MAPPER.readTree(json);
         } catch (IOException e) {
             throw new StepDecodeException("journal of workflow " + name + "/" + id + " holds invalid JSON", e);
         }
