@@ -337,7 +337,7 @@ class CollectionTest {
         assertThatThrownBy(() -> engine.collectable(Duration.ZERO, 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("limit");
         assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ZERO, 10))
-                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("interval");
+                .isInstanceOf(WorkflowConfigException.class).hasMessageContaining("interval");
         assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("batchSize");
         assertThatThrownBy(() -> WorkflowCollector.start(engine, Duration.ZERO, Duration.ofSeconds(1), 1, null))
