@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.AwakeableFailedException;
 import dev.waymark.workflow.WorkflowEngine;
@@ -113,7 +114,7 @@ class WorkflowAnnouncementsTest {
         assertThat(betweenSteps.await(20, TimeUnit.SECONDS)).isTrue();
         CountDownLatch heard = new CountDownLatch(1);
         // registered after the engine's own listener, which is therefore called first
-        try (BroadcastRegistration r = store.onBroadcast("waymark.workflow.cancelled", m -> {
+        try (BroadcastRegistration r = StoreInternals.of(store).onBroadcast("waymark.workflow.cancelled", m -> {
             if (m.equals("twoSteps/c-1")) {
                 heard.countDown();
             }

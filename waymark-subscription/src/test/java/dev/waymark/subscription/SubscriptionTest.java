@@ -9,6 +9,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -245,7 +246,7 @@ class SubscriptionTest {
             await().atMost(WAIT).until(() -> Checkpoints.of(store).get("sub-" + c, Partition.of(0, 2))
                     .filter(p -> p.isAfter(before)).isPresent()); // moved, up to the open writer
             writer.commit();
-            store.signalAppended();
+            StoreInternals.of(store).signalAppended();
             await().atMost(WAIT).until(() -> r0.types().equals(List.of("Late")));
         }
     }

@@ -3,6 +3,7 @@ package dev.waymark.workflow;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.store.internal.Utf16;
 import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.Collection;
@@ -56,7 +57,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
         this.store = Args.notNull(store, "store");
         this.runtime = runtime;
         this.instances = runtime.instances();
-        this.collection = new Collection(store.dataSource(), store.schema(), TransactionBounds.of(store));
+        this.collection = new Collection(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
         this.maxPayloadBytes = maxPayloadBytes;
     }
 
@@ -81,9 +82,9 @@ public sealed class WorkflowClient permits WorkflowEngine {
     public static WorkflowClient create(EventStore store, WorkflowCodec codec, int maxPayloadBytes) {
         Args.notNull(store, "store");
         requireMaxPayloadBytes(maxPayloadBytes);
-        Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
+        Instances instances = new Instances(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
         return new WorkflowClient(store, new Runtime(instances, Args.notNull(codec, "codec"), null,
-                new WorkflowListener() {}, maxPayloadBytes, store::signalAppended, (p, c, s) -> { },
+                new WorkflowListener() {}, maxPayloadBytes, StoreInternals.of(store)::signalAppended, (p, c, s) -> { },
                 null, Duration.ZERO), maxPayloadBytes);
     }
 
@@ -128,7 +129,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
                         + started.status().sqlValue() + ") with a different input");
             }
         } else {
-            store.signalAppended();
+            StoreInternals.of(store).signalAppended();
             afterStart(new Instances.Key(name, id), started, json);
         }
         return new WorkflowHandle<>(this, name, id, resultType);
@@ -169,7 +170,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
                 WorkflowStatus.CANCELLED, null);
         return switch (a.kind()) {
             case APPENDED -> {
-                store.signalAppended();
+                StoreInternals.of(store).signalAppended();
                 announceCancel(name, id);
                 cancelLiveChildren(name, id);
                 yield CancelOutcome.CANCELLED;
@@ -190,7 +191,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
     /** Tells the process running {@code name}/{@code id}, if any, that it is cancelled; best effort. */
     private void announceCancel(String name, String id) {
         try {
-            store.broadcast(CANCEL_TOPIC, name + "/" + id);
+            StoreInternals.of(store).broadcast(CANCEL_TOPIC, name + "/" + id);
         } catch (RuntimeException e) {
             // the cancellation is committed: its run still stops, at its next journal write at the latest
             log.warn("waymark workflow: could not announce the cancellation of {}/{}: {}", name, id, e.toString());
@@ -277,7 +278,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
         WorkflowNames.requireName(name);
         WorkflowNames.requireId(id);
         if (instances.retry(name, id)) {
-            store.signalAppended();
+            StoreInternals.of(store).signalAppended();
             return RetryOutcome.RETRIED;
         }
         return instances.find(name, id).isPresent() ? RetryOutcome.NOT_FAILED : RetryOutcome.UNKNOWN;
@@ -438,7 +439,7 @@ public sealed class WorkflowClient permits WorkflowEngine {
         SqlOutcomes.Settle r = instances.awakeables().settle(awakeable, status, payload, failure);
         return switch (r) {
             case SETTLED -> {
-                store.signalAppended();
+                StoreInternals.of(store).signalAppended();
                 instances.awakeables().state(awakeable).ifPresent(s -> afterWake(new Instances.Key(s.name(), s.id())));
                 yield AwakeableOutcome.SETTLED;
             }

@@ -3,6 +3,7 @@ package dev.waymark.workflow;
 import dev.waymark.store.internal.TransactionBounds;
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.BacklogSampler;
@@ -100,7 +101,7 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         this.runOnStart = runOnStart;
         this.shutdownTimeout = shutdownTimeout;
         this.runs = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-workflow-", 0).factory());
-        this.cancelNotices = store.onBroadcast(CANCEL_TOPIC, message -> {
+        this.cancelNotices = StoreInternals.of(store).onBroadcast(CANCEL_TOPIC, message -> {
             int slash = message.indexOf('/'); // a workflow name has no '/'
             if (slash > 0) {
                 runtime.cancels().cancelled(new Instances.Key(message.substring(0, slash), message.substring(slash + 1)));
@@ -565,9 +566,9 @@ public final class WorkflowEngine extends WorkflowClient implements AutoCloseabl
         /** Builds the engine; it runs started workflows at once. */
         public WorkflowEngine build() {
             String id = owner != null ? owner : "engine-" + UUID.randomUUID();
-            Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
+            Instances instances = new Instances(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
             WorkflowEngine[] self = new WorkflowEngine[1];
-            Runtime runtime = new Runtime(instances, codec, registry, listener, maxPayloadBytes, store::signalAppended,
+            Runtime runtime = new Runtime(instances, codec, registry, listener, maxPayloadBytes, StoreInternals.of(store)::signalAppended,
                     (parent, child, started) -> self[0].childSpawned(parent, child, started), id, leaseTtl);
             LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
             self[0] = new WorkflowEngine(store, runtime, maxPayloadBytes, registry, keeper,

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.SqlOutcomes;
 import dev.waymark.workflow.internal.Collection;
@@ -66,7 +67,7 @@ class CascadeRepairTest {
         assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.SUSPENDED); // nobody cascades now
         // a cancelled parent with live children is not collected: that would hide them from the repair
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("t");
-        assertThat(new Collection(store.dataSource(), store.schema()).collect("top", "t", Duration.ZERO))
+        assertThat(new Collection(StoreInternals.of(store).dataSource(), store.schema()).collect("top", "t", Duration.ZERO))
                 .isEqualTo(SqlOutcomes.Collect.KEPT);
         engine.collect(Duration.ZERO, 100);
         assertThat(status("top", "t")).isEqualTo(WorkflowStatus.CANCELLED);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.Collection;
 import dev.waymark.workflow.internal.SqlOutcomes;
@@ -146,7 +147,7 @@ class CollectionTest {
 
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).contains("d1", "c1")
                 .doesNotContain("live1");
-        assertThat(new Collection(store.dataSource(), store.schema()).collect("waiter", "live1", Duration.ZERO))
+        assertThat(new Collection(StoreInternals.of(store).dataSource(), store.schema()).collect("waiter", "live1", Duration.ZERO))
                 .isEqualTo(SqlOutcomes.Collect.KEPT);
         engine.collect(Duration.ZERO, 100);
         assertThat(engine.describe("doomed", "d1")).isEmpty();
@@ -161,7 +162,7 @@ class CollectionTest {
                 && engine.handle("plain", "p.kid", String.class).status() == WorkflowStatus.COMPLETED);
         finishedAgo("plain", "p.kid", Duration.ofDays(1));
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("p.kid");
-        assertThat(new Collection(store.dataSource(), store.schema()).collect("plain", "p.kid", Duration.ZERO))
+        assertThat(new Collection(StoreInternals.of(store).dataSource(), store.schema()).collect("plain", "p.kid", Duration.ZERO))
                 .isEqualTo(SqlOutcomes.Collect.KEPT);
         assertThat(engine.describe("plain", "p.kid")).isPresent();
 
@@ -192,7 +193,7 @@ class CollectionTest {
         assertThat(engine.start("host", "h1", "leave", String.class).await(WAIT)).isEqualTo("left");
         WorkflowHandle<String> kid = engine.handle("waiter", "h1.kid", String.class);
         await().atMost(WAIT).until(() -> kid.status() == WorkflowStatus.SUSPENDED);
-        assertThat(new Collection(store.dataSource(), store.schema()).collect("host", "h1", Duration.ZERO))
+        assertThat(new Collection(StoreInternals.of(store).dataSource(), store.schema()).collect("host", "h1", Duration.ZERO))
                 .isEqualTo(SqlOutcomes.Collect.DELETED);
 
         WorkflowHandle<String> again = engine.start("host", "h1", "stay", String.class);
@@ -211,7 +212,7 @@ class CollectionTest {
         assertThat(engine.start("host", "h2", "leave", String.class).await(WAIT)).isEqualTo("left");
         WorkflowHandle<String> kid = engine.handle("waiter", "h2.kid", String.class);
         await().atMost(WAIT).until(() -> kid.status() == WorkflowStatus.SUSPENDED);
-        Collection collection = new Collection(store.dataSource(), store.schema());
+        Collection collection = new Collection(StoreInternals.of(store).dataSource(), store.schema());
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
             try (PreparedStatement lock = c.prepareStatement("SELECT 1 FROM " + q()
@@ -255,7 +256,7 @@ class CollectionTest {
     void a_retry_that_commits_while_collection_waits_for_the_row_keeps_the_instance() throws Exception {
         WorkflowHandle<String> doomed = engine.start("doomed", "d2", "air", String.class);
         await().atMost(WAIT).until(() -> doomed.status() == WorkflowStatus.FAILED);
-        Collection collection = new Collection(store.dataSource(), store.schema());
+        Collection collection = new Collection(StoreInternals.of(store).dataSource(), store.schema());
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
             try (PreparedStatement retry = c.prepareStatement("UPDATE " + q() + ".workflows SET status = 'running',"
