@@ -65,14 +65,13 @@ public final class WaymarkCli {
     static final int MAX_LIMIT = 10_000;
 
     /**
-     * The CLI's one JSON mapper, its modules pinned (java.time as ISO-8601 text, Optional): the
+     * The CLI's one JSON mapper, its modules pinned (java.time instants and dates as ISO-8601 text, Optional): the
      * {@code --json} output does not depend on which Jackson modules are on the class path.
      */
     static final ObjectMapper JSON = JsonMapper.builder()
             .addModule(new JavaTimeModule())
             .addModule(new Jdk8Module())
-            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
-            .disable(SerializationFeature.WRITE_DURATIONS_AS_TIMESTAMPS)
+            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS) // durations stay numbers of seconds
             .build();
 
     /** Runs the command line and exits with its code. */
