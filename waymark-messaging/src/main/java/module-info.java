@@ -5,7 +5,7 @@
  */
 module dev.waymark.messaging {
     requires org.slf4j;
-    requires static dev.waymark.store;
+    requires transitive dev.waymark.store;
     requires static dev.waymark.subscription;
     requires static com.fasterxml.jackson.databind;
     requires static micrometer.core;

@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.store.plumbing.TransactionBounds;
 import dev.waymark.store.plumbing.Utf16;
 import dev.waymark.workflow.internal.Args;
@@ -11,6 +12,7 @@ import dev.waymark.workflow.internal.EngineRuntime;
 import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.JsonValues;
+import dev.waymark.workflow.internal.SqlOutcomes;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -59,7 +61,7 @@ public final class WorkflowClient {
         this.hooks = hooks;
         this.runtime = runtime;
         this.instances = runtime.instances();
-        this.collection = new CollectionSql(store.dataSource(), store.schema(), TransactionBounds.of(store));
+        this.collection = new CollectionSql(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
         this.maxPayloadBytes = maxPayloadBytes;
     }
 
@@ -78,22 +80,22 @@ public final class WorkflowClient {
      * awakeable failure reason larger than {@code maxPayloadBytes} bytes of JSON (as
      * {@link WorkflowEngineBuilder#maxPayloadBytes} does; give both the same limit).
      *
-     * @throws InvalidWorkflowInputException if {@code maxPayloadBytes} is below
+     * @throws WorkflowConfigException if {@code maxPayloadBytes} is below
      *     {@value #MIN_MAX_PAYLOAD_BYTES}
      */
     public static WorkflowClient create(EventStore store, WorkflowCodec codec, int maxPayloadBytes) {
         Args.notNull(store, "store");
         requireMaxPayloadBytes(maxPayloadBytes);
-        Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
+        Instances instances = new Instances(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
         return new WorkflowClient(store, new EngineRuntime(instances, Args.notNull(codec, "codec"), null,
-                new WorkflowListener() {}, maxPayloadBytes, store::signalAppended, (p, c, s) -> { },
+                new WorkflowListener() {}, maxPayloadBytes, StoreInternals.of(store)::signalAppended, (p, c, s) -> { },
                 null, Duration.ZERO), maxPayloadBytes, ClientHooks.NONE);
     }
 
     /** {@code bytes}, if it is a valid payload limit. */
     static int requireMaxPayloadBytes(int bytes) {
         if (bytes < MIN_MAX_PAYLOAD_BYTES) {
-            throw new InvalidWorkflowInputException(
+            throw new WorkflowConfigException(
                     "maxPayloadBytes must be >= " + MIN_MAX_PAYLOAD_BYTES + ", got " + bytes);
         }
         return bytes;
@@ -131,7 +133,7 @@ public final class WorkflowClient {
                         + started.status().sqlValue() + ") with a different input");
             }
         } else {
-            store.signalAppended();
+            StoreInternals.of(store).signalAppended();
             afterStart(new Instances.Key(name, id), started, json);
         }
         return new WorkflowHandle<>(this, name, id, resultType);
@@ -171,27 +173,29 @@ public final class WorkflowClient {
         Instances.Appended a = instances.appendTerminal(name, id, "WorkflowCancelled", "{}", null,
                 WorkflowStatus.CANCELLED, null);
         return switch (a.kind()) {
-            case "appended" -> {
-                store.signalAppended();
+            case APPENDED -> {
+                StoreInternals.of(store).signalAppended();
                 announceCancel(name, id);
                 cancelLiveChildren(name, id);
                 yield CancelOutcome.CANCELLED;
             }
-            case "refused" -> {
+            case REFUSED -> {
                 WorkflowStatus status = WorkflowStatus.fromSql(a.detail());
                 if (status == WorkflowStatus.CANCELLED) {
                     cancelLiveChildren(name, id); // repairs a cascade an earlier cancel did not finish
                 }
                 yield already(status);
             }
-            default -> CancelOutcome.UNKNOWN;
+            case MISSING -> CancelOutcome.UNKNOWN;
+            case PRESENT, LEASE_LOST, STALE, BUSY -> throw new WorkflowException("cannot cancel workflow " + name + "/"
+                    + id + ": " + a.kind() + " " + a.detail()); // unfenced, random id, stale retried: cannot happen
         };
     }
 
     /** Tells the process running {@code name}/{@code id}, if any, that it is cancelled; best effort. */
     private void announceCancel(String name, String id) {
         try {
-            store.broadcast(CANCEL_TOPIC, name + "/" + id);
+            StoreInternals.of(store).broadcast(CANCEL_TOPIC, name + "/" + id);
         } catch (RuntimeException e) {
             // the cancellation is committed: its run still stops, at its next journal write at the latest
             log.warn("waymark workflow: could not announce the cancellation of {}/{}: {}", name, id, e.toString());
@@ -278,7 +282,7 @@ public final class WorkflowClient {
         WorkflowNames.requireName(name);
         WorkflowNames.requireId(id);
         if (instances.retry(name, id)) {
-            store.signalAppended();
+            StoreInternals.of(store).signalAppended();
             return RetryOutcome.RETRIED;
         }
         return instances.find(name, id).isPresent() ? RetryOutcome.NOT_FAILED : RetryOutcome.UNKNOWN;
@@ -348,7 +352,7 @@ public final class WorkflowClient {
         int deleted = 0;
         for (FinishedWorkflow candidate : candidates) {
             try {
-                if ("deleted".equals(collection.collect(candidate.name(), candidate.id(), kept))) {
+                if (collection.collect(candidate.name(), candidate.id(), kept) == SqlOutcomes.Collect.DELETED) {
                     deleted++;
                 }
             } catch (RuntimeException e) {
@@ -437,18 +441,18 @@ public final class WorkflowClient {
     }
 
     private AwakeableOutcome settle(UUID awakeable, String status, String payload, String failure) {
-        String r = instances.awakeables().settle(awakeable, status, payload, failure);
+        SqlOutcomes.Settle r = instances.awakeables().settle(awakeable, status, payload, failure);
         return switch (r) {
-            case "settled" -> {
-                store.signalAppended();
+            case SETTLED -> {
+                StoreInternals.of(store).signalAppended();
                 instances.awakeables().state(awakeable).ifPresent(s -> afterWake(new Instances.Key(s.name(), s.id())));
                 yield AwakeableOutcome.SETTLED;
             }
-            case "already_completed" -> AwakeableOutcome.ALREADY_COMPLETED;
-            case "already_failed" -> AwakeableOutcome.ALREADY_FAILED;
-            case "already_cancelled" -> AwakeableOutcome.ALREADY_CANCELLED;
-            case "already_abandoned" -> AwakeableOutcome.SUPERSEDED;
-            default -> AwakeableOutcome.UNKNOWN;
+            case ALREADY_COMPLETED -> AwakeableOutcome.ALREADY_COMPLETED;
+            case ALREADY_FAILED -> AwakeableOutcome.ALREADY_FAILED;
+            case ALREADY_CANCELLED -> AwakeableOutcome.ALREADY_CANCELLED;
+            case ALREADY_ABANDONED -> AwakeableOutcome.SUPERSEDED;
+            case UNKNOWN -> AwakeableOutcome.UNKNOWN;
         };
     }
 

@@ -7,6 +7,7 @@ import dev.waymark.store.SchemaNotMigratedException;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StoreUnavailableException;
 import dev.waymark.store.TransientStoreException;
+import dev.waymark.store.WaymarkException;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.util.UUID;
@@ -50,8 +51,11 @@ public final class SqlErrors {
         return state != null && state.startsWith("40");
     }
 
-    /** Classifies {@code e}, raised while doing {@code action} (e.g. "append to stream 'x'"), in {@code schema}. */
-    public static StoreException translate(SQLException e, String action, String schema) {
+    /**
+     * Classifies {@code e}, raised while doing {@code action} (e.g. "append to stream 'x'"), in {@code schema}: a
+     * {@link StoreException}, or an {@link InvalidInputException} for a value the database refused.
+     */
+    public static WaymarkException translate(SQLException e, String action, String schema) {
         String state = e.getSQLState();
         String detail = action + " failed: " + e.getMessage();
         if (e instanceof SQLTransientConnectionException || state == null) {

@@ -1,7 +1,7 @@
 package dev.waymark.workflow.resume;
 
 import dev.waymark.store.RetryPolicy;
-import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.WorkflowConfigException;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
@@ -10,7 +10,7 @@ import java.time.Duration;
 /**
  * Options of a {@link ResumeWorker}: immutable, made by {@link #builder()} (or {@link #defaults()}),
  * changed by {@link #toBuilder()}. {@link Builder#build()} validates every option and names the
- * option, its value and the rule in the error: an {@link InvalidWorkflowInputException}. Each
+ * option, its value and the rule in the error: a {@link WorkflowConfigException}. Each
  * default is a {@code DEFAULT_} constant of this class; {@link #toString()} is the effective
  * configuration in one line (the worker logs it when it starts).
  */
@@ -232,7 +232,7 @@ public final class ResumeOptions {
         /**
          * The options.
          *
-         * @throws InvalidWorkflowInputException naming the first option out of range, its value and the rule
+         * @throws WorkflowConfigException naming the first option out of range, its value and the rule
          */
         public ResumeOptions build() {
             positive(pollInterval, "pollInterval");
@@ -240,23 +240,23 @@ public final class ResumeOptions {
             positive(cascadeRepairInterval, "cascadeRepairInterval");
             Advancer.Policy.of(retry, "retry");
             if (batchLimit < 1 || batchLimit > MAX_BATCH_LIMIT) {
-                throw new InvalidWorkflowInputException(
+                throw new WorkflowConfigException(
                         "batchLimit must be in [1, " + MAX_BATCH_LIMIT + "], got " + batchLimit);
             }
             if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-                throw new InvalidWorkflowInputException(
+                throw new WorkflowConfigException(
                         "concurrency must be in [1, " + MAX_CONCURRENCY + "], got " + concurrency);
             }
             if (leaseTtl.toMillis() < 30) {
-                throw new InvalidWorkflowInputException("leaseTtl must be >= 30 ms, got " + leaseTtl);
+                throw new WorkflowConfigException("leaseTtl must be >= 30 ms, got " + leaseTtl);
             }
-            Args.notNull(listener, "listener");
+            Args.option(listener, "listener");
             return new ResumeOptions(this);
         }
 
         private static void positive(Duration d, String what) {
             if (d == null || d.isNegative() || d.isZero()) {
-                throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
+                throw new WorkflowConfigException(what + " must be > 0, got " + d);
             }
         }
     }

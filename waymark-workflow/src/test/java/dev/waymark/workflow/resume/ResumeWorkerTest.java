@@ -10,6 +10,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.WorkflowConfigException;
 import dev.waymark.workflow.WorkflowClient;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowHandle;
@@ -464,9 +465,9 @@ class ResumeWorkerTest {
     @Test
     void invalid_options_are_refused_with_the_field_named() {
         assertThatThrownBy(() -> ResumeOptions.builder().concurrency(0).build())
-                .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("concurrency must be in [1, 1024], got 0");
+                .isInstanceOf(WorkflowConfigException.class).hasMessage("concurrency must be in [1, 1024], got 0");
         assertThatThrownBy(() -> ResumeOptions.builder().retry(null).build())
-                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("retry");
+                .isInstanceOf(WorkflowConfigException.class).hasMessageContaining("retry");
         assertThatThrownBy(() -> ResumeOptions.builder().leaseTtl(Duration.ZERO).build())
                 .hasMessage("leaseTtl must be > 0, got PT0S");
         assertThatThrownBy(() -> ResumeOptions.builder().pollInterval(Duration.ofSeconds(-1)).build())
