@@ -1,11 +1,10 @@
 package dev.waymark.workflow;
 
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.store.plumbing.TransactionBounds;
-import dev.waymark.store.plumbing.Utf16;
 import dev.waymark.workflow.internal.Args;
+import dev.waymark.workflow.internal.AwakeableReasons;
 import dev.waymark.workflow.internal.ClientHooks;
 import dev.waymark.workflow.internal.CollectionSql;
 import dev.waymark.workflow.internal.EngineRuntime;
@@ -121,12 +120,12 @@ public final class WorkflowClient {
         WorkflowNames.requireNewId(id);
         WorkflowNames.requireJournalFits(name, id);
         Args.notNull(resultType, "resultType");
-        checkRunnable(name);
+        hooks.checkRunnable(name);
         String json = runtime.encode(input, "input of workflow " + name + "/" + id);
-        checkInput(name, id, json);
-        admitStart(name, id);
+        hooks.checkInput(name, id, json);
+        hooks.admitStart(name, id);
         Instances.Started started = instances.start(name, id, json, Ids.entryId(name, id, 0, "__started__"), null,
-                startOwner(), leaseTtl());
+                hooks.startOwner(), hooks.leaseTtl());
         if (!started.created()) {
             if (!JsonValues.same(started.existingInput(), json)) {
                 throw new WorkflowStartConflictException("workflow " + name + "/" + id + " already exists ("
@@ -134,7 +133,7 @@ public final class WorkflowClient {
             }
         } else {
             StoreInternals.of(store).signalAppended();
-            afterStart(new Instances.Key(name, id), started, json);
+            hooks.afterStart(new Instances.Key(name, id), started, json);
         }
         return new WorkflowHandle<>(this, name, id, resultType);
     }
@@ -236,24 +235,7 @@ public final class WorkflowClient {
         if (reason == null || reason.isBlank()) {
             throw new InvalidWorkflowInputException("failing awakeable " + awakeable + " needs a reason");
         }
-        // stored in a text column and journaled in a jsonb document, which refuse a NUL and have no
-        // form for a lone surrogate (a completion's value is refused the same way by its JSON check);
-        // checked before the size, whose JSON encoder throws a bare error on a lone surrogate
-        if (reason.indexOf('\u0000') >= 0) {
-            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable
-                    + " holds a NUL character (\\u0000), which the database cannot store");
-        }
-        int lone = Utf16.loneSurrogate(reason);
-        if (lone >= 0) {
-            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable
-                    + " holds a lone UTF-16 surrogate (\\u" + Integer.toHexString(reason.charAt(lone))
-                    + "), which has no UTF-8 form");
-        }
-        int bytes = JsonStringEncoder.getInstance().quoteAsUTF8(reason).length + 2; // and its quotes
-        if (bytes > maxPayloadBytes) {
-            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable + " is " + bytes
-                    + " bytes of JSON, the limit is " + maxPayloadBytes + " (maxPayloadBytes)");
-        }
+        AwakeableReasons.requireStorable(awakeable, reason, maxPayloadBytes);
         return settle(awakeable, "failed", null, reason);
     }
 
@@ -398,34 +380,6 @@ public final class WorkflowClient {
         return store;
     }
 
-    private void checkRunnable(String name) {
-        hooks.checkRunnable(name);
-    }
-
-    private void checkInput(String name, String id, String json) {
-        hooks.checkInput(name, id, json);
-    }
-
-    private void admitStart(String name, String id) {
-        hooks.admitStart(name, id);
-    }
-
-    private String startOwner() {
-        return hooks.startOwner();
-    }
-
-    private Duration leaseTtl() {
-        return hooks.leaseTtl();
-    }
-
-    private void afterStart(Instances.Key key, Instances.Started started, String input) {
-        hooks.afterStart(key, started, input);
-    }
-
-    private void afterWake(Instances.Key key) {
-        hooks.afterWake(key);
-    }
-
     /** An in-process future of the workflow's terminal outcome when this process runs it, else null. */
     java.util.concurrent.CompletableFuture<WorkflowOutcome<?>> watch(Instances.Key key) {
         return hooks.watch(key);
@@ -445,7 +399,7 @@ public final class WorkflowClient {
         return switch (r) {
             case SETTLED -> {
                 StoreInternals.of(store).signalAppended();
-                instances.awakeables().state(awakeable).ifPresent(s -> afterWake(new Instances.Key(s.name(), s.id())));
+                instances.awakeables().state(awakeable).ifPresent(s -> hooks.afterWake(new Instances.Key(s.name(), s.id())));
                 yield AwakeableOutcome.SETTLED;
             }
             case ALREADY_COMPLETED -> AwakeableOutcome.ALREADY_COMPLETED;

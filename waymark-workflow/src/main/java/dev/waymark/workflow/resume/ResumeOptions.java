@@ -154,6 +154,21 @@ public final class ResumeOptions {
         return listener;
     }
 
+    /** Equal when every option is equal (the listener by {@code equals}). */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ResumeOptions r && pollInterval.equals(r.pollInterval) && retry.equals(r.retry)
+                && leaseTtl.equals(r.leaseTtl) && batchLimit == r.batchLimit && concurrency == r.concurrency
+                && push == r.push && cascadeRepairInterval.equals(r.cascadeRepairInterval)
+                && listener.equals(r.listener);
+    }
+
+    @Override
+    public int hashCode() {
+        return java.util.Objects.hash(pollInterval, retry, leaseTtl, batchLimit, concurrency, push,
+                cascadeRepairInterval, listener);
+    }
+
     /** The effective configuration in one line. */
     @Override
     public String toString() {

@@ -363,12 +363,14 @@ class ResumeWorkerTest {
     }
 
     @Test
-    void a_resume_worker_is_made_by_its_engine_and_has_no_public_constructor() {
-        // before: a public constructor took the engine's internal runtime, instance key and advance types
-        assertThat(ResumeWorker.class.getConstructors()).isEmpty();
+    void a_resume_worker_is_made_by_its_engine_behind_an_interface() {
+        // before: a public constructor took the engine's internal runtime, instance key and advance types;
+        // then a factory registered by the class initializer and checked with StackWalker
+        assertThat(ResumeWorker.class.isInterface()).isTrue();
         engine.start("quick", "made-by-engine", "x", String.class);
         try (ResumeWorker worker = engine.resumeWorker(options())) {
-            assertThat(worker.options()).isEqualTo(options());
+            assertThat(worker.getClass().getPackageName()).isEqualTo("dev.waymark.workflow.resume.internal");
+            assertThat(worker.options()).isEqualTo(options()).hasSameHashCodeAs(options());
             assertThat(worker.resumeOnce().completed()).isEqualTo(1);
         }
     }
