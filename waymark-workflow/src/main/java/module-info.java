@@ -7,6 +7,8 @@ module dev.waymark.workflow {
     requires transitive dev.waymark.store;
     requires transitive com.fasterxml.jackson.databind;
     requires com.fasterxml.jackson.core;
+    requires com.fasterxml.jackson.datatype.jdk8;
+    requires com.fasterxml.jackson.datatype.jsr310;
     requires org.slf4j;
     requires static micrometer.core;
     requires static io.opentelemetry.api;

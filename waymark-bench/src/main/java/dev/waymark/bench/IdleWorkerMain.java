@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
+import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
 import java.io.BufferedReader;
@@ -55,7 +56,7 @@ public final class IdleWorkerMain {
             List<ShardedSubscription> running = new ArrayList<>();
             for (int p = 0; p < pools; p++) {
                 running.add(ShardedSubscription.builder(store, prefix + "-" + p, Target.category(prefix)).shards(shards)
-                        .startSimple(e -> { }));
+                        .start(d -> Ack.ok()));
             }
             awaitOwned(running, shards);
             System.out.println("READY");
@@ -75,9 +76,10 @@ public final class IdleWorkerMain {
                 EventStore writer = EventStore.builder(writerPool).build()) {
             String category = prefix.replace("-", "");
             ShardedSubscription pool = ShardedSubscription.builder(reader, prefix, Target.category(category)).shards(16)
-                    .startSimple(e -> {
-                        long sent = Long.parseLong(e.data().replaceAll("[^0-9]", ""));
+                    .start(d -> {
+                        long sent = Long.parseLong(d.event().data().replaceAll("[^0-9]", ""));
                         latencies.add(System.nanoTime() - sent);
+                        return Ack.ok();
                     });
             awaitOwned(List.of(pool), 16);
             int total = rate * seconds;

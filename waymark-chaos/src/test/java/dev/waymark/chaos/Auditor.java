@@ -6,6 +6,7 @@ import dev.waymark.store.GlobalPosition;
 import dev.waymark.store.Partition;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.store.StreamNames;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.subscription.Checkpoints;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -219,7 +220,7 @@ final class Auditor {
 
         // --- workflows
         Map<String, Long> statuses = new TreeMap<>();
-        try (Connection c = store.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = StoreInternals.of(store).dataSource().getConnection(); Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT name || ' ' || status, count(*) FROM waymark.workflows GROUP BY 1")) {
             while (rs.next()) {
                 statuses.put(rs.getString(1), rs.getLong(2));
@@ -425,7 +426,7 @@ final class Auditor {
     }
 
     private static long count(EventStore store, String sql) throws SQLException {
-        try (Connection c = store.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = StoreInternals.of(store).dataSource().getConnection(); Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
@@ -434,7 +435,7 @@ final class Auditor {
 
     private static List<String> strings(EventStore store, String sql) throws SQLException {
         List<String> out = new ArrayList<>();
-        try (Connection c = store.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = StoreInternals.of(store).dataSource().getConnection(); Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             while (rs.next()) {
                 out.add(rs.getString(1));

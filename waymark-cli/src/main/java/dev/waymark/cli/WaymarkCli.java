@@ -2,6 +2,9 @@ package dev.waymark.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.datatype.jdk8.Jdk8Module;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
@@ -61,8 +64,15 @@ public final class WaymarkCli {
     /** The largest {@code --limit} any command takes. */
     static final int MAX_LIMIT = 10_000;
 
-    static final ObjectMapper JSON = new ObjectMapper().findAndRegisterModules()
-            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS);
+    /**
+     * The CLI's one JSON mapper, its modules pinned (java.time instants and dates as ISO-8601 text, Optional): the
+     * {@code --json} output does not depend on which Jackson modules are on the class path.
+     */
+    static final ObjectMapper JSON = JsonMapper.builder()
+            .addModule(new JavaTimeModule())
+            .addModule(new Jdk8Module())
+            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS) // durations stay numbers of seconds
+            .build();
 
     /** Runs the command line and exits with its code. */
     public static void main(String[] args) {

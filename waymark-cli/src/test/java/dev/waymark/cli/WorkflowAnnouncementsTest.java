@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.AwakeableFailedException;
@@ -114,7 +115,7 @@ class WorkflowAnnouncementsTest {
         assertThat(betweenSteps.await(20, TimeUnit.SECONDS)).isTrue();
         CountDownLatch heard = new CountDownLatch(1);
         // registered after the engine's own listener, which is therefore called first
-        try (BroadcastRegistration r = store.onBroadcast("waymark.workflow.cancelled", m -> {
+        try (BroadcastRegistration r = StoreInternals.of(store).onBroadcast("waymark.workflow.cancelled", m -> {
             if (m.equals("twoSteps/c-1")) {
                 heard.countDown();
             }

@@ -9,6 +9,11 @@
  *   <li>{@link dev.waymark.core.Stoppable}: the lifecycle contract of every long-lived component
  *       ({@code stop(Duration)} answers whether it stopped in time; {@code close()}).</li>
  *   <li>{@link dev.waymark.core.DeadLetterReason}: why an event or a message was given up on.</li>
+ *   <li>{@link dev.waymark.core.WaymarkException}: the root of every Waymark exception, with the
+ *       branches every module shares: {@link dev.waymark.core.WaymarkConfigException} (invalid
+ *       configuration) and {@link dev.waymark.core.WaymarkInputException} (invalid input of one call).
+ *       The storage branch, {@code dev.waymark.store.StoreException}, lives in the store: only the
+ *       modules backed by PostgreSQL throw it.</li>
  * </ul>
  *
  * <p>The module {@code waymark-core} depends on the JDK only, so a module that needs nothing of

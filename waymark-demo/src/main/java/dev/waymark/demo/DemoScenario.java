@@ -3,6 +3,7 @@ package dev.waymark.demo;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.subscription.shard.ShardOwnership;
 import dev.waymark.subscription.shard.ShardedSubscription;
 import dev.waymark.workflow.WorkflowClient;
@@ -47,7 +48,7 @@ public final class DemoScenario {
         this.out = out;
         this.url = url;
         this.schema = store.schema();
-        this.dataSource = store.dataSource();
+        this.dataSource = StoreInternals.of(store).dataSource();
         this.store = store;
         this.kafka = kafka;
     }

@@ -138,7 +138,7 @@ public final class ReadmeExamples {
                     Charge c = ctx.step("charge", Charge.class, () -> new Charge("ch-" + order.id()));
                     ctx.sleep("cool-off", Duration.ofMillis(200));             // durable: survives restarts
                     Awakeable<String> approval = ctx.awakeable("approval", String.class);
-                    ctx.step("ask", () -> requestApproval(order.id(), approval.id()));
+                    ctx.run("ask", () -> requestApproval(order.id(), approval.id())); // a step with no result
                     String approver = approval.await();                        // suspends until completed
                     String parcel = ctx.child("ship", "shipping", order.id(), order, String.class).await();
                     return c.chargeId() + " approved by " + approver + ", " + parcel;
@@ -161,8 +161,7 @@ public final class ReadmeExamples {
     /** The awakeable ids the workflow example handed out, by order id. */
     public final java.util.Map<String, java.util.UUID> approvals = new java.util.concurrent.ConcurrentHashMap<>();
 
-    private Void requestApproval(String order, java.util.UUID awakeable) {
+    private void requestApproval(String order, java.util.UUID awakeable) {
         approvals.put(order, awakeable);   // e.g. e-mail a link; the approver calls completeAwakeable
-        return null;
     }
 }

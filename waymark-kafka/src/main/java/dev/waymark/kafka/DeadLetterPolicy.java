@@ -1,5 +1,6 @@
 package dev.waymark.kafka;
 
+import dev.waymark.messaging.MessagingConfigException;
 import java.util.function.UnaryOperator;
 
 /**
@@ -24,7 +25,7 @@ public sealed interface DeadLetterPolicy {
     /** Each record to {@code originalTopic + suffix}, such as {@code orders.DLT}. The default is {@code .DLT}. */
     static DeadLetterPolicy topicSuffix(String suffix) {
         if (suffix == null || suffix.isEmpty()) {
-            throw new IllegalArgumentException("dead-letter topic suffix must not be empty");
+            throw new MessagingConfigException("dead-letter topic suffix must not be empty");
         }
         return new Named(source -> source + suffix);
     }
@@ -48,7 +49,7 @@ public sealed interface DeadLetterPolicy {
         /** Validates. */
         public Named {
             if (naming == null) {
-                throw new IllegalArgumentException("dead-letter topic naming must not be null");
+                throw new MessagingConfigException("dead-letter topic naming must not be null");
             }
         }
 

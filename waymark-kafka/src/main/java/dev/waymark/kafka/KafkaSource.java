@@ -5,6 +5,7 @@ import dev.waymark.kafka.internal.SourceRuntime;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Ingested;
 import dev.waymark.messaging.MessageSource;
+import dev.waymark.messaging.MessagingConfigException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -82,7 +83,7 @@ public final class KafkaSource implements MessageSource, Stoppable {
     /** A source for {@code config}. Nothing connects until the first {@link #poll}. */
     public static KafkaSource of(KafkaSourceConfig config) {
         if (config == null) {
-            throw new IllegalArgumentException("config must not be null");
+            throw new MessagingConfigException("config must not be null");
         }
         log.info("{}", config.describe());
         return new KafkaSource(config);

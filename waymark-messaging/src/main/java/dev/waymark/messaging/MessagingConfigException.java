@@ -1,15 +1,19 @@
 package dev.waymark.messaging;
 
+import dev.waymark.core.WaymarkConfigException;
 import java.io.Serial;
 
-/** Invalid messaging configuration; nothing was started. */
-public final class MessagingConfigException extends MessagingException {
+/**
+ * Invalid messaging or Kafka configuration; nothing was started. The message names the option, the
+ * value and the rule. The messaging module's member of the {@link WaymarkConfigException} branch.
+ */
+public final class MessagingConfigException extends WaymarkConfigException {
     @Serial
     private static final long serialVersionUID = 1L;
 
     /** An invalid option. */
     public MessagingConfigException(String message) {
-        super(message, null);
+        super(message);
     }
 
     static void requireParallelism(int n) {

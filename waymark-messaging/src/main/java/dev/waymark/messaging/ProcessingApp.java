@@ -2,6 +2,7 @@ package dev.waymark.messaging;
 
 import dev.waymark.core.RetryPolicy;
 import dev.waymark.core.Stoppable;
+import dev.waymark.core.WaymarkInputException;
 import dev.waymark.messaging.internal.ProcessorRuntime;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,6 +32,8 @@ public final class ProcessingApp implements Stoppable {
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
     /** Default time without progress, with work waiting, after which a processor counts as stuck. */
     public static final Duration DEFAULT_STUCK_AFTER = Duration.ofMinutes(5);
+    /** Default {@link Builder#failureStrategy}: a failed processor stops alone, the others keep running. */
+    public static final FailureStrategy DEFAULT_FAILURE_STRATEGY = FailureStrategy.ISOLATE;
     /** Default total timeout of {@link #stop()}. */
     public static final Duration DEFAULT_TOTAL_TIMEOUT = Duration.ofSeconds(60);
     /**
@@ -217,7 +220,7 @@ public final class ProcessingApp implements Stoppable {
      * The state of one processor: what {@link #snapshot()} holds for {@code processorId}, without
      * taking the others' snapshots.
      *
-     * @throws IllegalArgumentException when no processor of this app has that id
+     * @throws WaymarkInputException when no processor of this app has that id
      */
     public ProcessorState snapshot(String processorId) {
         for (ProcessorRuntime p : processors) {
@@ -225,7 +228,7 @@ public final class ProcessingApp implements Stoppable {
                 return p.snapshot();
             }
         }
-        throw new IllegalArgumentException("no processor with id " + processorId + " in this app; its processors are "
+        throw new WaymarkInputException("no processor with id " + processorId + " in this app; its processors are "
                 + processorIds());
     }
 
@@ -237,7 +240,7 @@ public final class ProcessingApp implements Stoppable {
      * partition and offset, such as a dead-letter topic that is missing or refused the dead letter),
      * else the handler's or the runtime's. {@link #snapshot(String)} carries the same failure as text.
      *
-     * @throws IllegalArgumentException when no processor of this app has that id
+     * @throws WaymarkInputException when no processor of this app has that id
      */
     public Optional<ProcessorFailedException> failure(String processorId) {
         for (ProcessorRuntime p : processors) {
@@ -245,7 +248,7 @@ public final class ProcessingApp implements Stoppable {
                 return Optional.ofNullable(p.failure());
             }
         }
-        throw new IllegalArgumentException("no processor with id " + processorId + " in this app; its processors are "
+        throw new WaymarkInputException("no processor with id " + processorId + " in this app; its processors are "
                 + processorIds());
     }
 
@@ -283,15 +286,23 @@ public final class ProcessingApp implements Stoppable {
     public static final class Builder {
         private final List<Spec> specs = new ArrayList<>();
         private int inboxSize = DEFAULT_INBOX_SIZE;
-        private FailureStrategy strategy = FailureStrategy.ISOLATE;
+        private FailureStrategy strategy = DEFAULT_FAILURE_STRATEGY;
         private RetryPolicy retry = DEFAULT_RETRY;
         private ProcessorListener listener = ProcessorListener.NONE;
 
         private Builder() {}
 
-        /** Observe every handled message (for example {@code MessagingMetrics}). */
+        /**
+         * Observe every handled message (for example {@code MessagingMetrics}); default
+         * {@link ProcessorListener#NONE}.
+         *
+         * @throws MessagingConfigException if {@code listener} is null (pass {@link ProcessorListener#NONE})
+         */
         public Builder listener(ProcessorListener listener) {
-            this.listener = listener == null ? ProcessorListener.NONE : listener;
+            if (listener == null) {
+                throw new MessagingConfigException("listener must not be null (ProcessorListener.NONE for none)");
+            }
+            this.listener = listener;
             return this;
         }
 
@@ -307,7 +318,7 @@ public final class ProcessingApp implements Stoppable {
             return this;
         }
 
-        /** What a failure does to the others; default {@link FailureStrategy#ISOLATE}. */
+        /** What a failure does to the others; default {@link #DEFAULT_FAILURE_STRATEGY} ({@link FailureStrategy#ISOLATE}). */
         public Builder failureStrategy(FailureStrategy strategy) {
             this.strategy = strategy;
             return this;
@@ -329,7 +340,8 @@ public final class ProcessingApp implements Stoppable {
         }
 
         /**
-         * Validates the configuration; nothing is started and no source is touched.
+         * Validates the configuration and logs it in one INFO line; nothing is started and no source
+         * is touched.
          *
          * @throws MessagingConfigException naming the problem
          */
@@ -374,6 +386,11 @@ public final class ProcessingApp implements Stoppable {
                             + "' share one source; each processor needs its own");
                 }
             }
+            log.info("waymark processing app: processors={}, inboxSize={}, failureStrategy={},"
+                    + " retry={}, listener={}", specs.stream().map(spec -> spec.id + " ("
+                    + describe(spec.concurrency) + ", " + spec.source.getClass().getSimpleName() + ")").toList(),
+                    inboxSize, strategy, retry, listener == ProcessorListener.NONE ? "none"
+                    : listener.getClass().getName());
             return new ProcessingApp(this);
         }
 

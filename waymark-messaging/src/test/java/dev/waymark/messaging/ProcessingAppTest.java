@@ -1,5 +1,6 @@
 package dev.waymark.messaging;
 
+import dev.waymark.core.WaymarkInputException;
 import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -86,7 +87,7 @@ class ProcessingAppTest {
         assertThat(state.failed()).isOne();
         assertThat(state.lifecycle()).isEqualTo(ProcessorState.Lifecycle.RUNNING);
         assertThat(app.snapshot("p")).extracting(ProcessorState::id, ProcessorState::failed).containsExactly("p", 1L);
-        assertThatThrownBy(() -> app.snapshot("q")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> app.snapshot("q")).isInstanceOf(WaymarkInputException.class)
                 .hasMessage("no processor with id q in this app; its processors are [p]");
         assertThat(app.stop()).isTrue();
     }

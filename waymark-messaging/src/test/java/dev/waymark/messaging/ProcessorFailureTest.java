@@ -1,5 +1,6 @@
 package dev.waymark.messaging;
 
+import dev.waymark.core.WaymarkInputException;
 import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -38,7 +39,7 @@ class ProcessorFailureTest {
         assertThat(app.failure("good")).isEmpty();
         assertThat(app.stop()).isTrue();
         assertThat(app.awaitTermination(WAIT)).isTrue(); // ISOLATE reports nothing here: the accessor does
-        assertThatThrownBy(() -> app.failure("nope")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> app.failure("nope")).isInstanceOf(WaymarkInputException.class)
                 .hasMessageContaining("[failing, good]");
     }
 

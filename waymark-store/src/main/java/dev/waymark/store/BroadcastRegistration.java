@@ -1,7 +1,7 @@
 package dev.waymark.store;
 
 /**
- * A listener added by {@link EventStore#onBroadcast}; closing it removes the listener (idempotent).
+ * A listener added by {@link dev.waymark.store.plumbing.StoreInternals#onBroadcast}; closing it removes the listener (idempotent).
  * Each registration is its own: a listener registered twice is called twice per message, and
  * closing one of its registrations, once or more, leaves the other in place.
  */

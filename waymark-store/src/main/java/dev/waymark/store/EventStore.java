@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Consumer;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 
@@ -35,9 +34,6 @@ public interface EventStore extends AutoCloseable {
 
     /** The schema this handle works in. */
     String schema();
-
-    /** The data source the store uses; for modules built on the store (subscriptions, workflows). */
-    DataSource dataSource();
 
     /**
      * How far the visibility horizon lags: committed events that all-stream and category readers
@@ -114,8 +110,9 @@ public interface EventStore extends AutoCloseable {
      * {@link #inTransaction(TransactionWork)}, which does that by itself. Several appends in one
      * transaction are fine: a stream the transaction appended to (or locked) while it had no id
      * stays locked for it. Keep the rest of the transaction short: it holds the streams' locks until
-     * commit. Readers in other handles learn of the commit through their fallback tick; call
-     * {@link #signalAppended()} after commit to wake them at once.
+     * commit. Readers learn of the commit through their fallback poll
+     * ({@link EventStoreBuilder#fallbackPoll}), not at once: {@link #inTransaction(TransactionWork)}
+     * wakes them as soon as it commits.
      *
      * <p>A resend of an append that committed is told from a conflict (see
      * {@link #append(String, ExpectedVersion, List)}) only on an autocommit connection: inside an
@@ -188,9 +185,6 @@ public interface EventStore extends AutoCloseable {
      * @throws AppendRefusedException when an append is still refused on a later run (see above)
      */
     <T, E extends Exception> T inTransaction(TransactionWork<T, E> work) throws E;
-
-    /** Wakes readers after the caller committed an append made on its own connection. */
-    void signalAppended();
 
     // ---- reads ---------------------------------------------------------------------------------
 
@@ -294,45 +288,11 @@ public interface EventStore extends AutoCloseable {
     long queryCount(QueryPurpose purpose);
 
     /**
-     * Sends {@code message} on {@code topic} to every store handle on this schema, in this process
-     * and in others: the listeners of this handle are called at once on the calling thread (what
-     * they throw is logged, except a virtual-machine error such as out of memory, which escapes once
-     * the NOTIFY went out), then a NOTIFY is sent, outside any transaction, and the listeners of
-     * other handles are called on their LISTEN thread.
-     * A hint, not a queue: a handle whose LISTEN connection is down at that moment misses the
-     * message, and a failed NOTIFY is logged, not thrown. Use it for news whose loss only delays
-     * something that a read of the database decides anyway. Nothing is sent when notifications are
-     * disabled ({@link EventStoreBuilder#notifications(boolean)}); local listeners still hear it.
-     *
-     * @throws InvalidInputException if the topic is blank, longer than {@value #MAX_TOPIC}
-     *     characters or holds a control character, or the message is longer than
-     *     {@value #MAX_BROADCAST_MESSAGE} characters or holds a control character
-     */
-    void broadcast(String topic, String message);
-
-    /**
-     * Calls {@code listener} with every message {@link #broadcast broadcast} on {@code topic} on
-     * this schema from now on, each once per handle, in the order the handle received them. A
-     * listener of another handle's message runs on this handle's LISTEN thread: keep it short; what
-     * it throws is logged and ignored.
-     *
-     * @return closing it removes the listener
-     * @throws InvalidInputException if the topic is not valid (see {@link #broadcast})
-     */
-    BroadcastRegistration onBroadcast(String topic, Consumer<String> listener);
-
-    /**
      * The most runs of the work of one {@link #inTransaction(TransactionWork)} call: the first and
      * up to three more, each after an append refused for a stream whose lock the transaction took
      * too late.
      */
     int MAX_TRANSACTION_RUNS = 4;
-
-    /** Longest topic of {@link #broadcast}, in characters. */
-    int MAX_TOPIC = 64;
-
-    /** Longest message of {@link #broadcast}, in characters (a NOTIFY payload holds under 8,000 bytes). */
-    int MAX_BROADCAST_MESSAGE = 1_000;
 
     /** Stops the notifier threads. Does not close the {@link DataSource}. */
     @Override

@@ -1,5 +1,6 @@
 package dev.waymark.store;
 
+import dev.waymark.core.WaymarkInputException;
 import java.io.Serial;
 
 /**
@@ -10,9 +11,9 @@ import java.io.Serial;
  * {@code 22023} invalid parameter value) is reported with this type too, after the statement failed:
  * the store's own transaction is rolled back, and an append made on the caller's connection has
  * aborted the caller's transaction, which the caller must roll back. Either way nothing of the
- * operation was written.
+ * operation was written. The store's member of the {@link WaymarkInputException} branch.
  */
-public class InvalidInputException extends StoreException {
+public class InvalidInputException extends WaymarkInputException {
     @Serial
     private static final long serialVersionUID = 1L;
 
@@ -23,6 +24,6 @@ public class InvalidInputException extends StoreException {
 
     /** An invalid input described by {@code message}, found while parsing {@code cause}. */
     public InvalidInputException(String message, Throwable cause) {
-        super(message, null, cause);
+        super(message, cause);
     }
 }

@@ -1,13 +1,18 @@
 package dev.waymark.store;
 
+import dev.waymark.core.WaymarkConfigException;
+import dev.waymark.core.WaymarkException;
+import dev.waymark.core.WaymarkInputException;
 import java.io.Serial;
 
 /**
- * Base of every exception the event store throws. Unchecked; the message carries the state that
- * explains the failure and the cause is always kept. {@link #sqlState()} names the database's
- * SQLSTATE when the failure came from the database.
+ * The storage branch of {@link WaymarkException}: the database failed, refused or reported a
+ * conflict. Unchecked; the message carries the state that explains the failure and the cause is
+ * always kept. {@link #sqlState()} names the database's SQLSTATE when the failure came from the
+ * database. Invalid configuration ({@link WaymarkConfigException}) and invalid input
+ * ({@link WaymarkInputException}) are the other branches, not subtypes of this one.
  */
-public class StoreException extends RuntimeException {
+public class StoreException extends WaymarkException {
     @Serial
     private static final long serialVersionUID = 1L;
 

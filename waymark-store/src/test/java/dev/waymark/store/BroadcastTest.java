@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
 import java.util.List;
@@ -52,21 +53,21 @@ class BroadcastTest {
     void a_message_reaches_each_handle_once_and_wakes_no_reader() {
         List<String> atA = new CopyOnWriteArrayList<>();
         List<String> atB = new CopyOnWriteArrayList<>();
-        try (BroadcastRegistration ra = a.onBroadcast("once", atA::add);
-                BroadcastRegistration rb = b.onBroadcast("once", atB::add)) {
+        try (BroadcastRegistration ra = StoreInternals.of(a).onBroadcast("once", atA::add);
+                BroadcastRegistration rb = StoreInternals.of(b).onBroadcast("once", atB::add)) {
             awaitListening("once", a, atB);
             awaitListening("once", b, atA);
             long bGeneration = b.wakeSignal().generation();
 
-            a.broadcast("once", "m1");
-            a.broadcast("once", "m2");
+            StoreInternals.of(a).broadcast("once", "m1");
+            StoreInternals.of(a).broadcast("once", "m2");
             assertThat(real(atA)).as("the sender's own listeners hear it at once").containsExactly("m1", "m2");
             await().atMost(WITHIN).until(() -> real(atB).size() == 2);
             assertThat(real(atB)).containsExactly("m1", "m2");
 
             // NOTIFYs arrive in commit order: once a's LISTEN thread has heard b's reply, it has also
             // heard its own two messages, which must not be delivered a second time
-            b.broadcast("once", "reply");
+            StoreInternals.of(b).broadcast("once", "reply");
             await().atMost(WITHIN).until(() -> atA.contains("reply"));
             assertThat(real(atA)).containsExactly("m1", "m2", "reply");
             assertThat(b.wakeSignal().generation()).as("a broadcast is no append").isEqualTo(bGeneration);
@@ -77,19 +78,19 @@ class BroadcastTest {
     void topics_are_separate_and_a_removed_listener_hears_nothing_more() {
         List<String> red = new CopyOnWriteArrayList<>();
         List<String> blue = new CopyOnWriteArrayList<>();
-        BroadcastRegistration redAtB = b.onBroadcast("red", red::add);
-        try (BroadcastRegistration blueAtB = b.onBroadcast("blue", blue::add)) {
+        BroadcastRegistration redAtB = StoreInternals.of(b).onBroadcast("red", red::add);
+        try (BroadcastRegistration blueAtB = StoreInternals.of(b).onBroadcast("blue", blue::add)) {
             awaitListening("blue", a, blue);
-            a.broadcast("red", "r1");
-            a.broadcast("blue", "b1");
+            StoreInternals.of(a).broadcast("red", "r1");
+            StoreInternals.of(a).broadcast("blue", "b1");
             await().atMost(WITHIN).until(() -> blue.contains("b1"));
             assertThat(real(red)).containsExactly("r1");
             assertThat(real(blue)).containsExactly("b1");
 
             redAtB.close();
             redAtB.close(); // idempotent
-            a.broadcast("red", "r2");
-            a.broadcast("blue", "b2");
+            StoreInternals.of(a).broadcast("red", "r2");
+            StoreInternals.of(a).broadcast("blue", "b2");
             await().atMost(WITHIN).until(() -> blue.contains("b2")); // r2 arrived before b2
             assertThat(real(red)).containsExactly("r1");
         }
@@ -99,30 +100,30 @@ class BroadcastTest {
     void closing_one_registration_of_a_listener_twice_leaves_its_other_registration() {
         List<String> heard = new CopyOnWriteArrayList<>();
         java.util.function.Consumer<String> listener = heard::add; // one object, registered twice
-        BroadcastRegistration first = a.onBroadcast("twice", listener);
-        try (BroadcastRegistration second = a.onBroadcast("twice", listener)) {
-            a.broadcast("twice", "m1"); // the sender's own listeners are called at once, on this thread
+        BroadcastRegistration first = StoreInternals.of(a).onBroadcast("twice", listener);
+        try (BroadcastRegistration second = StoreInternals.of(a).onBroadcast("twice", listener)) {
+            StoreInternals.of(a).broadcast("twice", "m1"); // the sender's own listeners are called at once, on this thread
             assertThat(heard).containsExactly("m1", "m1");
 
             first.close();
             first.close(); // idempotent: before, the second close removed the other registration too
-            a.broadcast("twice", "m2");
+            StoreInternals.of(a).broadcast("twice", "m2");
             assertThat(heard).containsExactly("m1", "m1", "m2");
         }
-        a.broadcast("twice", "m3");
+        StoreInternals.of(a).broadcast("twice", "m3");
         assertThat(heard).containsExactly("m1", "m1", "m2");
     }
 
     @Test
     void a_listener_that_throws_stops_neither_the_others_nor_later_messages() {
         List<String> heard = new CopyOnWriteArrayList<>();
-        try (BroadcastRegistration thrower = b.onBroadcast("faulty", m -> {
+        try (BroadcastRegistration thrower = StoreInternals.of(b).onBroadcast("faulty", m -> {
                     throw new StackOverflowError("listener " + m);
                 });
-                BroadcastRegistration second = b.onBroadcast("faulty", heard::add)) {
+                BroadcastRegistration second = StoreInternals.of(b).onBroadcast("faulty", heard::add)) {
             awaitListening("faulty", a, heard);
-            a.broadcast("faulty", "x1");
-            a.broadcast("faulty", "x2");
+            StoreInternals.of(a).broadcast("faulty", "x1");
+            StoreInternals.of(a).broadcast("faulty", "x2");
             await().atMost(WITHIN).until(() -> real(heard).size() == 2);
             assertThat(real(heard)).containsExactly("x1", "x2");
         }
@@ -131,14 +132,14 @@ class BroadcastTest {
     @Test
     void a_sender_whose_own_listener_runs_out_of_memory_has_still_told_the_others() {
         List<String> heard = new CopyOnWriteArrayList<>();
-        try (BroadcastRegistration dying = a.onBroadcast("oom", m -> {
+        try (BroadcastRegistration dying = StoreInternals.of(a).onBroadcast("oom", m -> {
                     if (m.equals("boom")) {
                         throw new OutOfMemoryError("listener " + m);
                     }
                 });
-                BroadcastRegistration other = b.onBroadcast("oom", heard::add)) {
+                BroadcastRegistration other = StoreInternals.of(b).onBroadcast("oom", heard::add)) {
             awaitListening("oom", a, heard);
-            assertThatThrownBy(() -> a.broadcast("oom", "boom")).isInstanceOf(OutOfMemoryError.class);
+            assertThatThrownBy(() -> StoreInternals.of(a).broadcast("oom", "boom")).isInstanceOf(OutOfMemoryError.class);
             // before: the error escaped before the NOTIFY was sent, and no other handle heard it
             await().atMost(WITHIN).until(() -> heard.contains("boom"));
         }
@@ -146,20 +147,20 @@ class BroadcastTest {
 
     @Test
     void bad_topics_messages_and_listeners_are_refused_by_name() {
-        assertThatThrownBy(() -> a.broadcast(" ", "m")).isInstanceOf(InvalidInputException.class)
+        assertThatThrownBy(() -> StoreInternals.of(a).broadcast(" ", "m")).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("topic");
-        assertThatThrownBy(() -> a.broadcast(null, "m")).isInstanceOf(InvalidInputException.class)
+        assertThatThrownBy(() -> StoreInternals.of(a).broadcast(null, "m")).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("topic");
-        assertThatThrownBy(() -> a.broadcast("t".repeat(EventStore.MAX_TOPIC + 1), "m"))
-                .isInstanceOf(InvalidInputException.class).hasMessageContaining("limit is " + EventStore.MAX_TOPIC);
-        assertThatThrownBy(() -> a.broadcast("t", "m".repeat(EventStore.MAX_BROADCAST_MESSAGE + 1)))
+        assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t".repeat(StoreInternals.MAX_TOPIC + 1), "m"))
+                .isInstanceOf(InvalidInputException.class).hasMessageContaining("limit is " + StoreInternals.MAX_TOPIC);
+        assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t", "m".repeat(StoreInternals.MAX_BROADCAST_MESSAGE + 1)))
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("message");
-        assertThatThrownBy(() -> a.broadcast("t", "a\u001Fb")).isInstanceOf(InvalidInputException.class)
+        assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t", "a\u001Fb")).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("control character");
-        assertThatThrownBy(() -> a.broadcast("t", "emoji \uD83D")).isInstanceOf(InvalidInputException.class)
+        assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t", "emoji \uD83D")).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("surrogate");
-        assertThatThrownBy(() -> a.broadcast("t", null)).isInstanceOf(InvalidInputException.class);
-        assertThatThrownBy(() -> a.onBroadcast("t", null)).isInstanceOf(InvalidInputException.class)
+        assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t", null)).isInstanceOf(InvalidInputException.class);
+        assertThatThrownBy(() -> StoreInternals.of(a).onBroadcast("t", null)).isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("listener");
     }
 
@@ -177,7 +178,7 @@ class BroadcastTest {
         String token = PING + PINGS.incrementAndGet();
         await("the other handle's LISTEN connection is up").atMost(WITHIN).pollInterval(Duration.ofMillis(100))
                 .until(() -> {
-                    sender.broadcast(topic, token);
+                    StoreInternals.of(sender).broadcast(topic, token);
                     return heard.contains(token);
                 });
     }

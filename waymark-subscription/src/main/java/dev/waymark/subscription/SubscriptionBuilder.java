@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Configures a subscription. Defaults are the constants below. The setters only record their
  * values: every invalid value fails later, at {@link #config()}, {@link #start(EventHandler)} or
- * {@link #openAckStream(int)}, with a {@link SubscriptionConfigException} naming the option, the
+ * {@link #openAckStream()}, with a {@link SubscriptionConfigException} naming the option, the
  * value and the rule.
  */
 public final class SubscriptionBuilder {
@@ -182,16 +182,11 @@ public final class SubscriptionBuilder {
     /**
      * Starts the subscription as a pull-based stream of deliveries: the subscription hands over one
      * delivery at a time and does not move past it until it is answered, and closing the stream
-     * stops the subscription without acknowledging the item in flight.
-     *
-     * @param buffer validated ({@code >= 1}) but without effect: since the subscription waits for
-     *     each answer, at most one item is ever waiting to be taken
+     * stops the subscription without acknowledging the item in flight. Since the subscription waits
+     * for each answer, at most one item is ever waiting to be taken (so there is no buffer to size).
      */
-    public AckStream openAckStream(int buffer) {
-        if (buffer < 1) {
-            throw new SubscriptionConfigException("ack stream buffer must be >= 1, got " + buffer);
-        }
-        AckQueue queue = new AckQueue(buffer);
+    public AckStream openAckStream() {
+        AckQueue queue = new AckQueue(1);
         Subscription subscription = start(queue);
         queue.attach(subscription);
         return queue;

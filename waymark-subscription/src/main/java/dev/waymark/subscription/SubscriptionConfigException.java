@@ -1,9 +1,13 @@
 package dev.waymark.subscription;
 
+import dev.waymark.core.WaymarkConfigException;
 import java.io.Serial;
 
-/** An invalid subscription option; the message names the option, the value and the rule. */
-public final class SubscriptionConfigException extends SubscriptionException {
+/**
+ * An invalid subscription or worker-pool option; the message names the option, the value and the
+ * rule. The subscription module's member of the {@link WaymarkConfigException} branch.
+ */
+public final class SubscriptionConfigException extends WaymarkConfigException {
     @Serial
     private static final long serialVersionUID = 1L;
 

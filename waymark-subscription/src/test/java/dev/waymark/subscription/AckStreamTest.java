@@ -39,7 +39,7 @@ class AckStreamTest {
     void the_reader_waits_for_each_answer_and_retries_carry_the_attempt() throws Exception {
         append(store, "pull-1", "A", "B");
         try (AckStream stream = Subscription.builder(store, "puller", Target.category("pull"))
-                .retry(RetryPolicy.fixed(3, Duration.ZERO)).checkpointEvery(1, Duration.ZERO).openAckStream(4)) {
+                .retry(RetryPolicy.fixed(3, Duration.ZERO)).checkpointEvery(1, Duration.ZERO).openAckStream()) {
             AckStream.Item a = stream.next(Duration.ofSeconds(10)).orElseThrow();
             assertThat(a.delivery().event().type()).isEqualTo("A");
             // nothing else is offered until A is answered
@@ -62,7 +62,7 @@ class AckStreamTest {
     void closing_with_an_unanswered_item_writes_no_acknowledgement_for_it() throws Exception {
         append(store, "closing-1", "A", "B");
         AckStream stream = Subscription.builder(store, "closer", Target.category("closing"))
-                .checkpointEvery(1, Duration.ZERO).openAckStream(1);
+                .checkpointEvery(1, Duration.ZERO).openAckStream();
         stream.next(Duration.ofSeconds(10)).orElseThrow().reply(Ack.ok());
         AckStream.Item b = stream.next(Duration.ofSeconds(10)).orElseThrow();
         assertThat(b.delivery().event().type()).isEqualTo("B");

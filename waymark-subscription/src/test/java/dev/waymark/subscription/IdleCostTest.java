@@ -154,7 +154,10 @@ class IdleCostTest {
                     .start(d -> Ack.ok())) {
                 for (int p = 0; p < 2; p++) {
                     pools.add(ShardedSubscription.builder(store, "idle-pool-" + p, Target.category("idle")).shards(16)
-                            .leaseTtl(Duration.ofSeconds(5)).renewInterval(renew).startSimple(seen::add));
+                            .leaseTtl(Duration.ofSeconds(5)).renewInterval(renew).start(d -> {
+                                seen.add(d.event());
+                                return Ack.ok();
+                            }));
                 }
                 await().atMost(Duration.ofSeconds(30)).until(() -> pools.stream()
                         .allMatch(pool -> pool.ownedBuckets().size() == 16) && seen.size() == 2);

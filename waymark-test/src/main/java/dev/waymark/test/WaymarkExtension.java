@@ -1,6 +1,7 @@
 package dev.waymark.test;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.store.EventStoreBuilder;
 import dev.waymark.store.Migrations;
 import dev.waymark.testkit.KafkaExtension;
@@ -64,7 +65,7 @@ public final class WaymarkExtension implements BeforeAllCallback, AfterAllCallba
 
     private void wakeStores() {
         synchronized (stores) {
-            stores.forEach(EventStore::signalAppended);
+            stores.forEach(s -> StoreInternals.of(s).signalAppended());
         }
     }
 

@@ -21,7 +21,7 @@ public sealed interface Backpressure {
      * {@code maxWait}, then throws {@link WorkflowBackpressureException} (nothing is written: a
      * subscription handler that lets it escape is retried later, which slows the subscription down).
      *
-     * @throws InvalidWorkflowInputException if {@code maxBacklog} is below 1 or {@code maxWait} is
+     * @throws WorkflowConfigException if {@code maxBacklog} is below 1 or {@code maxWait} is
      *     null or negative
      */
     static Backpressure maxBacklog(long maxBacklog, Duration maxWait) {
@@ -44,10 +44,10 @@ public sealed interface Backpressure {
         /** Validates both. */
         public MaxBacklog {
             if (maxBacklog < 1) {
-                throw new InvalidWorkflowInputException("backpressure maxBacklog must be >= 1, got " + maxBacklog);
+                throw new WorkflowConfigException("backpressure maxBacklog must be >= 1, got " + maxBacklog);
             }
             if (maxWait == null || maxWait.isNegative()) {
-                throw new InvalidWorkflowInputException("backpressure maxWait must be >= 0, got " + maxWait);
+                throw new WorkflowConfigException("backpressure maxWait must be >= 0, got " + maxWait);
             }
         }
     }

@@ -1,7 +1,13 @@
 package dev.waymark.workflow;
 
-/** Bad input to a workflow API (a name, id, payload or option); nothing was written. */
-public class InvalidWorkflowInputException extends WorkflowException {
+import dev.waymark.core.WaymarkInputException;
+
+/**
+ * Bad input to a workflow API (a name, an id, a payload over the size limit, an input the codec
+ * cannot read); nothing was written. The workflow module's member of the
+ * {@link WaymarkInputException} branch (no longer a {@link WorkflowException}).
+ */
+public class InvalidWorkflowInputException extends WaymarkInputException {
 
     private static final long serialVersionUID = 1L;
 

@@ -1,16 +1,17 @@
 package dev.waymark.workflow;
 
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.store.plumbing.TransactionBounds;
-import dev.waymark.store.plumbing.Utf16;
 import dev.waymark.workflow.internal.Args;
+import dev.waymark.workflow.internal.AwakeableReasons;
 import dev.waymark.workflow.internal.ClientHooks;
 import dev.waymark.workflow.internal.CollectionSql;
 import dev.waymark.workflow.internal.EngineRuntime;
 import dev.waymark.workflow.internal.Ids;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.JsonValues;
+import dev.waymark.workflow.internal.SqlOutcomes;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -59,7 +60,7 @@ public final class WorkflowClient {
         this.hooks = hooks;
         this.runtime = runtime;
         this.instances = runtime.instances();
-        this.collection = new CollectionSql(store.dataSource(), store.schema(), TransactionBounds.of(store));
+        this.collection = new CollectionSql(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
         this.maxPayloadBytes = maxPayloadBytes;
     }
 
@@ -78,22 +79,22 @@ public final class WorkflowClient {
      * awakeable failure reason larger than {@code maxPayloadBytes} bytes of JSON (as
      * {@link WorkflowEngineBuilder#maxPayloadBytes} does; give both the same limit).
      *
-     * @throws InvalidWorkflowInputException if {@code maxPayloadBytes} is below
+     * @throws WorkflowConfigException if {@code maxPayloadBytes} is below
      *     {@value #MIN_MAX_PAYLOAD_BYTES}
      */
     public static WorkflowClient create(EventStore store, WorkflowCodec codec, int maxPayloadBytes) {
         Args.notNull(store, "store");
         requireMaxPayloadBytes(maxPayloadBytes);
-        Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
+        Instances instances = new Instances(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
         return new WorkflowClient(store, new EngineRuntime(instances, Args.notNull(codec, "codec"), null,
-                new WorkflowListener() {}, maxPayloadBytes, store::signalAppended, (p, c, s) -> { },
+                new WorkflowListener() {}, maxPayloadBytes, StoreInternals.of(store)::signalAppended, (p, c, s) -> { },
                 null, Duration.ZERO), maxPayloadBytes, ClientHooks.NONE);
     }
 
     /** {@code bytes}, if it is a valid payload limit. */
     static int requireMaxPayloadBytes(int bytes) {
         if (bytes < MIN_MAX_PAYLOAD_BYTES) {
-            throw new InvalidWorkflowInputException(
+            throw new WorkflowConfigException(
                     "maxPayloadBytes must be >= " + MIN_MAX_PAYLOAD_BYTES + ", got " + bytes);
         }
         return bytes;
@@ -119,20 +120,20 @@ public final class WorkflowClient {
         WorkflowNames.requireNewId(id);
         WorkflowNames.requireJournalFits(name, id);
         Args.notNull(resultType, "resultType");
-        checkRunnable(name);
+        hooks.checkRunnable(name);
         String json = runtime.encode(input, "input of workflow " + name + "/" + id);
-        checkInput(name, id, json);
-        admitStart(name, id);
+        hooks.checkInput(name, id, json);
+        hooks.admitStart(name, id);
         Instances.Started started = instances.start(name, id, json, Ids.entryId(name, id, 0, "__started__"), null,
-                startOwner(), leaseTtl());
+                hooks.startOwner(), hooks.leaseTtl());
         if (!started.created()) {
             if (!JsonValues.same(started.existingInput(), json)) {
                 throw new WorkflowStartConflictException("workflow " + name + "/" + id + " already exists ("
                         + started.status().sqlValue() + ") with a different input");
             }
         } else {
-            store.signalAppended();
-            afterStart(new Instances.Key(name, id), started, json);
+            StoreInternals.of(store).signalAppended();
+            hooks.afterStart(new Instances.Key(name, id), started, json);
         }
         return new WorkflowHandle<>(this, name, id, resultType);
     }
@@ -171,27 +172,29 @@ public final class WorkflowClient {
         Instances.Appended a = instances.appendTerminal(name, id, "WorkflowCancelled", "{}", null,
                 WorkflowStatus.CANCELLED, null);
         return switch (a.kind()) {
-            case "appended" -> {
-                store.signalAppended();
+            case APPENDED -> {
+                StoreInternals.of(store).signalAppended();
                 announceCancel(name, id);
                 cancelLiveChildren(name, id);
                 yield CancelOutcome.CANCELLED;
             }
-            case "refused" -> {
+            case REFUSED -> {
                 WorkflowStatus status = WorkflowStatus.fromSql(a.detail());
                 if (status == WorkflowStatus.CANCELLED) {
                     cancelLiveChildren(name, id); // repairs a cascade an earlier cancel did not finish
                 }
                 yield already(status);
             }
-            default -> CancelOutcome.UNKNOWN;
+            case MISSING -> CancelOutcome.UNKNOWN;
+            case PRESENT, LEASE_LOST, STALE, BUSY -> throw new WorkflowException("cannot cancel workflow " + name + "/"
+                    + id + ": " + a.kind() + " " + a.detail()); // unfenced, random id, stale retried: cannot happen
         };
     }
 
     /** Tells the process running {@code name}/{@code id}, if any, that it is cancelled; best effort. */
     private void announceCancel(String name, String id) {
         try {
-            store.broadcast(CANCEL_TOPIC, name + "/" + id);
+            StoreInternals.of(store).broadcast(CANCEL_TOPIC, name + "/" + id);
         } catch (RuntimeException e) {
             // the cancellation is committed: its run still stops, at its next journal write at the latest
             log.warn("waymark workflow: could not announce the cancellation of {}/{}: {}", name, id, e.toString());
@@ -232,24 +235,7 @@ public final class WorkflowClient {
         if (reason == null || reason.isBlank()) {
             throw new InvalidWorkflowInputException("failing awakeable " + awakeable + " needs a reason");
         }
-        // stored in a text column and journaled in a jsonb document, which refuse a NUL and have no
-        // form for a lone surrogate (a completion's value is refused the same way by its JSON check);
-        // checked before the size, whose JSON encoder throws a bare error on a lone surrogate
-        if (reason.indexOf('\u0000') >= 0) {
-            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable
-                    + " holds a NUL character (\\u0000), which the database cannot store");
-        }
-        int lone = Utf16.loneSurrogate(reason);
-        if (lone >= 0) {
-            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable
-                    + " holds a lone UTF-16 surrogate (\\u" + Integer.toHexString(reason.charAt(lone))
-                    + "), which has no UTF-8 form");
-        }
-        int bytes = JsonStringEncoder.getInstance().quoteAsUTF8(reason).length + 2; // and its quotes
-        if (bytes > maxPayloadBytes) {
-            throw new InvalidWorkflowInputException("failure reason of awakeable " + awakeable + " is " + bytes
-                    + " bytes of JSON, the limit is " + maxPayloadBytes + " (maxPayloadBytes)");
-        }
+        AwakeableReasons.requireStorable(awakeable, reason, maxPayloadBytes);
         return settle(awakeable, "failed", null, reason);
     }
 
@@ -278,7 +264,7 @@ public final class WorkflowClient {
         WorkflowNames.requireName(name);
         WorkflowNames.requireId(id);
         if (instances.retry(name, id)) {
-            store.signalAppended();
+            StoreInternals.of(store).signalAppended();
             return RetryOutcome.RETRIED;
         }
         return instances.find(name, id).isPresent() ? RetryOutcome.NOT_FAILED : RetryOutcome.UNKNOWN;
@@ -348,7 +334,7 @@ public final class WorkflowClient {
         int deleted = 0;
         for (FinishedWorkflow candidate : candidates) {
             try {
-                if ("deleted".equals(collection.collect(candidate.name(), candidate.id(), kept))) {
+                if (collection.collect(candidate.name(), candidate.id(), kept) == SqlOutcomes.Collect.DELETED) {
                     deleted++;
                 }
             } catch (RuntimeException e) {
@@ -394,34 +380,6 @@ public final class WorkflowClient {
         return store;
     }
 
-    private void checkRunnable(String name) {
-        hooks.checkRunnable(name);
-    }
-
-    private void checkInput(String name, String id, String json) {
-        hooks.checkInput(name, id, json);
-    }
-
-    private void admitStart(String name, String id) {
-        hooks.admitStart(name, id);
-    }
-
-    private String startOwner() {
-        return hooks.startOwner();
-    }
-
-    private Duration leaseTtl() {
-        return hooks.leaseTtl();
-    }
-
-    private void afterStart(Instances.Key key, Instances.Started started, String input) {
-        hooks.afterStart(key, started, input);
-    }
-
-    private void afterWake(Instances.Key key) {
-        hooks.afterWake(key);
-    }
-
     /** An in-process future of the workflow's terminal outcome when this process runs it, else null. */
     java.util.concurrent.CompletableFuture<WorkflowOutcome<?>> watch(Instances.Key key) {
         return hooks.watch(key);
@@ -437,18 +395,18 @@ public final class WorkflowClient {
     }
 
     private AwakeableOutcome settle(UUID awakeable, String status, String payload, String failure) {
-        String r = instances.awakeables().settle(awakeable, status, payload, failure);
+        SqlOutcomes.Settle r = instances.awakeables().settle(awakeable, status, payload, failure);
         return switch (r) {
-            case "settled" -> {
-                store.signalAppended();
-                instances.awakeables().state(awakeable).ifPresent(s -> afterWake(new Instances.Key(s.name(), s.id())));
+            case SETTLED -> {
+                StoreInternals.of(store).signalAppended();
+                instances.awakeables().state(awakeable).ifPresent(s -> hooks.afterWake(new Instances.Key(s.name(), s.id())));
                 yield AwakeableOutcome.SETTLED;
             }
-            case "already_completed" -> AwakeableOutcome.ALREADY_COMPLETED;
-            case "already_failed" -> AwakeableOutcome.ALREADY_FAILED;
-            case "already_cancelled" -> AwakeableOutcome.ALREADY_CANCELLED;
-            case "already_abandoned" -> AwakeableOutcome.SUPERSEDED;
-            default -> AwakeableOutcome.UNKNOWN;
+            case ALREADY_COMPLETED -> AwakeableOutcome.ALREADY_COMPLETED;
+            case ALREADY_FAILED -> AwakeableOutcome.ALREADY_FAILED;
+            case ALREADY_CANCELLED -> AwakeableOutcome.ALREADY_CANCELLED;
+            case ALREADY_ABANDONED -> AwakeableOutcome.SUPERSEDED;
+            case UNKNOWN -> AwakeableOutcome.UNKNOWN;
         };
     }
 

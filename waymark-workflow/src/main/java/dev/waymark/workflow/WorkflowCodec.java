@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.waymark.workflow.internal.JacksonCodec;
+import dev.waymark.workflow.internal.WorkflowJson;
 
 /**
  * Turns inputs, step results and workflow results into JSON text and back. The default is
@@ -27,23 +28,19 @@ public interface WorkflowCodec {
     <T> T decode(String json, Class<T> type);
 
     /**
-     * Jackson with a new {@link ObjectMapper} on which {@link ObjectMapper#findAndRegisterModules()}
-     * was called: every Jackson module that {@link java.util.ServiceLoader} finds through the calling
-     * thread's context class loader is registered (for example {@code jackson-datatype-jsr310} for
-     * {@code java.time} types, {@code jackson-datatype-jdk8} for {@code Optional},
-     * {@code jackson-module-parameter-names}, {@code jackson-module-kotlin}); Waymark brings none
-     * itself. Everything else is Jackson's default (with {@code jsr310}, an {@code Instant} is
-     * written as a number of seconds, as {@code WRITE_DATES_AS_TIMESTAMPS} is on).
-     *
-     * <p>So the classpath shapes the journal: adding or removing a module between deploys can change
-     * the JSON a value is written as and how earlier runs' journaled inputs and step results decode
-     * on replay (a {@link StepDecodeException}, or another value), and two processes with different
-     * modules can write different JSON for the same input (a second {@code start} of the same id then
-     * conflicts). Give every process the same modules, or pass an explicitly configured mapper to
-     * {@link #jackson(ObjectMapper)}.
+     * Jackson with Waymark's mapper, whose modules are pinned: {@code jackson-datatype-jsr310} and
+     * {@code jackson-datatype-jdk8} are registered explicitly, nothing is discovered on the class path
+     * ({@code findAndRegisterModules()} is not called), so adding or removing a Jackson module between
+     * deploys does not change the journal. {@code java.time} values are written as ISO-8601 text
+     * ({@code Instant} {@code "2026-12-02T10:15:30Z"}, {@code Duration} {@code "PT10M"}, {@code LocalDate}
+     * {@code "2026-12-02"}) and read from it (or from the numbers older journals hold); an
+     * {@code Optional} as its value or {@code null}; records through their canonical constructor;
+     * everything else is Jackson's default. For other modules (Kotlin, parameter names, your own
+     * serializers) pass a mapper of your own to {@link #jackson(ObjectMapper)}, configured the same in
+     * every process.
      */
     static WorkflowCodec jackson() {
-        return new JacksonCodec(new ObjectMapper().findAndRegisterModules());
+        return new JacksonCodec(WorkflowJson.MAPPER);
     }
 
     /**

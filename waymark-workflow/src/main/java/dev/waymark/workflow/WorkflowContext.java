@@ -1,5 +1,6 @@
 package dev.waymark.workflow;
 
+import dev.waymark.workflow.internal.Args;
 import java.time.Duration;
 
 /**
@@ -49,9 +50,30 @@ public interface WorkflowContext {
      */
     <T, E extends Exception> T step(String name, Class<T> type, StepAction<T, E> action) throws E;
 
-    /** A step with no result. */
+    /**
+     * A step with no result whose action returns {@code Void} ({@code return null}); prefer
+     * {@link #run(String, StepRunnable)}, which needs neither.
+     */
     default <E extends Exception> void step(String name, StepAction<Void, E> action) throws E {
         step(name, Void.class, action);
+    }
+
+    /**
+     * A step with no result: runs {@code action} once and journals that it ran, or, when the step is
+     * journaled, does nothing. Same guarantees and failures as
+     * {@link #step(String, Class, StepAction)}, without a {@code Void} type or a {@code return null}:
+     * {@code ctx.run("notify", () -> mailer.send(order))}.
+     *
+     * @throws E what the action threw; nothing is journaled
+     * @throws InvalidWorkflowInputException if the name is invalid or was already used by a step of
+     *     this run, or {@code action} is null
+     */
+    default <E extends Exception> void run(String name, StepRunnable<E> action) throws E {
+        Args.notNull(action, "action");
+        step(name, Void.class, () -> {
+            action.run();
+            return null;
+        });
     }
 
     /**

@@ -3,6 +3,8 @@ package dev.waymark.workflow;
 import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
+import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.Deadline;
 import dev.waymark.workflow.internal.EngineRuntime;
@@ -95,7 +97,7 @@ public final class WorkflowEngine implements AutoCloseable {
         this.stepBatching = groupCommit
                 ? runtime.instances().batchSteps(STEP_FLUSHERS, MAX_STEP_BATCH, "waymark-" + keeper.owner())
                 : () -> {};
-        this.cancelNotices = store.onBroadcast(WorkflowClient.CANCEL_TOPIC, message -> {
+        this.cancelNotices = StoreInternals.of(store).onBroadcast(WorkflowClient.CANCEL_TOPIC, message -> {
             int slash = message.indexOf('/'); // a workflow name has no '/'
             if (slash > 0) {
                 runtime.cancels().cancelled(new Instances.Key(message.substring(0, slash), message.substring(slash + 1)));
@@ -249,7 +251,7 @@ public final class WorkflowEngine implements AutoCloseable {
      * starts workflows through a {@link WorkflowClient}); an engine with {@link WorkflowEngineBuilder#backpressure}
      * does this inside {@code start}.
      *
-     * @throws InvalidWorkflowInputException if {@code maxBacklog} is below 1 or {@code timeout} is null
+     * @throws WorkflowConfigException if {@code maxBacklog} is below 1 or {@code timeout} is null
      *     or negative
      * @throws InterruptedException if the waiting thread is interrupted
      */

@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.store.plumbing.TransactionBounds;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
@@ -17,7 +18,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Configures a {@link WorkflowEngine}; every option has a default and is validated: a bad value,
- * null included, throws {@link InvalidWorkflowInputException} naming the option.
+ * null included, throws {@link WorkflowConfigException} naming the option.
  */
 public final class WorkflowEngineBuilder {
 
@@ -47,19 +48,19 @@ public final class WorkflowEngineBuilder {
     private Duration backlogSampleInterval = WorkflowEngine.DEFAULT_BACKLOG_SAMPLE_INTERVAL;
 
     WorkflowEngineBuilder(EventStore store, WorkflowRegistry registry) {
-        this.store = Args.notNull(store, "store");
-        this.registry = Args.notNull(registry, "registry");
+        this.store = Args.option(store, "store");
+        this.registry = Args.option(registry, "registry");
     }
 
     /** Serialization of inputs and results (default Jackson). */
     public WorkflowEngineBuilder codec(WorkflowCodec codec) {
-        this.codec = Args.notNull(codec, "codec");
+        this.codec = Args.option(codec, "codec");
         return this;
     }
 
     /** Telemetry hooks (metrics, tracing). */
     public WorkflowEngineBuilder listener(WorkflowListener listener) {
-        this.listener = Args.notNull(listener, "listener");
+        this.listener = Args.option(listener, "listener");
         return this;
     }
 
@@ -115,7 +116,7 @@ public final class WorkflowEngineBuilder {
     /** How long {@code close} lets running attempts finish before interrupting them (default 10 s). */
     public WorkflowEngineBuilder shutdownTimeout(Duration timeout) {
         if (timeout == null || timeout.isNegative()) {
-            throw new InvalidWorkflowInputException("shutdownTimeout must be >= 0, got " + timeout);
+            throw new WorkflowConfigException("shutdownTimeout must be >= 0, got " + timeout);
         }
         this.shutdownTimeout = timeout;
         return this;
@@ -124,7 +125,7 @@ public final class WorkflowEngineBuilder {
     /** The lease owner id (default a random one per engine); must be unique per running process. */
     public WorkflowEngineBuilder owner(String owner) {
         if (owner == null || owner.isBlank() || owner.length() > 200) {
-            throw new InvalidWorkflowInputException("owner must be 1..200 characters, got " + owner);
+            throw new WorkflowConfigException("owner must be 1..200 characters, got " + owner);
         }
         this.owner = owner;
         return this;
@@ -135,7 +136,7 @@ public final class WorkflowEngineBuilder {
      * {@link Backpressure#off()}); see {@link Backpressure#maxBacklog}.
      */
     public WorkflowEngineBuilder backpressure(Backpressure backpressure) {
-        this.backpressure = Args.notNull(backpressure, "backpressure");
+        this.backpressure = Args.option(backpressure, "backpressure");
         return this;
     }
 
@@ -147,7 +148,7 @@ public final class WorkflowEngineBuilder {
     public WorkflowEngineBuilder backlogSampleInterval(Duration interval) {
         positive(interval, "backlogSampleInterval");
         if (interval.toMillis() < 10 || interval.compareTo(Duration.ofMinutes(1)) > 0) {
-            throw new InvalidWorkflowInputException("backlogSampleInterval must be in [10 ms, 1 min], got "
+            throw new WorkflowConfigException("backlogSampleInterval must be in [10 ms, 1 min], got "
                     + interval);
         }
         this.backlogSampleInterval = interval;
@@ -157,10 +158,10 @@ public final class WorkflowEngineBuilder {
     /** Builds the engine; it runs started workflows at once. Logs its effective configuration (INFO, one line). */
     public WorkflowEngine build() {
         String id = owner != null ? owner : "engine-" + UUID.randomUUID();
-        Instances instances = new Instances(store.dataSource(), store.schema(), TransactionBounds.of(store));
+        Instances instances = new Instances(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
         // the runtime tells the local runs of a child a local run spawned; the runs need the runtime
         AtomicReference<InProcessRuns> local = new AtomicReference<>();
-        EngineRuntime runtime = new EngineRuntime(instances, codec, registry, listener, maxPayloadBytes, store::signalAppended,
+        EngineRuntime runtime = new EngineRuntime(instances, codec, registry, listener, maxPayloadBytes, StoreInternals.of(store)::signalAppended,
                 (parent, child, started) -> local.get().childSpawned(parent, child, started), id, leaseTtl);
         LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
         local.set(new InProcessRuns(runtime, registry, keeper, Advancer.Policy.of(retry, "retry"), runOnStart,
@@ -177,7 +178,7 @@ public final class WorkflowEngineBuilder {
     /** {@code d}, if it is positive; else an error naming it {@code what}. */
     static Duration positive(Duration d, String what) {
         if (d == null || d.isNegative() || d.isZero()) {
-            throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
+            throw new WorkflowConfigException(what + " must be > 0, got " + d);
         }
         return d;
     }

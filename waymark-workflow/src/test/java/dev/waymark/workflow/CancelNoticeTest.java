@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import java.time.Duration;
@@ -56,7 +57,7 @@ class CancelNoticeTest {
                 });
         engine = WorkflowTesting.fastEngine(store, registry).build();
         // registered after the engine's listener: called after it, on the same thread
-        hearing = store.onBroadcast(WorkflowClient.CANCEL_TOPIC, heard::add);
+        hearing = StoreInternals.of(store).onBroadcast(WorkflowClient.CANCEL_TOPIC, heard::add);
         otherProcessStore = EventStore.builder(POSTGRES.newDataSource(2)).build();
         otherProcess = WorkflowClient.create(otherProcessStore);
         awaitListening();
@@ -97,7 +98,7 @@ class CancelNoticeTest {
     @Test
     void a_notice_the_instance_row_does_not_confirm_is_ignored() throws Exception {
         WorkflowHandle<String> h = startBlocked("rumour");
-        otherProcessStore.broadcast(WorkflowClient.CANCEL_TOPIC, "twoSteps/rumour"); // no cancel behind it
+        StoreInternals.of(otherProcessStore).broadcast(WorkflowClient.CANCEL_TOPIC, "twoSteps/rumour"); // no cancel behind it
         await().atMost(WAIT).until(() -> heard.contains("twoSteps/rumour"));
         gates.get("rumour").countDown();
         assertThat(h.await(WAIT)).isEqualTo("done");
@@ -115,10 +116,10 @@ class CancelNoticeTest {
     /** Broadcasts pings from the other process's handle until this engine's handle hears one. */
     private static void awaitListening() {
         List<String> pings = new CopyOnWriteArrayList<>();
-        try (BroadcastRegistration r = store.onBroadcast("test.ping", pings::add)) {
+        try (BroadcastRegistration r = StoreInternals.of(store).onBroadcast("test.ping", pings::add)) {
             await("the engine's LISTEN connection is up").atMost(WAIT).pollInterval(Duration.ofMillis(100))
                     .until(() -> {
-                        otherProcessStore.broadcast("test.ping", "ping");
+                        StoreInternals.of(otherProcessStore).broadcast("test.ping", "ping");
                         return !pings.isEmpty();
                     });
         }

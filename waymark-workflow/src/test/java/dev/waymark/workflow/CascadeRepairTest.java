@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.CollectionSql;
+import dev.waymark.workflow.internal.SqlOutcomes;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.micrometer.WorkflowMetrics;
 import dev.waymark.workflow.resume.ResumeEvent;
@@ -61,12 +63,12 @@ class CascadeRepairTest {
         // what `cancel` commits before it cascades: the process dies right after it
         Instances instances = new Instances(POSTGRES.dataSource(), store.schema());
         assertThat(instances.appendTerminal("top", "t", "WorkflowCancelled", "{}", null, WorkflowStatus.CANCELLED, null)
-                .kind()).isEqualTo("appended");
+                .kind()).isEqualTo(SqlOutcomes.Append.APPENDED);
         assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.SUSPENDED); // nobody cascades now
         // a cancelled parent with live children is not collected: that would hide them from the repair
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("t");
-        assertThat(new CollectionSql(store.dataSource(), store.schema()).collect("top", "t", Duration.ZERO))
-                .isEqualTo("kept");
+        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("top", "t", Duration.ZERO))
+                .isEqualTo(SqlOutcomes.Collect.KEPT);
         engine.collect(Duration.ZERO, 100);
         assertThat(status("top", "t")).isEqualTo(WorkflowStatus.CANCELLED);
 
@@ -100,7 +102,7 @@ class CascadeRepairTest {
                     && status("middle", "r.m") == WorkflowStatus.SUSPENDED && status("top", "r") == WorkflowStatus.SUSPENDED);
             Instances instances = new Instances(POSTGRES.dataSource(), store.schema());
             assertThat(instances.appendTerminal("top", "r", "WorkflowCancelled", "{}", null, WorkflowStatus.CANCELLED, null)
-                    .kind()).isEqualTo("appended");
+                    .kind()).isEqualTo(SqlOutcomes.Append.APPENDED);
             await().atMost(Duration.ofSeconds(10)).until(() -> status("leaf", "r.m.l") == WorkflowStatus.CANCELLED
                     && status("middle", "r.m") == WorkflowStatus.CANCELLED);
             assertThat(events).contains(new ResumeEvent.CascadeRepaired("middle", "r.m", "top", "r"));

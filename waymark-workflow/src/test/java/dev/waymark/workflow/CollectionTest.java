@@ -6,9 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.internal.CollectionSql;
+import dev.waymark.workflow.internal.SqlOutcomes;
 import dev.waymark.workflow.micrometer.CollectorMetrics;
 import dev.waymark.workflow.resume.ResumeWorker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -146,8 +148,8 @@ class CollectionTest {
 
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).contains("d1", "c1")
                 .doesNotContain("live1");
-        assertThat(new CollectionSql(store.dataSource(), store.schema()).collect("waiter", "live1", Duration.ZERO))
-                .isEqualTo("kept");
+        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("waiter", "live1", Duration.ZERO))
+                .isEqualTo(SqlOutcomes.Collect.KEPT);
         engine.collect(Duration.ZERO, 100);
         assertThat(engine.describe("doomed", "d1")).isEmpty();
         assertThat(engine.describe("waiter", "c1")).isEmpty();
@@ -161,8 +163,8 @@ class CollectionTest {
                 && engine.handle("plain", "p.kid", String.class).status() == WorkflowStatus.COMPLETED);
         finishedAgo("plain", "p.kid", Duration.ofDays(1));
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("p.kid");
-        assertThat(new CollectionSql(store.dataSource(), store.schema()).collect("plain", "p.kid", Duration.ZERO))
-                .isEqualTo("kept");
+        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("plain", "p.kid", Duration.ZERO))
+                .isEqualTo(SqlOutcomes.Collect.KEPT);
         assertThat(engine.describe("plain", "p.kid")).isPresent();
 
         settle("parent", "p", "go", "!");
@@ -192,8 +194,8 @@ class CollectionTest {
         assertThat(engine.start("host", "h1", "leave", String.class).await(WAIT)).isEqualTo("left");
         WorkflowHandle<String> kid = engine.handle("waiter", "h1.kid", String.class);
         await().atMost(WAIT).until(() -> kid.status() == WorkflowStatus.SUSPENDED);
-        assertThat(new CollectionSql(store.dataSource(), store.schema()).collect("host", "h1", Duration.ZERO))
-                .isEqualTo("deleted");
+        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("host", "h1", Duration.ZERO))
+                .isEqualTo(SqlOutcomes.Collect.DELETED);
 
         WorkflowHandle<String> again = engine.start("host", "h1", "stay", String.class);
         await().atMost(WAIT).until(() -> again.status() == WorkflowStatus.SUSPENDED);
@@ -211,7 +213,7 @@ class CollectionTest {
         assertThat(engine.start("host", "h2", "leave", String.class).await(WAIT)).isEqualTo("left");
         WorkflowHandle<String> kid = engine.handle("waiter", "h2.kid", String.class);
         await().atMost(WAIT).until(() -> kid.status() == WorkflowStatus.SUSPENDED);
-        CollectionSql collection = new CollectionSql(store.dataSource(), store.schema());
+        CollectionSql collection = new CollectionSql(StoreInternals.of(store).dataSource(), store.schema());
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
             try (PreparedStatement lock = c.prepareStatement("SELECT 1 FROM " + q()
@@ -221,13 +223,13 @@ class CollectionTest {
             try {
                 // waiting for the row here could deadlock against that child's end
                 assertThat(CompletableFuture.supplyAsync(() -> collection.collect("host", "h2", Duration.ZERO))
-                        .get(10, TimeUnit.SECONDS)).isEqualTo("busy");
+                        .get(10, TimeUnit.SECONDS)).isEqualTo(SqlOutcomes.Collect.BUSY);
             } finally {
                 c.commit();
             }
         }
         assertThat(engine.describe("host", "h2")).isPresent();
-        assertThat(collection.collect("host", "h2", Duration.ZERO)).isEqualTo("deleted");
+        assertThat(collection.collect("host", "h2", Duration.ZERO)).isEqualTo(SqlOutcomes.Collect.DELETED);
         assertThat(kid.info().parentId()).isNull();
         assertThat(kid.status()).isEqualTo(WorkflowStatus.SUSPENDED);
     }
@@ -255,19 +257,19 @@ class CollectionTest {
     void a_retry_that_commits_while_collection_waits_for_the_row_keeps_the_instance() throws Exception {
         WorkflowHandle<String> doomed = engine.start("doomed", "d2", "air", String.class);
         await().atMost(WAIT).until(() -> doomed.status() == WorkflowStatus.FAILED);
-        CollectionSql collection = new CollectionSql(store.dataSource(), store.schema());
+        CollectionSql collection = new CollectionSql(StoreInternals.of(store).dataSource(), store.schema());
         try (Connection c = POSTGRES.dataSource().getConnection()) {
             c.setAutoCommit(false);
             try (PreparedStatement retry = c.prepareStatement("UPDATE " + q() + ".workflows SET status = 'running',"
                     + " attempts = 0, failure = NULL, completed_at = NULL WHERE name = 'doomed' AND id = 'd2'")) {
                 assertThat(retry.executeUpdate()).isEqualTo(1); // what WorkflowClient.retry does, not yet committed
             }
-            CompletableFuture<String> collecting = CompletableFuture.supplyAsync(
+            CompletableFuture<SqlOutcomes.Collect> collecting = CompletableFuture.supplyAsync(
                     () -> collection.collect("doomed", "d2", Duration.ZERO));
             await().atMost(WAIT).until(() -> count("SELECT count(*) FROM pg_stat_activity"
                     + " WHERE datname = current_database() AND wait_event_type = 'Lock'") > 0);
             c.commit();
-            assertThat(collecting.get(30, TimeUnit.SECONDS)).isEqualTo("kept");
+            assertThat(collecting.get(30, TimeUnit.SECONDS)).isEqualTo(SqlOutcomes.Collect.KEPT);
         }
         assertThat(engine.describe("doomed", "d2")).isPresent();
     }
@@ -337,7 +339,7 @@ class CollectionTest {
         assertThatThrownBy(() -> engine.collectable(Duration.ZERO, 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("limit");
         assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ZERO, 10))
-                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("interval");
+                .isInstanceOf(WorkflowConfigException.class).hasMessageContaining("interval");
         assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofSeconds(1), 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("batchSize");
         assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofSeconds(1), 1, null))

@@ -92,12 +92,12 @@ class EngineOptionsEffectTest {
     @Test
     void a_null_argument_is_refused_with_its_name_like_any_other_bad_argument() {
         // before: bare NullPointerExceptions, where a bad value of a sibling option is an
-        // InvalidWorkflowInputException naming it
-        assertNullRefused(() -> WorkflowEngine.builder(null, registry), "store");
-        assertNullRefused(() -> WorkflowEngine.builder(store, null), "registry");
-        assertNullRefused(() -> WorkflowEngine.builder(store, registry).codec(null), "codec");
-        assertNullRefused(() -> WorkflowEngine.builder(store, registry).listener(null), "listener");
-        assertNullRefused(() -> ResumeOptions.builder().listener(null).build(), "listener");
+        // InvalidWorkflowInputException naming it; a builder's or options' null is a WorkflowConfigException
+        assertNullOptionRefused(() -> WorkflowEngine.builder(null, registry), "store");
+        assertNullOptionRefused(() -> WorkflowEngine.builder(store, null), "registry");
+        assertNullOptionRefused(() -> WorkflowEngine.builder(store, registry).codec(null), "codec");
+        assertNullOptionRefused(() -> WorkflowEngine.builder(store, registry).listener(null), "listener");
+        assertNullOptionRefused(() -> ResumeOptions.builder().listener(null).build(), "listener");
         assertNullRefused(() -> WorkflowClient.create(store, null), "codec");
         assertNullRefused(() -> WorkflowCodec.jackson(null), "mapper");
         assertNullRefused(() -> client.handle("plain", "p", null), "resultType");
@@ -113,6 +113,11 @@ class EngineOptionsEffectTest {
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).runOnStart(false).build()) {
             assertNullRefused(() -> engine.resumeWorker(null), "options");
         }
+    }
+
+    private static void assertNullOptionRefused(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String what) {
+        assertThatThrownBy(call).as(what).isInstanceOf(WorkflowConfigException.class)
+                .hasMessage(what + " must not be null");
     }
 
     private static void assertNullRefused(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String what) {
@@ -277,7 +282,7 @@ class EngineOptionsEffectTest {
             assertThat(h.await(WAIT)).isEqualTo("failed: " + "n".repeat(100));
         }
         assertThatThrownBy(() -> WorkflowClient.create(store, WorkflowCodec.jackson(), 63))
-                .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("maxPayloadBytes must be >= 64, got 63");
+                .isInstanceOf(WorkflowConfigException.class).hasMessage("maxPayloadBytes must be >= 64, got 63");
     }
 
     @Test

@@ -57,7 +57,7 @@ public final class SubscriptionSource implements MessageSource {
         if (s == null) {
             synchronized (this) {
                 if (stream == null) {
-                    stream = subscription.openAckStream(1);
+                    stream = subscription.openAckStream();
                 }
                 s = stream;
             }

@@ -1,5 +1,6 @@
 package dev.waymark.store.internal;
 
+import dev.waymark.core.WaymarkException;
 import dev.waymark.store.AppendBatch;
 import dev.waymark.store.AppendResult;
 import dev.waymark.store.EventData;
@@ -79,7 +80,7 @@ final class AppendBatcher {
     private record Done(List<AppendResult> results) implements Turn {}
 
     /** The append failed; nothing of it was written. */
-    private record Failed(StoreException failure) implements Turn {}
+    private record Failed(WaymarkException failure) implements Turn {}
 
     /** Append alone: the batch wrote nothing of this append. */
     private record GoAlone() implements Turn {}

@@ -1,6 +1,7 @@
 package dev.waymark.store.internal;
 
 import dev.waymark.core.RetryPolicy;
+import dev.waymark.core.WaymarkException;
 import dev.waymark.store.AppendRefusedException;
 import dev.waymark.store.AppendResult;
 import dev.waymark.store.DuplicateEventException;
@@ -127,7 +128,7 @@ final class Appender {
                 } catch (InterruptedException interrupt) {
                     // nothing was written: give up at once, and leave the interrupt for the caller
                     Thread.currentThread().interrupt();
-                    StoreException failure = translate(e, prepared, null);
+                    WaymarkException failure = translate(e, prepared, null);
                     failure.addSuppressed(interrupt);
                     throw failure;
                 }
@@ -267,7 +268,7 @@ final class Appender {
      * {@code lookup} (a connection the failed append left usable, or null for none) finds every
      * event of the append already stored in its stream: the append is a resend of one that committed.
      */
-    private StoreException translate(SQLException e, List<StreamAppend> appends, Connection lookup) {
+    private WaymarkException translate(SQLException e, List<StreamAppend> appends, Connection lookup) {
         if (!isConflict(e)) {
             return SqlErrors.translate(e, "append to " + describe(appends), schema);
         }

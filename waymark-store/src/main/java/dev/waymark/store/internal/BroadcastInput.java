@@ -1,6 +1,6 @@
 package dev.waymark.store.internal;
 
-import dev.waymark.store.EventStore;
+import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.store.InvalidInputException;
 import dev.waymark.store.plumbing.Utf16;
 
@@ -14,7 +14,7 @@ final class BroadcastInput {
         if (topic == null || topic.isBlank()) {
             throw new InvalidInputException("broadcast topic must not be null or blank");
         }
-        return checked("broadcast topic", topic, EventStore.MAX_TOPIC);
+        return checked("broadcast topic", topic, StoreInternals.MAX_TOPIC);
     }
 
     /** Returns {@code message} if it is a valid broadcast message. */
@@ -22,7 +22,7 @@ final class BroadcastInput {
         if (message == null) {
             throw new InvalidInputException("broadcast message must not be null");
         }
-        return checked("broadcast message", message, EventStore.MAX_BROADCAST_MESSAGE);
+        return checked("broadcast message", message, StoreInternals.MAX_BROADCAST_MESSAGE);
     }
 
     private static String checked(String what, String text, int max) {

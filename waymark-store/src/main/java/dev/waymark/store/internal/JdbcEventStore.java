@@ -72,7 +72,7 @@ public final class JdbcEventStore implements EventStore {
         return schema;
     }
 
-    @Override
+    /** See {@link dev.waymark.store.plumbing.StoreInternals}. */
     public DataSource dataSource() {
         return dataSource;
     }
@@ -138,7 +138,7 @@ public final class JdbcEventStore implements EventStore {
         return transactions.run(work);
     }
 
-    @Override
+    /** See {@link dev.waymark.store.plumbing.StoreInternals}. */
     public void signalAppended() {
         notifier.appended();
     }
@@ -268,12 +268,12 @@ public final class JdbcEventStore implements EventStore {
         return notifier;
     }
 
-    @Override
+    /** See {@link dev.waymark.store.plumbing.StoreInternals}. */
     public void broadcast(String topic, String message) {
         notifier.broadcast(BroadcastInput.topic(topic), BroadcastInput.message(message));
     }
 
-    @Override
+    /** See {@link dev.waymark.store.plumbing.StoreInternals}. */
     public BroadcastRegistration onBroadcast(String topic, Consumer<String> listener) {
         String valid = BroadcastInput.topic(topic);
         if (listener == null) {

@@ -4,6 +4,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.internal.Commits;
 import dev.waymark.store.internal.QueryCounts;
+import dev.waymark.store.plumbing.StoreInternals;
 import java.sql.Connection;
 import java.sql.SQLException;
 import javax.sql.DataSource;
@@ -36,7 +37,8 @@ public final class Jdbc {
     /** {@link #inTransaction(EventStore, String, Work)}, counted under {@code purpose} in the store's query counts. */
     public static <T> T inTransaction(EventStore store, QueryPurpose purpose, String action, Work<T> work) {
         QueryCounts.of(store).count(purpose);
-        return inTransaction(store.dataSource(), store.schema(), TransactionBounds.of(store), action, work);
+        return inTransaction(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store), action,
+                work);
     }
 
     /** {@link #inTransaction(EventStore, String, Work)} on a data source, with explicit bounds. */
@@ -61,7 +63,7 @@ public final class Jdbc {
     /** {@link #autocommit(EventStore, String, Work)}, counted under {@code purpose} in the store's query counts. */
     public static <T> T autocommit(EventStore store, QueryPurpose purpose, String action, Work<T> work) {
         QueryCounts.of(store).count(purpose);
-        try (Connection c = store.dataSource().getConnection()) {
+        try (Connection c = StoreInternals.of(store).dataSource().getConnection()) {
             if (!c.getAutoCommit()) {
                 c.setAutoCommit(true); // the README asks for autocommit connections; a pool may differ
             }

@@ -1,5 +1,6 @@
 package dev.waymark.store.plumbing;
 
+import dev.waymark.core.WaymarkException;
 import dev.waymark.store.AppendRefusedException;
 import dev.waymark.store.DuplicateEventException;
 import dev.waymark.store.InvalidInputException;
@@ -50,8 +51,11 @@ public final class SqlErrors {
         return state != null && state.startsWith("40");
     }
 
-    /** Classifies {@code e}, raised while doing {@code action} (e.g. "append to stream 'x'"), in {@code schema}. */
-    public static StoreException translate(SQLException e, String action, String schema) {
+    /**
+     * Classifies {@code e}, raised while doing {@code action} (e.g. "append to stream 'x'"), in {@code schema}: a
+     * {@link StoreException}, or an {@link InvalidInputException} for a value the database refused.
+     */
+    public static WaymarkException translate(SQLException e, String action, String schema) {
         String state = e.getSQLState();
         String detail = action + " failed: " + e.getMessage();
         if (e instanceof SQLTransientConnectionException || state == null) {

@@ -1,5 +1,6 @@
 package dev.waymark.store.plumbing;
 
+import dev.waymark.core.WaymarkException;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.EventStoreBuilder;
 import dev.waymark.store.StoreException;
@@ -80,7 +81,7 @@ public record TransactionBounds(Duration timeout) {
      * a bound that ran out is named with its value (and is retryable: nothing of the transaction was
      * committed); anything else as {@link SqlErrors#translate}.
      */
-    public StoreException translate(SQLException e, String action, String schema) {
+    public WaymarkException translate(SQLException e, String action, String schema) {
         String state = e.getSQLState();
         String bound = " (Waymark's internal transaction timeout is " + timeout.toMillis() + " ms,"
                 + " EventStoreBuilder.internalTransactionTimeout); nothing of the transaction was committed";

@@ -11,7 +11,7 @@ import java.time.Duration;
  * Liveness in numbers: a worker renews its leases every {@code renewInterval}; a crashed worker's
  * buckets are claimable {@code leaseTtl} after its last renewal and are taken over within about
  * {@code leaseTtl + 2 * renewInterval}. Defaults ({@link #defaults}): a 30 s lease renewed every
- * 10 s, 100 events per read, buffer 256, {@link #DEFAULT_RETRY} (5 deliveries before a dead
+ * 10 s, 100 events per read, {@link #DEFAULT_RETRY} (5 deliveries before a dead
  * letter, 1 s apart after a handler exception).
  *
  * @param target what the pool reads
@@ -20,8 +20,6 @@ import java.time.Duration;
  * @param renewInterval the time between reconcile passes, {@code > 0} and {@code < leaseTtl}
  * @param batchSize events per read, 1 to 10000 (each bucket's reader is a plain subscription, whose
  *     limit this is)
- * @param bufferSize validated ({@code >= 1}) but without effect: a bucket's reader hands the
- *     handler one event at a time and waits for its answer, so nothing is buffered ahead of it
  * @param retry how a handler failure is retried in each bucket, as
  *     {@link dev.waymark.subscription.SubscriptionBuilder#retry(RetryPolicy)} says; not null
  * @param stuckHandlerThreshold how long a handler may run, with no stop requested, before its
@@ -33,7 +31,6 @@ public record ShardOptions(
         Duration leaseTtl,
         Duration renewInterval,
         int batchSize,
-        int bufferSize,
         RetryPolicy retry,
         Duration stuckHandlerThreshold) {
 
@@ -43,8 +40,6 @@ public record ShardOptions(
     public static final Duration DEFAULT_RENEW_INTERVAL = Duration.ofSeconds(10);
     /** Default events per read. */
     public static final int DEFAULT_BATCH_SIZE = 100;
-    /** Default of {@code bufferSize}, which has no effect. */
-    public static final int DEFAULT_BUFFER_SIZE = 256;
     /** Default handler retry: 5 deliveries in all, 1 s apart ({@link SubscriptionBuilder#DEFAULT_RETRY}). */
     public static final RetryPolicy DEFAULT_RETRY = SubscriptionBuilder.DEFAULT_RETRY;
     /** Default time a handler may run, with no stop requested, before it is reported as stuck: 60 s. */
@@ -72,9 +67,6 @@ public record ShardOptions(
         if (batchSize < 1 || batchSize > 10_000) {
             throw new SubscriptionConfigException("batchSize must be between 1 and 10000, got " + batchSize);
         }
-        if (bufferSize < 1) {
-            throw new SubscriptionConfigException("bufferSize must be >= 1, got " + bufferSize);
-        }
         if (retry == null) {
             throw new SubscriptionConfigException("retry must not be null");
         }
@@ -87,14 +79,14 @@ public record ShardOptions(
 
     /** Options with the default {@code stuckHandlerThreshold} ({@link #DEFAULT_STUCK_HANDLER_THRESHOLD}). */
     public ShardOptions(Target target, int shardCount, Duration leaseTtl, Duration renewInterval, int batchSize,
-            int bufferSize, RetryPolicy retry) {
-        this(target, shardCount, leaseTtl, renewInterval, batchSize, bufferSize, retry, DEFAULT_STUCK_HANDLER_THRESHOLD);
+            RetryPolicy retry) {
+        this(target, shardCount, leaseTtl, renewInterval, batchSize, retry, DEFAULT_STUCK_HANDLER_THRESHOLD);
     }
 
     /** The defaults for a target and shard count. */
     public static ShardOptions defaults(Target target, int shardCount) {
         return new ShardOptions(target, shardCount, DEFAULT_LEASE_TTL, DEFAULT_RENEW_INTERVAL, DEFAULT_BATCH_SIZE,
-                DEFAULT_BUFFER_SIZE, DEFAULT_RETRY, DEFAULT_STUCK_HANDLER_THRESHOLD);
+                DEFAULT_RETRY, DEFAULT_STUCK_HANDLER_THRESHOLD);
     }
 
     /** The fair share of {@code buckets} among {@code workers}: {@code ceil(buckets / max(1, workers))}. */

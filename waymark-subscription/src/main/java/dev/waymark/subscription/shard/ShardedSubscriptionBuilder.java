@@ -9,7 +9,6 @@ import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.internal.ShardWorker;
 import java.time.Duration;
 import java.util.UUID;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +27,6 @@ public final class ShardedSubscriptionBuilder {
     private Duration leaseTtl = ShardOptions.DEFAULT_LEASE_TTL;
     private Duration renewInterval = ShardOptions.DEFAULT_RENEW_INTERVAL;
     private int batchSize = ShardOptions.DEFAULT_BATCH_SIZE;
-    private int bufferSize = ShardOptions.DEFAULT_BUFFER_SIZE;
     private RetryPolicy retry = ShardOptions.DEFAULT_RETRY;
     private Duration stuckHandlerThreshold = ShardOptions.DEFAULT_STUCK_HANDLER_THRESHOLD;
     private ShardListener listener = ShardListener.NONE;
@@ -64,15 +62,6 @@ public final class ShardedSubscriptionBuilder {
     }
 
     /**
-     * Validated ({@code >= 1}, default 256) but without effect: a bucket's reader hands the handler
-     * one event at a time and waits for its answer, so nothing is buffered ahead of it.
-     */
-    public ShardedSubscriptionBuilder bufferSize(int size) {
-        this.bufferSize = size;
-        return this;
-    }
-
-    /**
      * How a handler failure is retried in each bucket: {@link RetryPolicy#maxAttempts()} deliveries of
      * one event before it is dead-lettered, the policy's delay before redelivering after a handler
      * exception. Not null; default {@link ShardOptions#DEFAULT_RETRY} (5 deliveries, 1 s apart).
@@ -94,15 +83,23 @@ public final class ShardedSubscriptionBuilder {
         return this;
     }
 
-    /** Observe the worker. */
+    /**
+     * Observe the worker; default {@link ShardListener#NONE}.
+     *
+     * @throws SubscriptionConfigException if {@code listener} is null (pass {@link ShardListener#NONE}
+     *     for none)
+     */
     public ShardedSubscriptionBuilder listener(ShardListener listener) {
-        this.listener = listener == null ? ShardListener.NONE : listener;
+        if (listener == null) {
+            throw new SubscriptionConfigException("listener must not be null (ShardListener.NONE for none)");
+        }
+        this.listener = listener;
         return this;
     }
 
     /** The validated options. */
     public ShardOptions options() {
-        return new ShardOptions(target, shards, leaseTtl, renewInterval, batchSize, bufferSize, retry,
+        return new ShardOptions(target, shards, leaseTtl, renewInterval, batchSize, retry,
                 stuckHandlerThreshold);
     }
 
@@ -135,16 +132,5 @@ public final class ShardedSubscriptionBuilder {
                 options.renewInterval().toMillis(), options.batchSize(), options.retry(),
                 options.stuckHandlerThreshold().toMillis());
         return new ShardWorker(store, name, workerId, options, handler, listener).start();
-    }
-
-    /** The compatibility form: a plain consumer; returning normally acknowledges, throwing retries. */
-    public ShardedSubscription startSimple(Consumer<RecordedEvent> consumer) {
-        if (consumer == null) {
-            throw new SubscriptionConfigException("handler must not be null");
-        }
-        return start(d -> {
-            consumer.accept(d.event());
-            return Ack.ok();
-        });
     }
 }

@@ -534,15 +534,14 @@ class ReconcilePassTest {
     void each_invalid_option_has_its_own_message() {
         Target t = Target.category("orders");
         Duration s = Duration.ofSeconds(1);
-        assertThatThrownBy(() -> new ShardOptions(t, 0, s.multipliedBy(3), s, 1, 1, RetryPolicy.fixed(1, s)))
+        assertThatThrownBy(() -> new ShardOptions(t, 0, s.multipliedBy(3), s, 1, RetryPolicy.fixed(1, s)))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessage("shardCount must be >= 1, got 0");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, Duration.ZERO, s, 1, 1, RetryPolicy.fixed(1, s))).hasMessageContaining("leaseTtl must be > 0");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), Duration.ZERO, 1, 1, RetryPolicy.fixed(1, s))).hasMessageContaining("renewInterval must be > 0");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s, s, 1, 1, RetryPolicy.fixed(1, s))).hasMessageContaining("must be shorter than leaseTtl");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 0, 1, RetryPolicy.fixed(1, s))).hasMessage("batchSize must be between 1 and 10000, got 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, Duration.ZERO, s, 1, RetryPolicy.fixed(1, s))).hasMessageContaining("leaseTtl must be > 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), Duration.ZERO, 1, RetryPolicy.fixed(1, s))).hasMessageContaining("renewInterval must be > 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s, s, 1, RetryPolicy.fixed(1, s))).hasMessageContaining("must be shorter than leaseTtl");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 0, RetryPolicy.fixed(1, s))).hasMessage("batchSize must be between 1 and 10000, got 0");
         // a bucket's reader is a plain subscription: a larger batch would pass here and fail every pass
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 10_001, 1, RetryPolicy.fixed(1, s))).hasMessage("batchSize must be between 1 and 10000, got 10001");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, 0, RetryPolicy.fixed(1, s))).hasMessageContaining("bufferSize must be >= 1");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, 1, null)).hasMessageContaining("retry must not be null");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 10_001, RetryPolicy.fixed(1, s))).hasMessage("batchSize must be between 1 and 10000, got 10001");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, null)).hasMessageContaining("retry must not be null");
     }
 }

@@ -373,7 +373,8 @@ class ShardedSubscriptionTest {
         Duration delay = Duration.ofMillis(400);
         List<Long> failingCalls = new CopyOnWriteArrayList<>();
         Set<UUID> handled = ConcurrentHashMap.newKeySet();
-        ShardedSubscription w = pool("flaky-pool", "flaky", 2).retry(RetryPolicy.fixed(5, delay)).startSimple(e -> {
+        ShardedSubscription w = pool("flaky-pool", "flaky", 2).retry(RetryPolicy.fixed(5, delay)).start(d -> {
+            RecordedEvent e = d.event();
             if (e.eventId().equals(failsOnce)) {
                 failingCalls.add(System.nanoTime());
                 if (failingCalls.size() == 1) {
@@ -381,6 +382,7 @@ class ShardedSubscriptionTest {
                 }
             }
             handled.add(e.eventId());
+            return Ack.ok();
         });
         try {
             await().atMost(WAIT).until(() -> handled.size() == 8 && checkpointsAtHead("flaky-pool", "flaky", 2));

@@ -4,7 +4,7 @@ import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.StoreException;
 import dev.waymark.store.StoreUnavailableException;
 import dev.waymark.store.TransientStoreException;
-import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.WorkflowConfigException;
 import dev.waymark.workflow.WorkflowLeaseLostException;
 import dev.waymark.workflow.WorkflowOutcome;
 import dev.waymark.workflow.WorkflowStatus;
@@ -63,12 +63,12 @@ public final class Advancer {
          * computes each crash's backoff as it records the crash ({@code base * 2^(n-1)}, at most
          * {@code cap}), so a policy for crashes doubles and has no jitter.
          *
-         * @throws InvalidWorkflowInputException if {@code retry} is null, does not double or has jitter
+         * @throws WorkflowConfigException if {@code retry} is null, does not double or has jitter
          */
         public static Policy of(RetryPolicy retry, String option) {
-            Args.notNull(retry, option);
+            Args.option(retry, option);
             if (retry.multiplier() != 2.0 || retry.jitter() != 0.0) {
-                throw new InvalidWorkflowInputException(option + " must double without jitter (the crash backoff"
+                throw new WorkflowConfigException(option + " must double without jitter (the crash backoff"
                         + " is computed by the database as it records the crash: RetryPolicy.exponential(...)), got "
                         + retry);
             }
@@ -129,8 +129,8 @@ public final class Advancer {
         }
         boolean interrupted = Thread.interrupted(); // release even when shutting down
         try {
-            String status = rt.instances.leases().release(key.name(), key.id(), keeper.owner(), epoch, done.outcome() != null);
-            if (done.result() == Result.SUSPENDED && "running".equals(status)) {
+            WorkflowStatus status = rt.instances.leases().release(key.name(), key.id(), keeper.owner(), epoch, done.outcome() != null);
+            if (done.result() == Result.SUSPENDED && status == WorkflowStatus.RUNNING) {
                 return done.woken(); // a wake landed after the suspend write, before the release
             }
         } catch (StoreException e) {
@@ -244,8 +244,8 @@ public final class Advancer {
     /** Journals WorkflowFailed (waking a parent in the same transaction) unless the instance is already terminal. */
     public boolean markFailed(Instances.Key key, Long epoch, String reason) {
         Instances.Appended a = rt.instances.appendTerminal(key.name(), key.id(), "WorkflowFailed",
-                "{\"reason\":" + rt.codec.encode(reason) + "}", epoch, WorkflowStatus.FAILED, reason);
-        if (!"appended".equals(a.kind())) {
+                WorkflowJson.withText("reason", reason), epoch, WorkflowStatus.FAILED, reason);
+        if (a.kind() != SqlOutcomes.Append.APPENDED) {
             return false;
         }
         rt.signal();

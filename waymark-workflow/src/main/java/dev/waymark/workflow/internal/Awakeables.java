@@ -31,17 +31,17 @@ public final class Awakeables {
 
     /**
      * {@code wf_settle_awakeable}: the first settlement wins and wakes its workflow in the same
-     * transaction. Returns {@code settled}, {@code already_completed}, {@code already_failed},
-     * {@code already_cancelled} or {@code already_abandoned}; anything else means the id is unknown.
+     * transaction; the outcome says whether this call settled it, or how it was settled before, or
+     * that the id is unknown.
      */
-    public String settle(UUID awakeable, String status, String payload, String failure) {
+    public SqlOutcomes.Settle settle(UUID awakeable, String status, String payload, String failure) {
         return sql.query("settle awakeable " + awakeable,
                 "SELECT " + s + "wf_settle_awakeable(?, ?, ?::jsonb, ?)", ps -> {
                     ps.setObject(1, awakeable);
                     ps.setString(2, status);
                     ps.setString(3, payload);
                     ps.setString(4, failure);
-                }, Instances::single);
+                }, rs -> SqlOutcomes.Settle.fromSql(Instances.single(rs)));
     }
 
     /** The settlement state of one awakeable; empty when the id is unknown. */

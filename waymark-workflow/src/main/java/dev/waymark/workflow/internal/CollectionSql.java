@@ -42,8 +42,8 @@ public final class CollectionSql {
                 });
     }
 
-    /** {@code wf_collect}: {@code deleted}, {@code busy}, {@code missing} or {@code kept}. */
-    public String collect(String name, String id, Duration retention) {
+    /** {@code wf_collect}: deleted, busy, missing or kept. */
+    public SqlOutcomes.Collect collect(String name, String id, Duration retention) {
         return sql.query("collect workflow " + name + "/" + id,
                 "SELECT " + s + "wf_collect(?, ?, ? * interval '1 millisecond')", ps -> {
                     ps.setString(1, name);
@@ -51,7 +51,7 @@ public final class CollectionSql {
                     ps.setLong(3, retention.toMillis());
                 }, rs -> {
                     rs.next();
-                    return rs.getString(1);
+                    return SqlOutcomes.Collect.fromSql(rs.getString(1));
                 });
     }
 }

@@ -24,7 +24,7 @@ import javax.sql.DataSource;
 public final class Instances {
 
     /** The outcome of {@code wf_append}: a kind and its detail. */
-    public record Appended(String kind, String detail) {}
+    public record Appended(SqlOutcomes.Append kind, String detail) {}
 
     /**
      * The outcome of {@code wf_start}: created, or the existing instance's status and input; for a
@@ -180,7 +180,7 @@ public final class Instances {
                     a = appended(rs);
                 }
             }
-            if ("appended".equals(a.kind())) {
+            if (a.kind() == SqlOutcomes.Append.APPENDED) {
                 try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + s
                         + "workflow_awakeables (awakeable_id, name, id, generation, label) VALUES (?, ?, ?, ?, ?)")) {
                     ps.setObject(1, awakeable);
@@ -202,7 +202,7 @@ public final class Instances {
     private static Appended appended(ResultSet rs) throws SQLException {
         rs.next();
         String[] r = (String[]) rs.getArray(1).getArray();
-        return new Appended(r[0], r[1]);
+        return new Appended(SqlOutcomes.Append.fromSql(r[0]), r[1]);
     }
 
     /**
@@ -231,7 +231,7 @@ public final class Instances {
         /** A completion marker with the workflow's result (JSON). */
         public static Entry completion(String name, String id, int generation, UUID eventId, String result,
                 Long epoch) {
-            return new Entry(name, id, generation, eventId, "WorkflowCompleted", "{\"result\":" + result + "}", epoch,
+            return new Entry(name, id, generation, eventId, "WorkflowCompleted", WorkflowJson.withRaw("result", result), epoch,
                     result, null);
         }
 
@@ -254,15 +254,16 @@ public final class Instances {
 
         /** As an append's outcome. */
         public Appended appended() {
-            return new Appended(kind, detail);
+            return new Appended(SqlOutcomes.Append.fromSql(kind), detail);
         }
 
         /** As a start's outcome. */
         public Started started() {
-            if ("parent_ended".equals(kind)) {
+            SqlOutcomes.Start start = SqlOutcomes.Start.fromSql(kind);
+            if (start == SqlOutcomes.Start.PARENT_ENDED) { // detail: the parent's status, or 'missing'
                 return new Started(false, "missing".equals(detail) ? null : WorkflowStatus.fromSql(detail), null, 0, true);
             }
-            return new Started("created".equals(kind), WorkflowStatus.fromSql(detail), existingInput,
+            return new Started(start == SqlOutcomes.Start.CREATED, WorkflowStatus.fromSql(detail), existingInput,
                     epoch == null ? 0 : Long.parseLong(epoch), false);
         }
     }
@@ -343,15 +344,15 @@ public final class Instances {
         for (int tries = 0; tries < 10; tries++) {
             Optional<Row> row = find(name, id);
             if (row.isEmpty()) {
-                return new Appended("missing", null);
+                return new Appended(SqlOutcomes.Append.MISSING, null);
             }
             if (row.get().info().status().isTerminal()) {
-                return new Appended("refused", row.get().info().status().sqlValue());
+                return new Appended(SqlOutcomes.Append.REFUSED, row.get().info().status().sqlValue());
             }
             Appended a = append(name, id, row.get().info().generation(),
                     dev.waymark.store.plumbing.UuidV7.next(java.time.Clock.systemUTC()), type, data, epoch, status,
                     null, failure);
-            if (!"stale".equals(a.kind())) {
+            if (a.kind() != SqlOutcomes.Append.STALE) {
                 return a;
             }
         }
@@ -360,7 +361,8 @@ public final class Instances {
     }
 
     /** {@code wf_suspend}: parks the run unless its wake source resolved. */
-    public String suspend(String name, String id, int generation, Long epoch, String waitingOn, Instant wakeAfter,
+    public SqlOutcomes.Suspend suspend(String name, String id, int generation, Long epoch, String waitingOn,
+            Instant wakeAfter,
             UUID awakeable, Key child) {
         return sql.query("suspend workflow " + name + "/" + id,
                 "SELECT " + s + "wf_suspend(?, ?, ?, ?, ?, ?, ?, ?, ?)", ps -> {
@@ -373,11 +375,11 @@ public final class Instances {
                     ps.setObject(7, awakeable);
                     ps.setString(8, child == null ? null : child.name());
                     ps.setString(9, child == null ? null : child.id());
-                }, Instances::single);
+                }, rs -> SqlOutcomes.Suspend.fromSql(single(rs)));
     }
 
     /** {@code wf_rotate}: closes {@code generation} and opens the next with {@code seed}. */
-    public String rotate(String name, String id, int generation, Long epoch, String seed) {
+    public SqlOutcomes.Rotate rotate(String name, String id, int generation, Long epoch, String seed) {
         return sql.query("continue workflow " + name + "/" + id + " as new",
                 "SELECT " + s + "wf_rotate(?, ?, ?, ?, ?::jsonb, ?, ?)", ps -> {
                     ps.setString(1, name);
@@ -387,7 +389,7 @@ public final class Instances {
                     ps.setString(5, seed);
                     ps.setObject(6, Ids.entryId(name, id, generation, "__continued_as_new__"));
                     ps.setObject(7, Ids.entryId(name, id, generation + 1, "__started__"));
-                }, Instances::single);
+                }, rs -> SqlOutcomes.Rotate.fromSql(single(rs)));
     }
 
     /** The instance row with its input and result. */

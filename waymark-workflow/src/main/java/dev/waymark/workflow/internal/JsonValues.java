@@ -1,14 +1,11 @@
 package dev.waymark.workflow.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.util.Comparator;
 
 /** Comparing JSON documents as values, the way {@code jsonb} stores them. */
 public final class JsonValues {
-
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     /**
      * Equal nodes, or two numbers of equal value: {@code jsonb} stores {@code 1.0E7} as
@@ -23,7 +20,7 @@ public final class JsonValues {
     /** Whether two JSON texts hold the same value (object keys in any order, numbers by value). */
     public static boolean same(String a, String b) {
         try {
-            return JSON.readTree(a).equals(BY_VALUE, JSON.readTree(b));
+            return WorkflowJson.MAPPER.readTree(a).equals(BY_VALUE, WorkflowJson.MAPPER.readTree(b));
         } catch (IOException e) {
             return false;
         }

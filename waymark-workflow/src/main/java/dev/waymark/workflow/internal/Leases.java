@@ -1,5 +1,7 @@
 package dev.waymark.workflow.internal;
 
+import dev.waymark.workflow.WorkflowStatus;
+
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -85,14 +87,17 @@ public final class Leases {
      * Releases a lease held at {@code epoch}; a run that made progress also clears its crash record.
      * Returns the instance's status after the release, or null if the lease was no longer held.
      */
-    public String release(String name, String id, String owner, long epoch, boolean progressed) {
+    public WorkflowStatus release(String name, String id, String owner, long epoch, boolean progressed) {
         return sql.query("release workflow " + name + "/" + id, "SELECT " + s + "wf_release(?, ?, ?, ?, ?)", ps -> {
             ps.setString(1, name);
             ps.setString(2, id);
             ps.setString(3, owner);
             ps.setLong(4, epoch);
             ps.setBoolean(5, progressed);
-        }, Instances::single);
+        }, rs -> {
+            String status = Instances.single(rs);
+            return status == null ? null : WorkflowStatus.fromSql(status);
+        });
     }
 
     /** Extends the leases {@code owner} holds on the given instances; returns how many were extended. */

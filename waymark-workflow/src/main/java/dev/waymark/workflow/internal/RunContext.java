@@ -1,8 +1,6 @@
 package dev.waymark.workflow.internal;
 
-import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.waymark.workflow.Awakeable;
 import dev.waymark.workflow.AwakeableCancelledException;
 import dev.waymark.workflow.AwakeableFailedException;
@@ -32,7 +30,6 @@ import java.util.function.Supplier;
 /** The context of one run of one generation: replays journaled entries by name, journals fresh ones. */
 final class RunContext implements WorkflowContext {
 
-    private static final ObjectMapper ENVELOPES = new ObjectMapper();
 
     /** How often a workflow checks an awaited instance that is not its own child (see {@link #spawn}). */
     static final Duration ATTACHED_CHILD_POLL = Duration.ofSeconds(2);
@@ -296,22 +293,20 @@ final class RunContext implements WorkflowContext {
 
     private String awaitSource(String key, String waitingOn, Instant wakeAfter, UUID awakeable, Instances.Key child,
             Supplier<String> value) {
-        String r = rt.instances.suspend(name, id, generation, epoch, waitingOn, wakeAfter, awakeable, child);
-        switch (r) {
-            case "suspended" -> {
+        SqlOutcomes.Suspend r = rt.instances.suspend(name, id, generation, epoch, waitingOn, wakeAfter, awakeable, child);
+        return switch (r) {
+            case SUSPENDED -> {
                 if (wakeAfter != null) {
                     rt.parkedUntil(wakeAfter);
                 }
                 throw new Unwind.Suspend(waitingOn);
             }
-            case "resolved" -> {
-                return journalStep(key, Objects.requireNonNull(value.get(), "resolved source without a value"));
-            }
-            case "lease_lost" -> throw leaseLost();
-            case "completed", "cancelled", "failed" -> throw new Unwind.Terminal(WorkflowStatus.fromSql(r));
-            default -> throw new WorkflowException("cannot suspend workflow " + name + "/" + id + " generation "
+            case RESOLVED -> journalStep(key, Objects.requireNonNull(value.get(), "resolved source without a value"));
+            case LEASE_LOST -> throw leaseLost();
+            case COMPLETED, CANCELLED, FAILED -> throw new Unwind.Terminal(WorkflowStatus.valueOf(r.name()));
+            case MISSING, STALE -> throw new WorkflowException("cannot suspend workflow " + name + "/" + id + " generation "
                     + generation + ": " + r);
-        }
+        };
     }
 
     private String journalStep(String key, String json) {
@@ -319,19 +314,18 @@ final class RunContext implements WorkflowContext {
     }
 
     private String journalStep(String key, String json, Function<Instances.Entry, Instances.Appended> writer) {
-        String data = "{\"step\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(key)) + "\",\"result\":"
-                + json + "}";
+        String data = WorkflowJson.withTextAndRaw("step", key, "result", json);
         Instances.Appended a = writer.apply(Instances.Entry.step(name, id, generation,
                 Ids.entryId(name, id, generation, key), data, epoch));
         String stored = switch (a.kind()) {
-            case "appended" -> {
+            case APPENDED -> {
                 progressed = true; // no wake signal: a plain step creates no work for anyone else
                 yield json;
             }
-            case "present" -> a.detail();
-            case "refused" -> throw new Unwind.Terminal(WorkflowStatus.fromSql(a.detail()));
-            case "lease_lost" -> throw leaseLost();
-            default -> throw new WorkflowException("cannot journal step '" + key + "' of workflow " + name + "/" + id
+            case PRESENT -> a.detail();
+            case REFUSED -> throw new Unwind.Terminal(WorkflowStatus.fromSql(a.detail()));
+            case LEASE_LOST -> throw leaseLost();
+            case STALE, MISSING, BUSY -> throw new WorkflowException("cannot journal step '" + key + "' of workflow " + name + "/" + id
                     + " generation " + generation + ": " + a.kind() + (a.detail() == null ? "" : " " + a.detail()));
         };
         journal.put(key, stored);
@@ -341,12 +335,11 @@ final class RunContext implements WorkflowContext {
     private String awakeableEnvelope(UUID awakeable) {
         Awakeables.State s = rt.instances.awakeables().state(awakeable).orElseThrow(() -> new WorkflowException(
                 "awakeable " + awakeable + " of workflow " + name + "/" + id + " is missing"));
-        return switch (s.status()) {
-            case "pending" -> null;
-            case "completed" -> "{\"ok\":" + s.payload() + "}";
-            case "failed" -> "{\"failed\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(
-                    String.valueOf(s.failure()))) + "\"}";
-            default -> "{\"cancelled\":true}";
+        return switch (SqlOutcomes.AwakeableStatus.fromSql(s.status())) {
+            case PENDING -> null;
+            case COMPLETED -> WorkflowJson.withRaw("ok", s.payload());
+            case FAILED -> WorkflowJson.withText("failed", String.valueOf(s.failure()));
+            case CANCELLED, ABANDONED -> WorkflowJson.withTrue("cancelled");
         };
     }
 
@@ -355,10 +348,9 @@ final class RunContext implements WorkflowContext {
                 "child workflow " + child.name() + "/" + child.id() + " of " + name + "/" + id + " is missing"));
         seen[0] = row;
         return switch (row.info().status()) {
-            case COMPLETED -> "{\"ok\":" + row.result() + "}";
-            case FAILED -> "{\"failed\":\"" + new String(JsonStringEncoder.getInstance().quoteAsString(
-                    String.valueOf(row.info().failure()))) + "\"}";
-            case CANCELLED -> "{\"cancelled\":true}";
+            case COMPLETED -> WorkflowJson.withRaw("ok", row.result());
+            case FAILED -> WorkflowJson.withText("failed", String.valueOf(row.info().failure()));
+            case CANCELLED -> WorkflowJson.withTrue("cancelled");
             default -> null;
         };
     }
@@ -367,7 +359,7 @@ final class RunContext implements WorkflowContext {
             Supplier<RuntimeException> cancelled) {
         JsonNode node;
         try {
-            node = ENVELOPES.readTree(envelope);
+            node = WorkflowJson.MAPPER.readTree(envelope);
         } catch (IOException e) {
             throw new StepDecodeException("journal entry '" + key + "' of " + name + "/" + id + " is not JSON", e);
         }

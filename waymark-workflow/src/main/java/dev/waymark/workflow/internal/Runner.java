@@ -1,7 +1,6 @@
 package dev.waymark.workflow.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.waymark.workflow.JournalEntry;
 import dev.waymark.workflow.StepDecodeException;
 import dev.waymark.workflow.Workflow;
@@ -31,7 +30,6 @@ public final class Runner {
         }
     }
 
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final EngineRuntime rt;
 
@@ -99,17 +97,17 @@ public final class Runner {
             Instances.Appended a = rt.instances.appendEntry(Instances.Entry.completion(name, id, generation,
                     Ids.entryId(name, id, generation, "__completed__"), json, epoch));
             return switch (a.kind()) {
-                case "appended" -> {
+                case APPENDED -> {
                     rt.signal();
                     yield new Attempt(new WorkflowOutcome.Completed<>(rt.codec.decode(json, def.resultType())), true,
                             true);
                 }
-                case "present" -> new Attempt(new WorkflowOutcome.Completed<>(
+                case PRESENT -> new Attempt(new WorkflowOutcome.Completed<>(
                         rt.codec.decode(a.detail(), def.resultType())), ctx.progressed());
-                case "refused" -> new Attempt(terminalNow(def, name, id), ctx.progressed());
-                case "lease_lost" -> throw new WorkflowLeaseLostException("workflow " + name + "/" + id
+                case REFUSED -> new Attempt(terminalNow(def, name, id), ctx.progressed());
+                case LEASE_LOST -> throw new WorkflowLeaseLostException("workflow " + name + "/" + id
                         + ": lease epoch " + epoch + " was taken over before completion was journaled");
-                default -> throw new WorkflowException("cannot journal completion of workflow " + name + "/" + id
+                case STALE, MISSING, BUSY -> throw new WorkflowException("cannot journal completion of workflow " + name + "/" + id
                         + ": " + a.kind() + " " + a.detail());
             };
         } catch (Unwind.Suspend s) {
@@ -117,16 +115,16 @@ public final class Runner {
         } catch (Unwind.Terminal t) {
             return new Attempt(terminalNow(def, name, id), ctx.progressed());
         } catch (Unwind.Rotate r) {
-            String outcome = rt.instances.rotate(name, id, generation, epoch, r.seed);
+            SqlOutcomes.Rotate outcome = rt.instances.rotate(name, id, generation, epoch, r.seed);
             return switch (outcome) {
-                case "rotated" -> {
+                case ROTATED -> {
                     rt.signal();
                     yield new Attempt(new WorkflowOutcome.ContinuedAsNew<>(generation + 1), true);
                 }
-                case "lease_lost" -> throw new WorkflowLeaseLostException("workflow " + name + "/" + id
+                case LEASE_LOST -> throw new WorkflowLeaseLostException("workflow " + name + "/" + id
                         + ": lease epoch " + epoch + " was taken over before continue-as-new");
-                case "completed", "cancelled", "failed" -> new Attempt(terminalNow(def, name, id), ctx.progressed());
-                default -> throw new WorkflowException("cannot continue workflow " + name + "/" + id + " as new: "
+                case COMPLETED, CANCELLED, FAILED -> new Attempt(terminalNow(def, name, id), ctx.progressed());
+                case MISSING, STALE -> throw new WorkflowException("cannot continue workflow " + name + "/" + id + " as new: "
                         + outcome);
             };
         }
@@ -155,7 +153,7 @@ public final class Runner {
 
     private static JsonNode parse(String json, String name, String id) {
         try {
-            return JSON.readTree(json);
+            return WorkflowJson.MAPPER.readTree(json);
         } catch (IOException e) {
             throw new StepDecodeException("journal of workflow " + name + "/" + id + " holds invalid JSON", e);
         }

@@ -1,7 +1,7 @@
 package dev.waymark.workflow.resume;
 
 import dev.waymark.core.RetryPolicy;
-import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.WorkflowConfigException;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
@@ -10,7 +10,7 @@ import java.time.Duration;
 /**
  * Options of a {@link ResumeWorker}: immutable, made by {@link #builder()} (or {@link #defaults()}),
  * changed by {@link #toBuilder()}. {@link Builder#build()} validates every option and names the
- * option, its value and the rule in the error: an {@link InvalidWorkflowInputException}. Each
+ * option, its value and the rule in the error: a {@link WorkflowConfigException}. Each
  * default is a {@code DEFAULT_} constant of this class; {@link #toString()} is the effective
  * configuration in one line (the worker logs it when it starts).
  */
@@ -154,6 +154,21 @@ public final class ResumeOptions {
         return listener;
     }
 
+    /** Equal when every option is equal (the listener by {@code equals}). */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ResumeOptions r && pollInterval.equals(r.pollInterval) && retry.equals(r.retry)
+                && leaseTtl.equals(r.leaseTtl) && batchLimit == r.batchLimit && concurrency == r.concurrency
+                && push == r.push && cascadeRepairInterval.equals(r.cascadeRepairInterval)
+                && listener.equals(r.listener);
+    }
+
+    @Override
+    public int hashCode() {
+        return java.util.Objects.hash(pollInterval, retry, leaseTtl, batchLimit, concurrency, push,
+                cascadeRepairInterval, listener);
+    }
+
     /** The effective configuration in one line. */
     @Override
     public String toString() {
@@ -232,7 +247,7 @@ public final class ResumeOptions {
         /**
          * The options.
          *
-         * @throws InvalidWorkflowInputException naming the first option out of range, its value and the rule
+         * @throws WorkflowConfigException naming the first option out of range, its value and the rule
          */
         public ResumeOptions build() {
             positive(pollInterval, "pollInterval");
@@ -240,23 +255,23 @@ public final class ResumeOptions {
             positive(cascadeRepairInterval, "cascadeRepairInterval");
             Advancer.Policy.of(retry, "retry");
             if (batchLimit < 1 || batchLimit > MAX_BATCH_LIMIT) {
-                throw new InvalidWorkflowInputException(
+                throw new WorkflowConfigException(
                         "batchLimit must be in [1, " + MAX_BATCH_LIMIT + "], got " + batchLimit);
             }
             if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
-                throw new InvalidWorkflowInputException(
+                throw new WorkflowConfigException(
                         "concurrency must be in [1, " + MAX_CONCURRENCY + "], got " + concurrency);
             }
             if (leaseTtl.toMillis() < 30) {
-                throw new InvalidWorkflowInputException("leaseTtl must be >= 30 ms, got " + leaseTtl);
+                throw new WorkflowConfigException("leaseTtl must be >= 30 ms, got " + leaseTtl);
             }
-            Args.notNull(listener, "listener");
+            Args.option(listener, "listener");
             return new ResumeOptions(this);
         }
 
         private static void positive(Duration d, String what) {
             if (d == null || d.isNegative() || d.isZero()) {
-                throw new InvalidWorkflowInputException(what + " must be > 0, got " + d);
+                throw new WorkflowConfigException(what + " must be > 0, got " + d);
             }
         }
     }

@@ -53,7 +53,7 @@ class CollectionFencesTest {
         long old = instances.start("pay", "o1", "{\"amount\":1}", UUID.randomUUID(), null, "worker-a", TTL).epoch();
         // cancelled by a client (unfenced) while worker-a is still inside a step; then collected
         assertThat(instances.append("pay", "o1", 0, UUID.randomUUID(), "WorkflowCancelled", "{}", null,
-                WorkflowStatus.CANCELLED, null, null).kind()).isEqualTo("appended");
+                WorkflowStatus.CANCELLED, null, null).kind()).isEqualTo(SqlOutcomes.Append.APPENDED);
         assertThat(query("SELECT " + s + "wf_collect('pay', 'o1', '0')")).isEqualTo("deleted");
 
         long fresh = instances.start("pay", "o1", "{\"amount\":2}", UUID.randomUUID(), null, "worker-b", TTL).epoch();
@@ -61,7 +61,7 @@ class CollectionFencesTest {
         // worker-a's step ends now, journaling under the epoch it still holds
         Instances.Appended stale = instances.append("pay", "o1", 0, Ids.entryId("pay", "o1", 0, "charge"),
                 "StepRecorded", "{\"step\":\"charge\",\"result\":\"charged-with-amount-1\"}", old, null, null, null);
-        assertThat(stale.kind()).isEqualTo("lease_lost");
+        assertThat(stale.kind()).isEqualTo(SqlOutcomes.Append.LEASE_LOST);
         assertThat(query("SELECT count(*)::text FROM " + s + "events e JOIN " + s + "streams t USING (stream_id)"
                 + " WHERE t.stream_name = '$wf-pay-o1' AND e.event_type = 'StepRecorded'")).isEqualTo("0");
         // and a claim after the lease expires moves on to an epoch no earlier lease had

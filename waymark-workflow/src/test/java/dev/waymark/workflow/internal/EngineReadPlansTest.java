@@ -58,7 +58,7 @@ class EngineReadPlansTest {
         long epoch = instances.start("plans", "j", "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5)).epoch();
         for (int i = 0; i < STEPS; i++) {
             assertThat(instances.append("plans", "j", 0, Ids.entryId("plans", "j", 0, "s" + i), "StepCompleted",
-                    "{\"step\":\"s" + i + "\",\"result\":1}", epoch, null, null, null).kind()).isEqualTo("appended");
+                    "{\"step\":\"s" + i + "\",\"result\":1}", epoch, null, null, null).kind()).isEqualTo(SqlOutcomes.Append.APPENDED);
         }
         // as autovacuum does early on: statistics that say the journal tables are tiny
         POSTGRES.execute("ANALYZE \"" + store.schema() + "\".events, \"" + store.schema() + "\".streams");
@@ -162,16 +162,16 @@ class EngineReadPlansTest {
                             + " SELECT gen_random_uuid(), 'other', 'o-' || g, 0, 'a' FROM generate_series(1, " + FINISHED + ") g");
                 }
                 String id = "s" + k;
-                Map<String, Supplier<String>> steps = new LinkedHashMap<>();
+                Map<String, Supplier<Object>> steps = new LinkedHashMap<>();
                 int at = k;
                 steps.put("suspend", () -> onThisConnection.suspend("settle", id, 0, epochs.get(at), "awakeable", null,
                         awakeables.get(at), null));
                 steps.put("read the awakeable", () -> onThisConnection.awakeables().state(awakeables.get(at)).orElseThrow().status());
                 steps.put("settle", () -> onThisConnection.awakeables().settle(awakeables.get(at), "completed", "1", null));
                 steps.put("continue as new", () -> onThisConnection.rotate("settle", id, 0, epochs.get(at), "2"));
-                Map<String, String> outcomes = Map.of("suspend", "suspended", "read the awakeable", "pending",
-                        "settle", "settled", "continue as new", "rotated");
-                for (Map.Entry<String, Supplier<String>> step : steps.entrySet()) {
+                Map<String, Object> outcomes = Map.of("suspend", SqlOutcomes.Suspend.SUSPENDED, "read the awakeable",
+                        "pending", "settle", SqlOutcomes.Settle.SETTLED, "continue as new", SqlOutcomes.Rotate.ROTATED);
+                for (Map.Entry<String, Supplier<Object>> step : steps.entrySet()) {
                     long before = OneConnection.rowsRead(c, tables);
                     softly.assertThat(step.getValue().get()).as(step.getKey() + " of " + id).isEqualTo(outcomes.get(step.getKey()));
                     if (k == EARLY_READS) {

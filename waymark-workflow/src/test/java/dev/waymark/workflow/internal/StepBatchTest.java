@@ -57,10 +57,10 @@ class StepBatchTest {
         long other = started("other");
         long fenced = started("fenced");
         long dup = started("dup");
-        assertThat(instances.appendEntry(entry("dup", "s", dup)).kind()).isEqualTo("appended");
+        assertThat(instances.appendEntry(entry("dup", "s", dup)).kind()).isEqualTo(SqlOutcomes.Append.APPENDED);
         long done = started("done");
         assertThat(instances.append("batch", "done", 0, UUID.randomUUID(), "WorkflowCompleted", "{\"result\":1}", done,
-                WorkflowStatus.COMPLETED, "1", null).kind()).isEqualTo("appended");
+                WorkflowStatus.COMPLETED, "1", null).kind()).isEqualTo(SqlOutcomes.Append.APPENDED);
         long busy = started("busy");
 
         try (Connection holder = POSTGRES.dataSource().getConnection()) {
@@ -86,7 +86,7 @@ class StepBatchTest {
         assertThat(steps("done")).isZero();
         assertThat(steps("busy")).isZero(); // skipped, not half-written: its run journals it alone
         assertThat(transactions("fresh", "other")).isEqualTo(1);
-        assertThat(instances.appendEntry(entry("busy", "s", busy)).kind()).isEqualTo("appended");
+        assertThat(instances.appendEntry(entry("busy", "s", busy)).kind()).isEqualTo(SqlOutcomes.Append.APPENDED);
     }
 
     @Test

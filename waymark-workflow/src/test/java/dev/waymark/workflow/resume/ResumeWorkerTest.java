@@ -10,6 +10,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.WorkflowConfigException;
 import dev.waymark.workflow.WorkflowClient;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowHandle;
@@ -362,12 +363,14 @@ class ResumeWorkerTest {
     }
 
     @Test
-    void a_resume_worker_is_made_by_its_engine_and_has_no_public_constructor() {
-        // before: a public constructor took the engine's internal runtime, instance key and advance types
-        assertThat(ResumeWorker.class.getConstructors()).isEmpty();
+    void a_resume_worker_is_made_by_its_engine_behind_an_interface() {
+        // before: a public constructor took the engine's internal runtime, instance key and advance types;
+        // then a factory registered by the class initializer and checked with StackWalker
+        assertThat(ResumeWorker.class.isInterface()).isTrue();
         engine.start("quick", "made-by-engine", "x", String.class);
         try (ResumeWorker worker = engine.resumeWorker(options())) {
-            assertThat(worker.options()).isEqualTo(options());
+            assertThat(worker.getClass().getPackageName()).isEqualTo("dev.waymark.workflow.resume.internal");
+            assertThat(worker.options()).isEqualTo(options()).hasSameHashCodeAs(options());
             assertThat(worker.resumeOnce().completed()).isEqualTo(1);
         }
     }
@@ -464,9 +467,9 @@ class ResumeWorkerTest {
     @Test
     void invalid_options_are_refused_with_the_field_named() {
         assertThatThrownBy(() -> ResumeOptions.builder().concurrency(0).build())
-                .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("concurrency must be in [1, 1024], got 0");
+                .isInstanceOf(WorkflowConfigException.class).hasMessage("concurrency must be in [1, 1024], got 0");
         assertThatThrownBy(() -> ResumeOptions.builder().retry(null).build())
-                .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("retry");
+                .isInstanceOf(WorkflowConfigException.class).hasMessageContaining("retry");
         assertThatThrownBy(() -> ResumeOptions.builder().leaseTtl(Duration.ZERO).build())
                 .hasMessage("leaseTtl must be > 0, got PT0S");
         assertThatThrownBy(() -> ResumeOptions.builder().pollInterval(Duration.ofSeconds(-1)).build())

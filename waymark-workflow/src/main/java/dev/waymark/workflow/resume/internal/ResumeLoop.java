@@ -50,6 +50,7 @@ public final class ResumeLoop implements ResumeWorker {
     private final Advancer advancer;
     private final Advancer.Policy policy;
     private final LeaseKeeper keeper;
+    private final ClaimedAttempts attempts;
     private final ExecutorService advances;
     private final java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced;
     private final CascadeRepair cascades;
@@ -88,6 +89,7 @@ public final class ResumeLoop implements ResumeWorker {
         this.advancer = new Advancer(runtime, options.listener().logsEvents());
         this.policy = Advancer.Policy.of(options.retry(), "retry");
         this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
+        this.attempts = new ClaimedAttempts(runtime, keeper, advancer, policy, options, parts.inFlight(), advanced);
         this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());
         this.backlog = parts.backlog();
         this.engineInFlight = parts.inFlight();
@@ -125,10 +127,10 @@ public final class ResumeLoop implements ResumeWorker {
         if (options.concurrency() == 1 || batch.claimed().size() <= 1) {
             for (Leases.Claimed c : batch.claimed()) {
                 if (closing || Thread.currentThread().isInterrupted()) {
-                    release(c); // closing: run nothing more after the attempt close interrupted
+                    attempts.release(c); // closing: run nothing more after the attempt close interrupted
                     continue;
                 }
-                summary = summary.plus(advanceClaimed(c));
+                summary = summary.plus(attempts.advanceClaimed(c));
             }
         } else {
             summary = summary.plus(advanceAll(batch.claimed()));
@@ -182,13 +184,13 @@ public final class ResumeLoop implements ResumeWorker {
                 futures.add(advances.submit(() -> {
                     permits.acquire();
                     try {
-                        return closing ? releaseEmpty(c) : advanceClaimed(c);
+                        return closing ? attempts.releaseEmpty(c) : attempts.advanceClaimed(c);
                     } finally {
                         permits.release();
                     }
                 }));
             } catch (java.util.concurrent.RejectedExecutionException e) {
-                release(c); // closed meanwhile
+                attempts.release(c); // closed meanwhile
             }
         }
         ResumeSummary sum = ResumeSummary.EMPTY;
@@ -207,79 +209,6 @@ public final class ResumeLoop implements ResumeWorker {
             }
         }
         return sum;
-    }
-
-    private ResumeSummary releaseEmpty(Leases.Claimed c) {
-        release(c);
-        return ResumeSummary.EMPTY;
-    }
-
-    /** Gives back a claimed lease that will not be run (closing), so another worker takes it at once. */
-    private void release(Leases.Claimed c) {
-        try {
-            instances.leases().release(c.key().name(), c.key().id(), keeper.owner(), c.claim().epoch(), false);
-        } catch (RuntimeException e) {
-            org.slf4j.LoggerFactory.getLogger(ResumeLoop.class)
-                    .debug("waymark resume: releasing {} failed; the lease expires by itself", c.key(), e);
-        } finally {
-            keeper.drop(c.key());
-        }
-    }
-
-    /** Runs one claimed instance and reports how it ended; the claim's hold on the lease ends with it. */
-    private ResumeSummary advanceClaimed(Leases.Claimed claimed) {
-        Instances.Key key = claimed.key();
-        Leases.Claim c = claimed.claim();
-        Advancer.Advance a;
-        engineInFlight.incrementAndGet();
-        try {
-            if (c.previousExpiry() != null) {
-                Duration since = Duration.between(c.previousExpiry(), c.claimedAt());
-                safely(() -> options.listener().onRecovered(key.name(), key.id(), since));
-            }
-            a = advancer.advance(key, c.epoch(), keeper, policy, null);
-        } finally {
-            keeper.drop(key);
-            engineInFlight.decrementAndGet();
-        }
-        try {
-            advanced.accept(key, a);
-        } catch (RuntimeException e) {
-            org.slf4j.LoggerFactory.getLogger(ResumeLoop.class).warn("waymark resume: advance hook failed", e);
-        }
-        return summaryOf(key, a);
-    }
-
-    private ResumeSummary summaryOf(Instances.Key key, Advancer.Advance a) {
-        return switch (a.result()) {
-            case COMPLETED -> new ResumeSummary(0, 1, 1, 0, 0, 0, 0, 0, 0, 0);
-            case SUSPENDED -> new ResumeSummary(0, 1, 0, 1, 0, 0, 0, 0, 0, 0);
-            case CANCELLED -> new ResumeSummary(0, 1, 0, 0, 0, 0, 1, 0, 0, 0);
-            case FAILED -> {
-                if (a.error() != null) { // the last crash: reported as a crash, then as the failure it caused
-                    safely(() -> options.listener().onEvent(new ResumeEvent.Crashed(key.name(), key.id(), a.attempts(),
-                            options.retry().maxAttempts(), a.error())));
-                    safely(() -> options.listener().onEvent(
-                            new ResumeEvent.MarkedFailed(key.name(), key.id(), a.attempts(), a.error())));
-                }
-                // failed counts what this pass marked failed (its last crash), as the seed does; a run that
-                // found the instance already failed (another worker marked it) was only resumed, or
-                // every worker that ran into it would count the one failure again
-                int marked = a.error() != null ? 1 : 0;
-                yield new ResumeSummary(0, 1, 0, 0, 0, marked, 0, marked, 0, 0);
-            }
-            case CRASHED -> {
-                safely(() -> options.listener().onEvent(new ResumeEvent.Crashed(key.name(), key.id(), a.attempts(),
-                        options.retry().maxAttempts(), a.error())));
-                yield new ResumeSummary(0, 1, 0, 0, 0, 0, 0, 1, 0, 0);
-            }
-            case TRANSIENT -> {
-                safely(() -> options.listener().onEvent(new ResumeEvent.TransientError(key.name(), key.id(), a.error())));
-                yield new ResumeSummary(0, 1, 0, 0, 0, 0, 0, 0, 1, 0);
-            }
-            case LEASE_LOST -> new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 0, 1);
-            case INTERRUPTED -> ResumeSummary.EMPTY;
-        };
     }
 
     /**
@@ -388,7 +317,7 @@ public final class ResumeLoop implements ResumeWorker {
             try {
                 advances.execute(() -> {
                     try {
-                        ResumeSummary s = closing ? releaseEmpty(c) : advanceClaimed(c);
+                        ResumeSummary s = closing ? attempts.releaseEmpty(c) : attempts.advanceClaimed(c);
                         finished.accumulateAndGet(s, ResumeSummary::plus);
                     } finally {
                         inFlight.decrementAndGet();
@@ -397,7 +326,7 @@ public final class ResumeLoop implements ResumeWorker {
                 });
             } catch (java.util.concurrent.RejectedExecutionException e) {
                 inFlight.decrementAndGet();
-                release(c); // closing
+                attempts.release(c); // closing
             }
         }
         int n = batch.claimed().size();
