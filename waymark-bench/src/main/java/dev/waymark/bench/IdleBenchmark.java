@@ -78,7 +78,7 @@ public final class IdleBenchmark {
                 store.migrate();
             }
             out.setup("idle benchmark: %s; %d cores; %d-bucket pools, default settings (fallbackPoll 1 s, renewInterval"
-                    + " 10 s); %d s window per cell after every bucket is claimed and 3 s of settling; latency: %d"
+                    + " 10 s); %d s window per cell after every bucket is claimed and 12 s of settling; latency: %d"
                     + " events/s for %d s, one pool of 16 buckets, writer and reader on separate store handles in one"
                     + " process; builds: %s", db.server(), Runtime.getRuntime().availableProcessors(), SHARDS,
                     window.toSeconds(), rate, latencySeconds, String.join(", ", builds.stream().map(Build::label)
