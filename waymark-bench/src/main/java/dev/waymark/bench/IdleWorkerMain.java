@@ -10,12 +10,16 @@ import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -24,7 +28,10 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>{@code idle URL PREFIX POOLS SHARDS}: one store handle, POOLS sharded pools of SHARDS buckets
  * over an empty category, default settings; prints {@code READY} once every pool holds all its
- * buckets, then idles until its standard input closes.
+ * buckets, then idles until its standard input closes; on each line {@code COUNT} it reads, prints
+ * {@code COUNT checkouts statements purpose=n...}: the connections taken from its pool and the
+ * statements the store handle sent so far, in all and by purpose (-1 on a build without the query
+ * counter).
  *
  * <p>{@code latency URL PREFIX RATE SECONDS}: one pool of 16 buckets on one store handle, a writer
  * on another; appends RATE events a second, paced, for SECONDS; prints
@@ -44,15 +51,56 @@ public final class IdleWorkerMain {
         }
     }
 
-    private static HikariDataSource pool(String url, int size) {
+    private static CountingPool pool(String url, int size) {
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         config.setMaximumPoolSize(size);
-        return new HikariDataSource(config);
+        return new CountingPool(config);
+    }
+
+    /**
+     * A HikariCP pool that counts its checkouts: HikariCP validates a connection idle for more than
+     * half a second before handing it out (pgjdbc's {@code isValid}, an empty statement, which the
+     * server counts as a transaction), so an idle process's checkouts are transactions too.
+     */
+    private static final class CountingPool extends HikariDataSource {
+        private final AtomicLong checkouts = new AtomicLong();
+
+        CountingPool(HikariConfig config) {
+            super(config);
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            checkouts.incrementAndGet();
+            return super.getConnection();
+        }
+    }
+
+    /**
+     * The statements the store handle sent (the sum of {@code EventStore.queryCount} over every
+     * purpose), or -1 on a build without that counter: looked up by reflection, since the child
+     * runs on the build before the change too.
+     */
+    private static String statements(EventStore store) {
+        try {
+            Class<?> purpose = Class.forName("dev.waymark.store.QueryPurpose");
+            Method count = EventStore.class.getMethod("queryCount", purpose);
+            long total = 0;
+            StringBuilder byPurpose = new StringBuilder();
+            for (Object p : purpose.getEnumConstants()) {
+                long n = (Long) count.invoke(store, p);
+                total += n;
+                byPurpose.append(' ').append(p.toString().toLowerCase(java.util.Locale.ROOT)).append('=').append(n);
+            }
+            return total + byPurpose.toString();
+        } catch (ReflectiveOperationException e) {
+            return "-1";
+        }
     }
 
     private static void idle(String url, String prefix, int pools, int shards) throws Exception {
-        try (HikariDataSource dataSource = pool(url, 8); EventStore store = EventStore.builder(dataSource).build()) {
+        try (CountingPool dataSource = pool(url, 8); EventStore store = EventStore.builder(dataSource).build()) {
             List<ShardedSubscription> running = new ArrayList<>();
             for (int p = 0; p < pools; p++) {
                 running.add(ShardedSubscription.builder(store, prefix + "-" + p, Target.category(prefix)).shards(shards)
@@ -62,8 +110,11 @@ public final class IdleWorkerMain {
             System.out.println("READY");
             System.out.flush();
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            while (in.readLine() != null) {
-                // idles until its standard input closes
+            for (String line; (line = in.readLine()) != null; ) { // idles until its standard input closes
+                if (line.equals("COUNT")) {
+                    System.out.println("COUNT " + dataSource.checkouts.get() + " " + statements(store));
+                    System.out.flush();
+                }
             }
             running.forEach(s -> s.stop(Duration.ofSeconds(5)));
         }
@@ -71,7 +122,7 @@ public final class IdleWorkerMain {
 
     private static void latency(String url, String prefix, int rate, int seconds) throws Exception {
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
-        try (HikariDataSource readerPool = pool(url, 8); HikariDataSource writerPool = pool(url, 2);
+        try (CountingPool readerPool = pool(url, 8); CountingPool writerPool = pool(url, 2);
                 EventStore reader = EventStore.builder(readerPool).build();
                 EventStore writer = EventStore.builder(writerPool).build()) {
             String category = prefix.replace("-", "");

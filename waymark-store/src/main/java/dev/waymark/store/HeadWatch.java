@@ -29,6 +29,19 @@ public interface HeadWatch {
      */
     HeadProbe awaitAfter(long sequence, Duration timeout) throws InterruptedException;
 
+    /**
+     * Waits until a published probe shows the head past {@code head}, or the timeout elapses (on a
+     * closed store too); returns at once when the latest probe already does. Unlike
+     * {@link #awaitAfter(long, Duration)}, the waiting thread is not woken by probes that find the
+     * head where it was: an idle reader sleeps until there is something to read (or its timeout),
+     * however often the watch probes. The watch's own fallback probe still bounds the delay after a
+     * lost notification.
+     *
+     * @return the latest probe: its head is not past {@code head} when the wait timed out
+     * @throws InterruptedException if the waiting thread is interrupted
+     */
+    HeadProbe awaitHeadPast(GlobalPosition head, Duration timeout) throws InterruptedException;
+
     /** Asks for a probe now (coalesced with any other request or wake that comes before it runs). */
     void request();
 

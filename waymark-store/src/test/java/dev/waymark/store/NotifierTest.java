@@ -36,10 +36,14 @@ class NotifierTest {
 
     private static EventStore writer;
     private static EventStore listener;
+    /** The writer handle's own LISTEN backend: never the one these tests look at or terminate. */
+    private static int writerPid;
 
     @BeforeAll
-    static void setUp() {
+    static void setUp() throws SQLException {
         writer = EventStore.builder(POSTGRES.newDataSource(4)).build();
+        writer.wakeSignal(); // starts its LISTEN backend now, before the listener handle exists
+        writerPid = awaitListening(); // the only LISTEN backend so far: never the one these tests look at
         listener = EventStore.builder(POSTGRES.newDataSource(4)).fallbackPoll(NO_FALLBACK)
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build();
     }
@@ -208,7 +212,7 @@ class NotifierTest {
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT pid FROM pg_stat_activity WHERE application_name = '"
                         + Notifier.LISTENER_APPLICATION_NAME + "' AND datname = current_database()"
-                        + " AND query LIKE 'LISTEN%' ORDER BY backend_start DESC LIMIT 1")) {
+                        + " AND query LIKE 'LISTEN%' AND pid <> " + writerPid + " ORDER BY backend_start DESC LIMIT 1")) {
             return rs.next() ? rs.getInt(1) : null;
         }
     }

@@ -12,6 +12,8 @@ import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.shard.ShardedSubscription;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -99,6 +101,8 @@ class IdleCostTest {
                     })) {
                 append("burst-0", "Warm");
                 await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 1);
+                // settled: a page read behind a probe taken before "Warm" was visible is followed by one more
+                awaitProbes(reader.headWatch(), 2);
                 long reads = reader.queryCount(QueryPurpose.READ);
                 awaitProbes(reader.headWatch(), 20); // a long silence: twenty fallback probes
                 assertThat(reader.queryCount(QueryPurpose.READ)).as("reads while idle").isEqualTo(reads);
@@ -139,6 +143,38 @@ class IdleCostTest {
                             .as(stream).containsExactlyElementsOf(versions(perStream));
                 }
             }
+        }
+    }
+
+    @Test
+    void an_idle_reader_sleeps_through_probes_that_find_nothing_yet_stops_at_once() throws Exception {
+        try (EventStore reader = EventStore.builder(POSTGRES.newDataSource(4)).fallbackPoll(Duration.ofMillis(50))
+                .build()) {
+            Recorder recorder = Recorder.ok();
+            Subscription s = Subscription.builder(reader, "sleeper", Target.category("sleeper")).start(recorder);
+            try {
+                append("sleeper-1", "First");
+                await().atMost(Duration.ofSeconds(10)).until(() -> recorder.size() == 1);
+                Thread thread = await().atMost(Duration.ofSeconds(10)).until(() -> thread("waymark-sub-sleeper"),
+                        t -> t != null && t.getState() == Thread.State.TIMED_WAITING);
+                ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+                long parks = threads.getThreadInfo(thread.threadId()).getWaitedCount();
+                awaitProbes(reader.headWatch(), 20); // a second of probes, each finding the head where it was
+
+                // before: the reader woke every 100 ms and on every probe, 20 and more times here
+                assertThat(threads.getThreadInfo(thread.threadId()).getWaitedCount() - parks)
+                        .as("wake-ups of the idle reader").isLessThanOrEqualTo(1);
+                append("sleeper-1", "Second");
+                await().atMost(Duration.ofSeconds(10)).until(() -> recorder.size() == 2);
+                await().atMost(Duration.ofSeconds(10)).until(() -> thread.getState() == Thread.State.TIMED_WAITING);
+            } finally {
+                long stopping = System.nanoTime();
+                assertThat(s.stop(Duration.ofSeconds(30))).isTrue();
+                // asleep on the watch for up to a minute, it is woken by the stop, not by its grace running out
+                assertThat(Duration.ofNanos(System.nanoTime() - stopping)).isLessThan(Duration.ofSeconds(5));
+                assertThat(s.failure()).isEmpty();
+            }
+            assertThat(recorder.types()).containsExactly("First", "Second");
         }
     }
 
@@ -213,6 +249,11 @@ class IdleCostTest {
     private static void awaitProbes(HeadWatch watch, int count) {
         long target = watch.latest().sequence() + count;
         await().atMost(Duration.ofSeconds(60)).until(() -> watch.latest().sequence() >= target);
+    }
+
+    private static Thread thread(String name) {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name)).findFirst()
+                .orElse(null);
     }
 
     private static void append(String stream, String type) {

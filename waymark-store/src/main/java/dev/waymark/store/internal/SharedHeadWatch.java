@@ -43,6 +43,8 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
+    /** Signalled when a probe finds the head moved: what idle readers wait on. */
+    private final Condition moved = lock.newCondition();
     private final AtomicBoolean started = new AtomicBoolean();
     private volatile HeadProbe latest = HeadProbe.NONE;
     /** When the last probe was published (System.nanoTime()). */
@@ -84,6 +86,22 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
             // handle must not spin.
             while (latest.sequence() == sequence && remaining > 0) {
                 remaining = changed.awaitNanos(remaining);
+            }
+            return latest;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public HeadProbe awaitHeadPast(GlobalPosition head, Duration timeout) throws InterruptedException {
+        start();
+        long remaining = timeout.toNanos();
+        lock.lock();
+        try {
+            // Closed, it still waits out the timeout, as awaitAfter does: no spinning caller.
+            while (!latest.head().isAfter(head) && remaining > 0) {
+                remaining = moved.awaitNanos(remaining);
             }
             return latest;
         } finally {
@@ -218,7 +236,11 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
     private void publish(ProbeRow row) {
         lock.lock();
         try {
+            boolean headMoved = !row.head().equals(latest.head());
             latest = new HeadProbe(latest.sequence() + 1, row.head(), row.horizon(), row.hidden());
+            if (headMoved) {
+                moved.signalAll();
+            }
             lastProbe = System.nanoTime();
             if (row.hidden()) {
                 // the end of the transaction that hides them signals nobody: look again soon

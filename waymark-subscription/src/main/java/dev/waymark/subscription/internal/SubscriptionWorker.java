@@ -37,6 +37,8 @@ public final class SubscriptionWorker implements Subscription {
     private static final Duration WAIT_SLICE = Duration.ofMillis(100);
     /** How long {@link #stop} waits, after the grace, for an interrupted handler to return. */
     private static final Duration INTERRUPTED_HANDLER_WAIT = Duration.ofSeconds(10);
+    /** How long an idle reader sleeps on the head watch before it looks at its state again. */
+    private static final Duration IDLE_SLICE = Duration.ofMinutes(1);
 
     private final EventStore store;
     private final SubscriptionConfig config;
@@ -52,6 +54,9 @@ public final class SubscriptionWorker implements Subscription {
     private volatile Thread thread;
     /** Delivers each event, for the run on {@link #thread} (it owns the run's handler watchdog). */
     private EventDelivery delivery;
+    /** Guards {@link #idle}: stop() interrupts the thread only while it sleeps on the head watch. */
+    private final Object idleLock = new Object();
+    private boolean idle;
 
     private final CheckpointCadence cadence;
     private final StartResolver startResolver;
@@ -127,6 +132,7 @@ public final class SubscriptionWorker implements Subscription {
             throw new IllegalArgumentException("stop grace must be >= 0, got " + grace);
         }
         stopping = true;
+        wakeIdle();
         try {
             if (done.await(Durations.nanos(grace), TimeUnit.NANOSECONDS)) {
                 return true;
@@ -234,28 +240,52 @@ public final class SubscriptionWorker implements Subscription {
     }
 
     /**
-     * Waits, without a query of its own, until a probe of the store's head newer than
-     * {@code before} shows an event past {@code before}'s head: the page read after {@code before}
-     * saw every event up to that head, and any event that becomes visible later lies past it. A
-     * wake of the store (an append, a NOTIFY) makes the watch probe; so does its fallback tick, and
-     * this reader's own poll interval passing without a probe when it is shorter than the watch's
-     * (asking for a probe the watch runs anyway would only double it).
+     * Waits, without a query of its own, until a probe of the store's head shows an event past
+     * {@code before}'s head: the page read after {@code before} saw every event up to that head, and
+     * any event that becomes visible later lies past it. A wake of the store (an append, a NOTIFY)
+     * makes the watch probe; so does its fallback tick, and this reader's own poll interval passing
+     * when it is shorter than the watch's (asking for a probe the watch runs anyway would only
+     * double it). The thread sleeps on the watch until the head moves: probes that find nothing new
+     * do not wake it, and {@link #stop} interrupts it (see {@link #wakeIdle()}).
      */
     private void awaitHeadPast(HeadWatch watch, HeadProbe before) throws InterruptedException {
         boolean ask = config.pollInterval().compareTo(watch.probeInterval()) < 0;
-        long seen = before.sequence();
-        long asked = System.nanoTime();
-        while (!stopping) {
-            HeadProbe probe = watch.awaitAfter(seen, WAIT_SLICE);
-            if (probe.sequence() != seen) {
-                seen = probe.sequence();
-                asked = System.nanoTime();
-                if (probe.head().isAfter(before.head())) {
+        Duration slice = ask ? config.pollInterval() : IDLE_SLICE;
+        synchronized (idleLock) {
+            if (stopping) {
+                return;
+            }
+            idle = true;
+        }
+        try {
+            while (!stopping) {
+                if (watch.awaitHeadPast(before.head(), slice).head().isAfter(before.head())) {
                     return;
                 }
-            } else if (ask && System.nanoTime() - asked >= config.pollInterval().toNanos()) {
-                watch.request();
-                asked = System.nanoTime();
+                if (ask) {
+                    watch.request();
+                }
+            }
+        } catch (InterruptedException e) {
+            if (!stopping) {
+                throw e; // not stop()'s: a failure, as anywhere else
+            }
+        } finally {
+            synchronized (idleLock) {
+                idle = false;
+            }
+            if (stopping) {
+                Thread.interrupted(); // stop()'s wake, which may land after the wait ended: not for the final flush
+            }
+        }
+    }
+
+    /** Interrupts the thread if it sleeps in {@link #awaitHeadPast}, and only there. */
+    private void wakeIdle() {
+        synchronized (idleLock) {
+            Thread t = thread;
+            if (idle && t != null) {
+                t.interrupt();
             }
         }
     }
