@@ -9,7 +9,6 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.store.EventStore;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
-import dev.waymark.workflow.InvalidWorkflowInputException;
 import dev.waymark.workflow.WorkflowConfigException;
 import dev.waymark.workflow.WorkflowClient;
 import dev.waymark.workflow.WorkflowEngine;
@@ -477,7 +476,7 @@ class ResumeWorkerTest {
         assertThatThrownBy(() -> ResumeOptions.builder().batchLimit(0).build())
                 .hasMessage("batchLimit must be in [1, 10000], got 0");
         assertThatThrownBy(() -> ResumeOptions.builder().retry(ResumeOptions.DEFAULT_RETRY.withJitter(0.5)).build())
-                .isInstanceOf(InvalidWorkflowInputException.class)
+                .isInstanceOf(WorkflowConfigException.class)
                 .hasMessageStartingWith("retry must double without jitter");
         assertThatThrownBy(() -> ResumeOptions.builder().retry(ResumeOptions.DEFAULT_RETRY.withMultiplier(3)).build())
                 .hasMessageStartingWith("retry must double without jitter");
