@@ -205,7 +205,12 @@ class ProcessingAppTest {
                         new CountDownLatch(1).await(200, TimeUnit.MILLISECONDS); // a slow in-flight handler
                         return AckDecision.ok();
                     }
-                    return text(m).equals("1") ? AckDecision.halt("ordering broken") : AckDecision.ok();
+                    if (text(m).equals("1")) {
+                        // Halt only once the slow one is in flight: otherwise it might never have been taken.
+                        assertThat(slowStarted.await(10, TimeUnit.SECONDS)).isTrue();
+                        return AckDecision.halt("ordering broken");
+                    }
+                    return AckDecision.ok();
                 })
                 .processor("sibling", sibling, Concurrency.serial(), m -> AckDecision.ok())
                 .build().start();
