@@ -60,7 +60,7 @@ WorkflowLeaseLostException exception
 StepDecodeException exception
 WorkflowFailedException exception
 WorkflowCancelledException exception
-WorkflowConfigurationException exception
+WorkflowConfigException exception
 '
 
 MAP_FILE=$(mktemp)

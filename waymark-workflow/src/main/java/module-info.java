@@ -15,12 +15,26 @@ module dev.waymark.workflow {
     requires static io.opentelemetry.context;
 
     exports dev.waymark.workflow;
+    exports dev.waymark.workflow.status;
+    exports dev.waymark.workflow.listener;
+    exports dev.waymark.workflow.gc;
+    exports dev.waymark.workflow.exception;
+    exports dev.waymark.workflow.child;
+    exports dev.waymark.workflow.backpressure;
+    exports dev.waymark.workflow.awakeable;
     exports dev.waymark.workflow.resume;
     exports dev.waymark.workflow.micrometer;
     exports dev.waymark.workflow.otel;
 
     // Jackson reads and writes the journal (Waymark's own values in it included).
     opens dev.waymark.workflow to com.fasterxml.jackson.databind;
+    opens dev.waymark.workflow.status to com.fasterxml.jackson.databind;
+    opens dev.waymark.workflow.listener to com.fasterxml.jackson.databind;
+    opens dev.waymark.workflow.gc to com.fasterxml.jackson.databind;
+    opens dev.waymark.workflow.exception to com.fasterxml.jackson.databind;
+    opens dev.waymark.workflow.child to com.fasterxml.jackson.databind;
+    opens dev.waymark.workflow.backpressure to com.fasterxml.jackson.databind;
+    opens dev.waymark.workflow.awakeable to com.fasterxml.jackson.databind;
     opens dev.waymark.workflow.internal to com.fasterxml.jackson.databind;
 
     provides dev.waymark.store.plumbing.SchemaModule with dev.waymark.workflow.internal.WorkflowSchema;

@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.dbos.transact.DBOSClient;
 import dev.waymark.store.EventStore;
-import dev.waymark.workflow.AwakeableOutcome;
+import dev.waymark.workflow.awakeable.AwakeableOutcome;
 import dev.waymark.workflow.WorkflowClient;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -7,7 +7,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
-import dev.waymark.workflow.Awakeable;
+import dev.waymark.workflow.awakeable.Awakeable;
 import dev.waymark.workflow.WorkflowContext;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowRegistry;

@@ -1,7 +1,7 @@
 package dev.waymark.cli;
 
-import dev.waymark.workflow.CollectResult;
-import dev.waymark.workflow.FinishedWorkflow;
+import dev.waymark.workflow.gc.CollectResult;
+import dev.waymark.workflow.gc.FinishedWorkflow;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

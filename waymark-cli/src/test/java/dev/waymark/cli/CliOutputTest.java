@@ -18,7 +18,7 @@ import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowQuery;
 import dev.waymark.workflow.WorkflowRegistry;
-import dev.waymark.workflow.WorkflowStatus;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.time.Duration;
 import java.util.List;
 import org.awaitility.Awaitility;

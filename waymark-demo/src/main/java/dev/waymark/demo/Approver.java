@@ -1,6 +1,6 @@
 package dev.waymark.demo;
 
-import dev.waymark.workflow.AwakeableOutcome;
+import dev.waymark.workflow.awakeable.AwakeableOutcome;
 import dev.waymark.workflow.WorkflowClient;
 import java.sql.Connection;
 import java.sql.ResultSet;

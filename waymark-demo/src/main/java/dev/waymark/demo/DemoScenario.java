@@ -8,7 +8,7 @@ import dev.waymark.subscription.shard.ShardOwnership;
 import dev.waymark.subscription.shard.ShardedSubscription;
 import dev.waymark.workflow.WorkflowClient;
 import dev.waymark.workflow.WorkflowQuery;
-import dev.waymark.workflow.WorkflowStatus;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.io.PrintStream;
 import java.sql.Connection;
 import java.sql.ResultSet;

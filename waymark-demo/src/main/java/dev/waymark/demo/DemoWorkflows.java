@@ -1,6 +1,6 @@
 package dev.waymark.demo;
 
-import dev.waymark.workflow.Awakeable;
+import dev.waymark.workflow.awakeable.Awakeable;
 import dev.waymark.workflow.WorkflowContext;
 import dev.waymark.workflow.WorkflowRegistry;
 import java.sql.Connection;

@@ -18,7 +18,7 @@ import dev.waymark.subscription.Ack;
 import dev.waymark.subscription.Subscription;
 import dev.waymark.subscription.Target;
 import dev.waymark.subscription.shard.ShardedSubscription;
-import dev.waymark.workflow.Awakeable;
+import dev.waymark.workflow.awakeable.Awakeable;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.resume.ResumeOptions;

@@ -1,6 +1,8 @@
 package dev.waymark.workflow;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
+import dev.waymark.workflow.exception.StepDecodeException;
 import dev.waymark.workflow.internal.JacksonCodec;
 import dev.waymark.workflow.internal.WorkflowJson;
 

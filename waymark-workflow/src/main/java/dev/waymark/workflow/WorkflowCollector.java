@@ -1,5 +1,8 @@
 package dev.waymark.workflow;
 
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
+import dev.waymark.workflow.gc.CollectResult;
+import dev.waymark.workflow.gc.CollectorListener;
 import dev.waymark.workflow.internal.Args;
 import java.time.Duration;
 import java.util.Optional;

@@ -1,6 +1,12 @@
 package dev.waymark.workflow;
 
+import dev.waymark.workflow.awakeable.Awakeable;
+import dev.waymark.workflow.child.ChildHandle;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
+import dev.waymark.workflow.exception.StepDecodeException;
+import dev.waymark.workflow.exception.WorkflowStartConflictException;
 import dev.waymark.workflow.internal.Args;
+import dev.waymark.workflow.status.WorkflowOutcome;
 import java.time.Duration;
 
 /**

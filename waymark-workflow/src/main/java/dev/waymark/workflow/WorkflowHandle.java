@@ -1,9 +1,17 @@
 package dev.waymark.workflow;
 
 import dev.waymark.store.WakeSignal;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
+import dev.waymark.workflow.exception.WorkflowCancelledException;
+import dev.waymark.workflow.exception.WorkflowException;
+import dev.waymark.workflow.exception.WorkflowFailedException;
 import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.Runner;
+import dev.waymark.workflow.status.CancelOutcome;
+import dev.waymark.workflow.status.WorkflowInfo;
+import dev.waymark.workflow.status.WorkflowOutcome;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;

@@ -2,6 +2,7 @@ package dev.waymark.workflow;
 
 import dev.waymark.store.StreamNames;
 import dev.waymark.store.plumbing.Utf16;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
 import dev.waymark.workflow.internal.Text;
 import java.nio.charset.StandardCharsets;
 import java.util.List;

@@ -1,5 +1,8 @@
 package dev.waymark.workflow;
 
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
+import dev.waymark.workflow.status.WorkflowInfo;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.util.Optional;
 
 /**

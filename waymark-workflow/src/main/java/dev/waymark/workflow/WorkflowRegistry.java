@@ -1,5 +1,7 @@
 package dev.waymark.workflow;
 
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
+import dev.waymark.workflow.exception.UnknownWorkflowException;
 import dev.waymark.workflow.internal.Args;
 import java.util.Collections;
 import java.util.LinkedHashMap;

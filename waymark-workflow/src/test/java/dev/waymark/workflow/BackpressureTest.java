@@ -7,6 +7,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.testkit.Waits;
+import dev.waymark.workflow.backpressure.Backpressure;
 import dev.waymark.workflow.micrometer.BacklogMetrics;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;

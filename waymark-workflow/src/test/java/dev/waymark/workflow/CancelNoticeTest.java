@@ -9,6 +9,8 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.status.CancelOutcome;
+import dev.waymark.workflow.status.WorkflowOutcome;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

@@ -7,6 +7,8 @@ import static org.awaitility.Awaitility.await;
 import dev.waymark.store.EventStore;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.status.CancelOutcome;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

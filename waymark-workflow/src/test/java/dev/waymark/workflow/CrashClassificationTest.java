@@ -9,6 +9,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.net.SocketTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

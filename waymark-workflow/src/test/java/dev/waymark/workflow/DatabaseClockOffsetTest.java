@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;

@@ -1,6 +1,16 @@
 package dev.waymark.workflow;
 
 import dev.waymark.core.RetryPolicy;
+import dev.waymark.workflow.awakeable.AwakeableFailedException;
+import dev.waymark.workflow.awakeable.AwakeableInfo;
+import dev.waymark.workflow.awakeable.AwakeableOutcome;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
+import dev.waymark.workflow.exception.UnknownWorkflowException;
+import dev.waymark.workflow.exception.WorkflowConfigException;
+import dev.waymark.workflow.gc.CollectResult;
+import dev.waymark.workflow.status.JournalEntry;
+import dev.waymark.workflow.status.WorkflowInfo;
+import dev.waymark.workflow.status.WorkflowStatus;
 import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.waymark.store.EventStore;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
 import dev.waymark.workflow.resume.ResumeWorker;
 import java.math.BigDecimal;
 import java.util.ArrayList;

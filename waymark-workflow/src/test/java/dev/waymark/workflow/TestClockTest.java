@@ -8,6 +8,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeWorker;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;

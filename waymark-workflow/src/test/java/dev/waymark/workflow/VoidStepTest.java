@@ -7,6 +7,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.resume.ResumeWorker;
+import dev.waymark.workflow.status.JournalEntry;
 import java.io.IOException;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;

@@ -1,7 +1,7 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.InvalidWorkflowInputException;
-import dev.waymark.workflow.WorkflowConfigException;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
+import dev.waymark.workflow.exception.WorkflowConfigException;
 
 /** Argument checks shared by the public API, so a null fails as every other bad argument does. */
 public final class Args {

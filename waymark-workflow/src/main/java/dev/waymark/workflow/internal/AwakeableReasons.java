@@ -2,7 +2,7 @@ package dev.waymark.workflow.internal;
 
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import dev.waymark.store.plumbing.Utf16;
-import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
 import java.util.UUID;
 
 /** The checks of an awakeable failure reason before it is written (a text column and a jsonb journal entry). */

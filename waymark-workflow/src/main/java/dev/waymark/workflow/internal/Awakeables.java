@@ -1,6 +1,6 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.AwakeableInfo;
+import dev.waymark.workflow.awakeable.AwakeableInfo;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.Backpressure;
-import dev.waymark.workflow.WorkflowBacklog;
+import dev.waymark.workflow.backpressure.Backpressure;
+import dev.waymark.workflow.backpressure.WorkflowBacklog;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;

@@ -1,6 +1,6 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.WorkflowOutcome;
+import dev.waymark.workflow.status.WorkflowOutcome;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 

@@ -1,8 +1,8 @@
 package dev.waymark.workflow.internal;
 
 import dev.waymark.store.plumbing.TransactionBounds;
-import dev.waymark.workflow.FinishedWorkflow;
-import dev.waymark.workflow.WorkflowStatus;
+import dev.waymark.workflow.gc.FinishedWorkflow;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,8 +1,8 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
 import dev.waymark.workflow.WorkflowCodec;
-import dev.waymark.workflow.WorkflowListener;
+import dev.waymark.workflow.listener.WorkflowListener;
 import dev.waymark.workflow.WorkflowRegistry;
 import java.nio.charset.StandardCharsets;
 import org.slf4j.Logger;

@@ -1,9 +1,9 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.Backpressure;
-import dev.waymark.workflow.WorkflowBacklog;
-import dev.waymark.workflow.WorkflowBackpressureException;
-import dev.waymark.workflow.WorkflowOutcome;
+import dev.waymark.workflow.backpressure.Backpressure;
+import dev.waymark.workflow.backpressure.WorkflowBacklog;
+import dev.waymark.workflow.backpressure.WorkflowBackpressureException;
+import dev.waymark.workflow.status.WorkflowOutcome;
 import dev.waymark.workflow.WorkflowRegistry;
 import java.time.Duration;
 import java.util.Map;

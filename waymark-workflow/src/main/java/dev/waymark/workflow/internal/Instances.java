@@ -1,9 +1,9 @@
 package dev.waymark.workflow.internal;
 
 import dev.waymark.store.plumbing.TransactionBounds;
-import dev.waymark.workflow.JournalEntry;
-import dev.waymark.workflow.WorkflowInfo;
-import dev.waymark.workflow.WorkflowStatus;
+import dev.waymark.workflow.status.JournalEntry;
+import dev.waymark.workflow.status.WorkflowInfo;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -356,7 +356,7 @@ public final class Instances {
                 return a;
             }
         }
-        throw new dev.waymark.workflow.WorkflowException("journaling " + type + " of workflow " + name + "/" + id
+        throw new dev.waymark.workflow.exception.WorkflowException("journaling " + type + " of workflow " + name + "/" + id
                 + " kept racing continue-as-new");
     }
 

@@ -3,8 +3,8 @@ package dev.waymark.workflow.internal;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.waymark.store.plumbing.Utf16;
-import dev.waymark.workflow.InvalidWorkflowInputException;
-import dev.waymark.workflow.StepDecodeException;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
+import dev.waymark.workflow.exception.StepDecodeException;
 import dev.waymark.workflow.WorkflowCodec;
 
 /** The default codec: Jackson. */

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.waymark.store.plumbing.Utf16;
-import dev.waymark.workflow.InvalidWorkflowInputException;
+import dev.waymark.workflow.exception.InvalidWorkflowInputException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -1,6 +1,6 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.WorkflowStatus;
+import dev.waymark.workflow.status.WorkflowStatus;
 
 import java.time.Duration;
 import java.time.Instant;

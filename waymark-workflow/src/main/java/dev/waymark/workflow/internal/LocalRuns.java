@@ -1,6 +1,6 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.WorkflowOutcome;
+import dev.waymark.workflow.status.WorkflowOutcome;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;

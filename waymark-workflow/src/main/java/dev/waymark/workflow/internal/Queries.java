@@ -1,7 +1,7 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.WorkflowInfo;
-import dev.waymark.workflow.WorkflowStatus;
+import dev.waymark.workflow.status.WorkflowInfo;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -106,7 +106,7 @@ public final class Queries {
     }
 
     /** The runnable backlog as the database sees it now ({@code wf_backlog}, schema V19). */
-    public dev.waymark.workflow.WorkflowBacklog backlog(long inFlightHere) {
+    public dev.waymark.workflow.backpressure.WorkflowBacklog backlog(long inFlightHere) {
         return sql.query("measure the workflow backlog",
                 "SELECT runnable, sleeping, waiting, oldest_waiting, pending_awakeables, sampled_at FROM " + s + "wf_backlog()",
                 ps -> {}, rs -> {
@@ -115,7 +115,7 @@ public final class Queries {
                     java.time.Instant oldest = Sql.instant(rs, "oldest_waiting");
                     java.time.Duration age = oldest == null || oldest.isAfter(sampled) ? java.time.Duration.ZERO
                             : java.time.Duration.between(oldest, sampled);
-                    return new dev.waymark.workflow.WorkflowBacklog(rs.getLong(1), rs.getLong(2), rs.getLong(3), age,
+                    return new dev.waymark.workflow.backpressure.WorkflowBacklog(rs.getLong(1), rs.getLong(2), rs.getLong(3), age,
                             rs.getLong(5), inFlightHere, sampled);
                 });
     }

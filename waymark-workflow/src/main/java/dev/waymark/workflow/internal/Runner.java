@@ -1,14 +1,14 @@
 package dev.waymark.workflow.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.waymark.workflow.JournalEntry;
-import dev.waymark.workflow.StepDecodeException;
+import dev.waymark.workflow.status.JournalEntry;
+import dev.waymark.workflow.exception.StepDecodeException;
 import dev.waymark.workflow.Workflow;
-import dev.waymark.workflow.WorkflowException;
-import dev.waymark.workflow.WorkflowLeaseLostException;
-import dev.waymark.workflow.WorkflowOutcome;
+import dev.waymark.workflow.exception.WorkflowException;
+import dev.waymark.workflow.exception.WorkflowLeaseLostException;
+import dev.waymark.workflow.status.WorkflowOutcome;
 import dev.waymark.workflow.WorkflowRegistry;
-import dev.waymark.workflow.WorkflowStatus;
+import dev.waymark.workflow.status.WorkflowStatus;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;

@@ -1,6 +1,6 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.WorkflowException;
+import dev.waymark.workflow.exception.WorkflowException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

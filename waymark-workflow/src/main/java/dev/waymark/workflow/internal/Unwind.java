@@ -1,6 +1,6 @@
 package dev.waymark.workflow.internal;
 
-import dev.waymark.workflow.WorkflowStatus;
+import dev.waymark.workflow.status.WorkflowStatus;
 
 /**
  * Control flow that leaves a workflow body without being an error of it: suspension, a terminal

@@ -1,6 +1,6 @@
 package dev.waymark.workflow.micrometer;
 
-import dev.waymark.workflow.WorkflowBacklog;
+import dev.waymark.workflow.backpressure.WorkflowBacklog;
 import dev.waymark.workflow.WorkflowEngine;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,7 +1,7 @@
 package dev.waymark.workflow.micrometer;
 
-import dev.waymark.workflow.CollectResult;
-import dev.waymark.workflow.CollectorListener;
+import dev.waymark.workflow.gc.CollectResult;
+import dev.waymark.workflow.gc.CollectorListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;

@@ -1,7 +1,7 @@
 package dev.waymark.workflow.micrometer;
 
-import dev.waymark.workflow.WorkflowListener;
-import dev.waymark.workflow.WorkflowOutcome;
+import dev.waymark.workflow.listener.WorkflowListener;
+import dev.waymark.workflow.status.WorkflowOutcome;
 import dev.waymark.workflow.resume.ResumeEvent;
 import dev.waymark.workflow.resume.ResumeListener;
 import dev.waymark.workflow.resume.ResumeSummary;

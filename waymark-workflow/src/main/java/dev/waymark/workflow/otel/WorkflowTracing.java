@@ -1,7 +1,7 @@
 package dev.waymark.workflow.otel;
 
-import dev.waymark.workflow.WorkflowListener;
-import dev.waymark.workflow.WorkflowOutcome;
+import dev.waymark.workflow.listener.WorkflowListener;
+import dev.waymark.workflow.status.WorkflowOutcome;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;

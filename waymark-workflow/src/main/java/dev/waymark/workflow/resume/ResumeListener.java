@@ -50,9 +50,9 @@ public interface ResumeListener {
      * the attempts that ended since the previous report.
      *
      * @param pendingAwakeables awakeables still waiting, as of the last backlog sample (see
-     *     {@link dev.waymark.workflow.WorkflowBacklog})
+     *     {@link dev.waymark.workflow.backpressure.WorkflowBacklog})
      * @param runnableBacklog runnable instances waiting for a worker, as of the last backlog sample
-     *     ({@link dev.waymark.workflow.WorkflowBacklog#waiting()}; before any sample, what the pass claimed)
+     *     ({@link dev.waymark.workflow.backpressure.WorkflowBacklog#waiting()}; before any sample, what the pass claimed)
      */
     default void onPass(ResumeSummary summary, Duration elapsed, long pendingAwakeables, long runnableBacklog) {}
 

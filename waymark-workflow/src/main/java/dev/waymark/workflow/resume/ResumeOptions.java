@@ -1,7 +1,7 @@
 package dev.waymark.workflow.resume;
 
 import dev.waymark.core.RetryPolicy;
-import dev.waymark.workflow.WorkflowConfigException;
+import dev.waymark.workflow.exception.WorkflowConfigException;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;

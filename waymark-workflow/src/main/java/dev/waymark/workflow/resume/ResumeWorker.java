@@ -1,6 +1,6 @@
 package dev.waymark.workflow.resume;
 
-import dev.waymark.workflow.WorkflowBacklog;
+import dev.waymark.workflow.backpressure.WorkflowBacklog;
 import java.time.Duration;
 
 /**

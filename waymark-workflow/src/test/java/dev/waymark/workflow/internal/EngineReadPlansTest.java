@@ -6,7 +6,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.OneConnection;
 import dev.waymark.testkit.PostgresExtension;
-import dev.waymark.workflow.JournalEntry;
+import dev.waymark.workflow.status.JournalEntry;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -103,7 +103,7 @@ class EngineReadPlansTest {
             reads.put("claim due", () -> onThisConnection.leases().claimDue(List.of("nobody"), "me", Duration.ofMinutes(1),
                     10).claimed());
             reads.put("backlog", () -> {
-                dev.waymark.workflow.WorkflowBacklog b = onThisConnection.queries().backlog(0);
+                dev.waymark.workflow.backpressure.WorkflowBacklog b = onThisConnection.queries().backlog(0);
                 return List.of(b.runnable(), b.sleeping(), b.waiting(), b.pendingAwakeables());
             });
             Map<String, Object> expected = new LinkedHashMap<>(); // what the small tables answer: the finished rows change nothing

@@ -81,7 +81,7 @@ class LeaseReadPlansTest {
                         Duration.ZERO, epoch[0]).orElseThrow());
                 steps.put("release", () -> onThisConnection.leases().release("lease", id, "me", epoch[0], true));
                 Map<String, Object> outcomes = Map.of("read the instance", true, "claim", true, "renew", 1,
-                        "record a crash", 1, "release", dev.waymark.workflow.WorkflowStatus.RUNNING);
+                        "record a crash", 1, "release", dev.waymark.workflow.status.WorkflowStatus.RUNNING);
                 for (Map.Entry<String, Supplier<Object>> step : steps.entrySet()) {
                     long before = OneConnection.rowsRead(c, tables);
                     softly.assertThat(step.getValue().get()).as(step.getKey() + " of " + id).isEqualTo(outcomes.get(step.getKey()));

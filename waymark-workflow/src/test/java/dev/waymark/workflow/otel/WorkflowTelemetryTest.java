@@ -6,7 +6,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
 import dev.waymark.workflow.WorkflowEngine;
-import dev.waymark.workflow.WorkflowListener;
+import dev.waymark.workflow.listener.WorkflowListener;
 import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.micrometer.WorkflowMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -57,7 +57,7 @@ class DueWakeTest {
                 elsewhere.start("napper", "remote", 2000L, String.class);
                 org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() ->
                         elsewhere.handle("napper", "remote", String.class).info().status()
-                                == dev.waymark.workflow.WorkflowStatus.SUSPENDED);
+                                == dev.waymark.workflow.status.WorkflowStatus.SUSPENDED);
             }
             try (WorkflowEngine engine = WorkflowEngine.builder(store, REGISTRY).runOnStart(false).build();
                     ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().push(false)

@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
-import dev.waymark.workflow.Awakeable;
+import dev.waymark.workflow.awakeable.Awakeable;
 import dev.waymark.workflow.WorkflowContext;
 import dev.waymark.workflow.WorkflowEngine;
 import dev.waymark.workflow.WorkflowRegistry;

@@ -2,7 +2,7 @@ package dev.waymark.workflow.resume.internal;
 
 import dev.waymark.store.EventStore;
 import dev.waymark.store.WakeSignal;
-import dev.waymark.workflow.WorkflowBacklog;
+import dev.waymark.workflow.backpressure.WorkflowBacklog;
 import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.BacklogSampler;
