@@ -18,8 +18,7 @@ import org.junit.jupiter.api.Test;
  */
 class ModuleBoundariesTest {
 
-    private static final Path ROOT =
-            Path.of(System.getProperty("waymark.root", "..")).toAbsolutePath().normalize();
+    private static final Path ROOT = Path.of(System.getProperty("waymark.root", "..")).toAbsolutePath().normalize();
     private static final String SELF = "waymark-architecture";
 
     @Test

@@ -60,10 +60,12 @@ public final class AllBenchmarks {
                     new Declared("5", "Waymark steps/s / DBOS Transact steps/s, 16 in flight ≥ 3.00×", "—")), ""),
                     0),
             new Item(new Entry("workflow-resume", "Suspending workflows", "dev.waymark.bench.WorkflowResumeBenchmark",
-                    List.of(new Declared("33", "suspending workflows' sustained rate / the same without suspension ≥ 0.50",
-                                    "—"),
+                    List.of(new Declared("33",
+                            "suspending workflows' sustained rate / the same without suspension ≥ 0.50",
+                            "—"),
                             new Declared("33", "Waymark / DBOS Transact sustained rate, suspending workflow ≥ 2.00×",
-                                    "—")), ""), 0),
+                                    "—")),
+                    ""), 0),
             new Item(new Entry("messaging", "Messaging runtime", "dev.waymark.bench.MessagingBenchmark", List.of(
                     new Declared("7", "serial runtime / bare loop, no-op handler ≥ 0.80", "—"),
                     new Declared("7", "orderedByKey(16) / serial, 2 ms handler ≥ 10.00×", "—")), ""), 0),
@@ -79,7 +81,8 @@ public final class AllBenchmarks {
                     new Declared("32", "KafkaSource serial / Spring DefaultErrorHandler, 1% retried once ≥ 3.00×",
                             "—"),
                     new Declared("32", "KafkaSource serial / Spring DefaultErrorHandler, 10% retried once ≥ 3.00×",
-                            "—")), ""), 1_000_000),
+                            "—")),
+                    ""), 1_000_000),
             new Item(new Entry("workflow-recovery", "Workflow recovery and wake-up (tests)", null, List.of(
                     new Declared("6", "crash recovery after SIGKILL ≤ leaseTtl + poll (2.25 s)",
                             "1.83 s median of 3 runs (met in the tests)"),
@@ -120,7 +123,7 @@ public final class AllBenchmarks {
             sections.add(new BenchmarksDoc.Section(e, r));
         }
         load.interrupt();
-        machine.add(new String[] {"load average (1 min) during the run", load.summary()});
+        machine.add(new String[]{"load average (1 min) during the run", load.summary()});
         double minutes = (Instant.now().toEpochMilli() - started.toEpochMilli()) / 60_000.0;
         String date = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'").withZone(ZoneOffset.UTC).format(started);
         String doc = BenchmarksDoc.render(new BenchmarksDoc.Run(date, COMMAND, machine, minutes, quick), sections,
@@ -214,21 +217,22 @@ public final class AllBenchmarks {
     private static List<String[]> machine() {
         List<String[]> rows = new ArrayList<>();
         Runtime rt = Runtime.getRuntime();
-        rows.add(new String[] {"CPU", rt.availableProcessors() + " cores" + cpuModel()});
+        rows.add(new String[]{"CPU", rt.availableProcessors() + " cores" + cpuModel()});
         long memory = ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                 .getTotalMemorySize();
-        rows.add(new String[] {"memory", String.format(Locale.ROOT, "%.1f GiB", memory / (1024.0 * 1024 * 1024))});
-        rows.add(new String[] {"OS", osRelease() + " (" + System.getProperty("os.name") + " "
+        rows.add(new String[]{"memory", String.format(Locale.ROOT, "%.1f GiB", memory / (1024.0 * 1024 * 1024))});
+        rows.add(new String[]{"OS", osRelease() + " (" + System.getProperty("os.name") + " "
                 + System.getProperty("os.version") + ", " + System.getProperty("os.arch") + ")"});
-        rows.add(new String[] {"JDK", System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name")
+        rows.add(new String[]{"JDK", System.getProperty("java.vm.vendor") + " " + System.getProperty("java.vm.name")
                 + " " + System.getProperty("java.runtime.version") + "; each benchmark in a JVM of its own"});
         try (BenchDatabase db = BenchDatabase.create();
                 Connection c = DriverManager.getConnection(db.url());
                 Statement s = c.createStatement()) {
             try (ResultSet rs = s.executeQuery("SELECT version()")) {
                 rs.next();
-                rows.add(new String[] {"PostgreSQL", rs.getString(1).replaceAll(" on .*", "")
-                        + (System.getProperty("bench.url", "").isBlank() ? ", embedded (zonky), one per benchmark"
+                rows.add(new String[]{"PostgreSQL", rs.getString(1).replaceAll(" on .*", "")
+                        + (System.getProperty("bench.url", "").isBlank()
+                                ? ", embedded (zonky), one per benchmark"
                                 : ", at " + hostOf(System.getProperty("bench.url")))});
             }
             StringBuilder settings = new StringBuilder();
@@ -240,11 +244,11 @@ public final class AllBenchmarks {
                             .append(rs.getString(2)).append('`');
                 }
             }
-            rows.add(new String[] {"PostgreSQL settings", settings.toString()});
+            rows.add(new String[]{"PostgreSQL settings", settings.toString()});
         } catch (Exception e) {
-            rows.add(new String[] {"PostgreSQL", "not reachable before the run: " + e});
+            rows.add(new String[]{"PostgreSQL", "not reachable before the run: " + e});
         }
-        rows.add(new String[] {"git commit", gitHead()});
+        rows.add(new String[]{"git commit", gitHead()});
         return rows;
     }
 

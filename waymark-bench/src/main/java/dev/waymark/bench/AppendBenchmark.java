@@ -31,8 +31,7 @@ import java.util.stream.IntStream;
  */
 public final class AppendBenchmark {
 
-    private static final String PAYLOAD =
-            "{\"order\":\"o-123\",\"amount\":42,\"currency\":\"EUR\",\"lines\":[{\"sku\":\"a-1\",\"qty\":2}]}";
+    private static final String PAYLOAD = "{\"order\":\"o-123\",\"amount\":42,\"currency\":\"EUR\",\"lines\":[{\"sku\":\"a-1\",\"qty\":2}]}";
     private static final int BATCH = 100;
     private static final int[] WRITERS = {1, 8, 16, 64};
     /** The 100-event batches run with at most this many writers. */
@@ -118,8 +117,9 @@ public final class AppendBenchmark {
     private static void print(BenchReport out, Map<String, Cell> results) {
         out.println("Rates in events/s, with the latency of a call, p50 / p99 in ms, in brackets.");
         out.println();
-        out.println("| writers | (a) raw INSERT | (b) counter row | (c) Waymark, group commit | (d) Waymark, group commit off"
-                + " | (c)/(a) | (c)/(b) | (d)/(a) | (c)/(d) |");
+        out.println(
+                "| writers | (a) raw INSERT | (b) counter row | (c) Waymark, group commit | (d) Waymark, group commit off"
+                        + " | (c)/(a) | (c)/(b) | (d)/(a) | (c)/(d) |");
         out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (int writers : WRITERS) {
             List<Double> a = rates(results, "raw", writers);
@@ -162,7 +162,8 @@ public final class AppendBenchmark {
         double worst = batchRatios.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
         out.target("2", "100-event append / raw multi-row INSERT, lowest over 1, 8, 16 writers", worst,
                 BenchResult.Comparison.AT_LEAST, 0.6, "", "");
-        out.target("31", "Waymark (group commit) / raw INSERT, single events, 8 writers", Throughput.pairedRatio(c8, a8),
+        out.target("31", "Waymark (group commit) / raw INSERT, single events, 8 writers",
+                Throughput.pairedRatio(c8, a8),
                 BenchResult.Comparison.AT_LEAST, 1.0, "", "");
         out.target("31", "Waymark (group commit) / raw INSERT, single events, 16 writers",
                 Throughput.pairedRatio(rates(results, "waymark", 16), rates(results, "raw", 16)),
@@ -245,7 +246,8 @@ public final class AppendBenchmark {
     }
 
     private static Throughput.Op waymark(EventStore store, int batch) {
-        List<EventData> events = IntStream.range(0, batch).mapToObj(k -> EventData.json("OrderPlaced", PAYLOAD)).toList();
+        List<EventData> events = IntStream.range(0, batch).mapToObj(k -> EventData.json("OrderPlaced", PAYLOAD))
+                .toList();
         return (thread, i) -> {
             store.append("bench" + thread + "-" + (i % 100), ExpectedVersion.any(), events);
             return batch;

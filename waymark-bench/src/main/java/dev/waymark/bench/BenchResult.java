@@ -15,7 +15,8 @@ import java.util.List;
  * @param seconds wall time of the run
  */
 record BenchResult(Status status, List<String> setup, String body, List<Target> targets, String error, double seconds)
-        implements Serializable {
+        implements
+            Serializable {
 
     /** How a benchmark run ended. */
     enum Status {

@@ -211,7 +211,7 @@ final class BenchmarksDoc {
     static List<String[]> rows(String... labelValue) {
         List<String[]> rows = new ArrayList<>();
         for (int i = 0; i + 1 < labelValue.length; i += 2) {
-            rows.add(new String[] {labelValue[i], labelValue[i + 1]});
+            rows.add(new String[]{labelValue[i], labelValue[i + 1]});
         }
         return rows;
     }

@@ -69,7 +69,8 @@ public final class IdleBenchmark {
     /** Runs the benchmark into {@code out}. */
     static void run(BenchReport out) throws Exception {
         String seconds = System.getProperty("bench.idle.seconds", "");
-        Duration window = Duration.ofSeconds(seconds.isBlank() ? BenchReport.quick() ? 10 : 30 : Integer.parseInt(seconds));
+        Duration window = Duration
+                .ofSeconds(seconds.isBlank() ? BenchReport.quick() ? 10 : 30 : Integer.parseInt(seconds));
         int rate = Integer.getInteger("bench.rate", 50);
         int latencySeconds = BenchReport.quick() ? 5 : 20;
         List<Build> builds = builds();
@@ -96,18 +97,24 @@ public final class IdleBenchmark {
                 for (int b = 0; b < builds.size(); b++) {
                     Cell c = idle(db, builds.get(b), POOLS[i], window, "i" + b + "p" + POOLS[i]);
                     cells[b][i] = c;
-                    out.println(String.format(Locale.US, "| %d | %s | %.2f | %.2f | %s | %.2f | %d / %d | %d | %.2f | %s |",
-                            POOLS[i], builds.get(b).label(), c.tps(), c.tps() - quiet.tps(), c.statements() < 0 ? "—"
-                                    : String.format(Locale.US, "%.2f", c.statements()), c.checkouts(),
-                            c.autovacuumWorkers(), c.vacuums(), c.sessions(), c.cpu(), c.statements() < 0 ? "—"
+                    out.println(String.format(Locale.US,
+                            "| %d | %s | %.2f | %.2f | %s | %.2f | %d / %d | %d | %.2f | %s |",
+                            POOLS[i], builds.get(b).label(), c.tps(), c.tps() - quiet.tps(), c.statements() < 0
+                                    ? "—"
+                                    : String.format(Locale.US, "%.2f", c.statements()),
+                            c.checkouts(),
+                            c.autovacuumWorkers(), c.vacuums(), c.sessions(), c.cpu(), c.statements() < 0
+                                    ? "—"
                                     : c.byPurpose()));
                     out.progress("%s, %d pools: %.2f tx/s, %.2f statements/s, %.2f checkouts/s, %.2f %% CPU",
                             builds.get(b).label(), POOLS[i], c.tps(), c.statements(), c.checkouts(), c.cpu());
                 }
             }
             Cell quietAfter = background(db, window);
-            out.println(String.format(Locale.US, "| 0 | no worker process, after the cells | %.2f | — | — | — | %d / %d | %d"
-                    + " | — | — |", quietAfter.tps(), quietAfter.autovacuumWorkers(), quietAfter.vacuums(),
+            out.println(String.format(Locale.US,
+                    "| 0 | no worker process, after the cells | %.2f | — | — | — | %d / %d | %d"
+                            + " | — | — |",
+                    quietAfter.tps(), quietAfter.autovacuumWorkers(), quietAfter.vacuums(),
                     quietAfter.sessions()));
             out.println();
             out.println("| append-to-handler, " + rate + " events/s | " + String.join(" | ", builds.stream()
@@ -210,9 +217,12 @@ public final class IdleBenchmark {
             TimeUnit.MILLISECONDS.sleep(SETTLE.toMillis()); // the frozen child's backends flush their statistics
             long tx1 = transactions(db);
             signal(child, "CONT");
-            return new Cell((tx1 - tx0) / seconds, count0.statements() < 0 ? -1
-                    : (count1.statements() - count0.statements()) / seconds, (count1.checkouts() - count0.checkouts())
-                    / seconds, vacuums(db) - vacuums0, 100.0 * (cpu1 - cpu0) / 1e9 / seconds, count1.since(count0),
+            return new Cell((tx1 - tx0) / seconds, count0.statements() < 0
+                    ? -1
+                    : (count1.statements() - count0.statements()) / seconds,
+                    (count1.checkouts() - count0.checkouts())
+                            / seconds,
+                    vacuums(db) - vacuums0, 100.0 * (cpu1 - cpu0) / 1e9 / seconds, count1.since(count0),
                     sessions[0], sessions[1]);
         } finally {
             stop(child);
@@ -261,7 +271,8 @@ public final class IdleBenchmark {
     }
 
     /** p50, p99, max (µs), handled, appended. */
-    private static long[] latency(BenchDatabase db, Build build, int rate, int seconds, String prefix) throws Exception {
+    private static long[] latency(BenchDatabase db, Build build, int rate, int seconds, String prefix)
+            throws Exception {
         Process child = child(build, "latency-" + prefix, "latency", db.url(), prefix, Integer.toString(rate),
                 Integer.toString(seconds));
         try {
@@ -370,7 +381,7 @@ public final class IdleBenchmark {
                 TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(250)));
             }
         }
-        return new long[] {sessions1 - sessions0, workers.size()};
+        return new long[]{sessions1 - sessions0, workers.size()};
     }
 
     /**

@@ -110,7 +110,7 @@ public final class IdleWorkerMain {
             System.out.println("READY");
             System.out.flush();
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-            for (String line; (line = in.readLine()) != null; ) { // idles until its standard input closes
+            for (String line; (line = in.readLine()) != null;) { // idles until its standard input closes
                 if (line.equals("COUNT")) {
                     System.out.println("COUNT " + dataSource.checkouts.get() + " " + statements(store));
                     System.out.flush();
@@ -122,7 +122,8 @@ public final class IdleWorkerMain {
 
     private static void latency(String url, String prefix, int rate, int seconds) throws Exception {
         ConcurrentLinkedQueue<Long> latencies = new ConcurrentLinkedQueue<>();
-        try (CountingPool readerPool = pool(url, 8); CountingPool writerPool = pool(url, 2);
+        try (CountingPool readerPool = pool(url, 8);
+                CountingPool writerPool = pool(url, 2);
                 EventStore reader = EventStore.builder(readerPool).build();
                 EventStore writer = EventStore.builder(writerPool).build()) {
             String category = prefix.replace("-", "");
@@ -148,7 +149,8 @@ public final class IdleWorkerMain {
             }
             long[] sorted = latencies.stream().mapToLong(Long::longValue).toArray();
             Arrays.sort(sorted);
-            System.out.printf("LATENCY %d %d %d %d %d%n", percentile(sorted, 0.50) / 1000, percentile(sorted, 0.99) / 1000,
+            System.out.printf("LATENCY %d %d %d %d %d%n", percentile(sorted, 0.50) / 1000,
+                    percentile(sorted, 0.99) / 1000,
                     sorted.length == 0 ? 0 : sorted[sorted.length - 1] / 1000, sorted.length, total);
             System.out.flush();
             pool.stop(Duration.ofSeconds(5));

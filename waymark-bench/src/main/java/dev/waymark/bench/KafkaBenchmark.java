@@ -53,9 +53,8 @@ public final class KafkaBenchmark {
      * in the CPU time of this JVM (the in-process broker included).
      */
     static final class Meter {
-        private static final com.sun.management.OperatingSystemMXBean OS =
-                (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
-                        .getOperatingSystemMXBean();
+        private static final com.sun.management.OperatingSystemMXBean OS = (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean();
         final long target;
         final AtomicLong count = new AtomicLong();
         final CountDownLatch done = new CountDownLatch(1);

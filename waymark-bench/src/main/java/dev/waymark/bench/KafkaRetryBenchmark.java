@@ -115,8 +115,12 @@ final class KafkaRetryBenchmark {
                 percents, rates);
         table(out, "per CPU-second of the benchmark's JVM (broker included)", "msg/CPU-s", percents, cpuRates);
         for (int v = 0; v < 3; v++) {
-            out.printf("rounds (msg/s) %s: 0%% %s; 1%% %s; 10%% %s%n", v == 0 ? "serial" : v == 1 ? "orderedByKey(16)"
-                    : "Spring", Throughput.format(rates.get(v).get(0)), Throughput.format(rates.get(v).get(1)),
+            out.printf("rounds (msg/s) %s: 0%% %s; 1%% %s; 10%% %s%n", v == 0
+                    ? "serial"
+                    : v == 1
+                            ? "orderedByKey(16)"
+                            : "Spring",
+                    Throughput.format(rates.get(v).get(0)), Throughput.format(rates.get(v).get(1)),
                     Throughput.format(rates.get(v).get(2)));
         }
         out.println("");

@@ -51,7 +51,8 @@ public final class MessagingBenchmark {
             messages = new Ingested[Math.min(count, DISTINCT)];
             byte[] payload = "{\"order\":42}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
             for (int i = 0; i < messages.length; i++) {
-                messages[i] = Ingested.of(Envelope.builder("m" + i, payload).orderingKey("k" + (i % keys)).build(), ack);
+                messages[i] = Ingested.of(Envelope.builder("m" + i, payload).orderingKey("k" + (i % keys)).build(),
+                        ack);
             }
         }
 
@@ -162,7 +163,7 @@ public final class MessagingBenchmark {
         LongAdder acked = new LongAdder();
         ArraySource source = new ArraySource(count, 1000, acked);
         long start = System.nanoTime();
-        for (Optional<Ingested> next; (next = source.poll(Duration.ZERO)).isPresent(); ) {
+        for (Optional<Ingested> next; (next = source.poll(Duration.ZERO)).isPresent();) {
             Ingested i = next.get();
             AckDecision d = handler.handle(new Message(i.envelope(), Optional.empty()));
             i.ack().finalize(d);

@@ -33,7 +33,8 @@ public final class ResumeCompleterMain {
 
     /** Runs the completer. */
     public static void main(String[] args) throws Exception {
-        try (HikariDataSource bench = pool(args[0], 12); HikariDataSource dbosPool = pool(args[1], 12);
+        try (HikariDataSource bench = pool(args[0], 12);
+                HikariDataSource dbosPool = pool(args[1], 12);
                 EventStore store = EventStore.builder(bench).build();
                 ExecutorService completions = Executors.newFixedThreadPool(8)) {
             WorkflowClient client = WorkflowClient.create(store);
@@ -78,12 +79,13 @@ public final class ResumeCompleterMain {
 
     private static List<String[]> take(HikariDataSource ds) throws Exception {
         List<String[]> out = new ArrayList<>();
-        try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                "DELETE FROM bench_waits WHERE ctid IN (SELECT ctid FROM bench_waits LIMIT 500 FOR UPDATE SKIP LOCKED)"
-                        + " RETURNING system, id");
+        try (Connection c = ds.getConnection();
+                PreparedStatement p = c.prepareStatement(
+                        "DELETE FROM bench_waits WHERE ctid IN (SELECT ctid FROM bench_waits LIMIT 500 FOR UPDATE SKIP LOCKED)"
+                                + " RETURNING system, id");
                 ResultSet rs = p.executeQuery()) {
             while (rs.next()) {
-                out.add(new String[] {rs.getString(1), rs.getString(2)});
+                out.add(new String[]{rs.getString(1), rs.getString(2)});
             }
         }
         return out;

@@ -42,11 +42,13 @@ public final class ShardBenchmark {
     static void run(BenchReport out) throws Exception {
         int events = Integer.getInteger("bench.events", 40_000);
         int rounds = Integer.getInteger("bench.rounds", 3);
-        try (BenchDatabase db = BenchDatabase.create(); HikariDataSource pool = db.pool(8);
+        try (BenchDatabase db = BenchDatabase.create();
+                HikariDataSource pool = db.pool(8);
                 EventStore store = EventStore.builder(pool).build()) {
             store.migrate();
             out.setup("shard benchmark: %s; %d cores; %d buckets, %d ms handler; %,d events; %d round(s), median;"
-                    + " %d kill(s)", db.server(), Runtime.getRuntime().availableProcessors(), SHARDS, HANDLER.toMillis(),
+                    + " %d kill(s)", db.server(), Runtime.getRuntime().availableProcessors(), SHARDS,
+                    HANDLER.toMillis(),
                     events, rounds, rounds);
             load(store, "drain", events);
             List<Double> one = new ArrayList<>();
@@ -120,7 +122,8 @@ public final class ShardBenchmark {
         return rate;
     }
 
-    private static void failover(BenchReport out, BenchDatabase db, EventStore store, HikariDataSource pool, int kills) throws Exception {
+    private static void failover(BenchReport out, BenchDatabase db, EventStore store, HikariDataSource pool, int kills)
+            throws Exception {
         Duration ttl = Duration.ofSeconds(4);
         Duration renew = Duration.ofSeconds(1);
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
@@ -164,7 +167,8 @@ public final class ShardBenchmark {
                 seconds.get(seconds.size() / 2));
         out.printf("| slowest | %.2f s |%n", seconds.get(seconds.size() - 1));
         out.printf("| bound leaseTtl + 2 * renewInterval | %d s |%n", ttl.plus(renew.multipliedBy(2)).toSeconds());
-        out.target("4", "failover after SIGKILL, slowest of " + seconds.size() + " kill(s)", seconds.get(seconds.size() - 1),
+        out.target("4", "failover after SIGKILL, slowest of " + seconds.size() + " kill(s)",
+                seconds.get(seconds.size() - 1),
                 BenchResult.Comparison.AT_MOST, ttl.plus(renew.multipliedBy(2)).toMillis() / 1000.0, " s",
                 String.format(java.util.Locale.ROOT, "median %.2f s; bound leaseTtl + 2 × renewInterval",
                         seconds.get(seconds.size() / 2)));
@@ -196,7 +200,9 @@ public final class ShardBenchmark {
     }
 
     private static long scalar(HikariDataSource pool, String sql) throws Exception {
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
         }
@@ -213,7 +219,8 @@ public final class ShardBenchmark {
 
     private static List<Integer> buckets(HikariDataSource pool, String name, long pid) throws Exception {
         List<Integer> out = new ArrayList<>();
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement();
+        try (Connection c = pool.getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT DISTINCT bucket FROM handled WHERE pid = " + pid
                         + " AND at > clock_timestamp() - interval '1 second'")) {
             while (rs.next()) {
@@ -229,7 +236,8 @@ public final class ShardBenchmark {
                 + String.join(",", buckets.stream().map(String::valueOf).toList()) + ") GROUP BY bucket) t";
     }
 
-    private static long resumed(HikariDataSource pool, List<Integer> buckets, long pid, long killedAt) throws Exception {
+    private static long resumed(HikariDataSource pool, List<Integer> buckets, long pid, long killedAt)
+            throws Exception {
         return scalar(pool, resumedSql("count(*)", buckets, pid, killedAt));
     }
 

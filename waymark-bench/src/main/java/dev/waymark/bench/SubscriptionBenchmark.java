@@ -53,7 +53,8 @@ public final class SubscriptionBenchmark {
                 EventStore subscriberStore = EventStore.builder(subscriberPool).build()) {
             store.migrate();
             out.setup("subscription benchmark: %s; %d cores; %,d events; %d round(s) after a warm-up round;"
-                    + " live phase %d s", db.server(), Runtime.getRuntime().availableProcessors(), events, rounds, seconds);
+                    + " live phase %d s", db.server(), Runtime.getRuntime().availableProcessors(), events, rounds,
+                    seconds);
             long loadStart = System.nanoTime();
             load(store, events);
             out.progress("loaded %,d events in %.1f s", events, (System.nanoTime() - loadStart) / 1e9);
@@ -93,7 +94,8 @@ public final class SubscriptionBenchmark {
         for (int t = 0; t < threads; t++) {
             int thread = t;
             writers.add(Thread.ofPlatform().start(() -> {
-                List<EventData> batch = IntStream.range(0, 500).mapToObj(i -> EventData.json("Placed", PAYLOAD)).toList();
+                List<EventData> batch = IntStream.range(0, 500).mapToObj(i -> EventData.json("Placed", PAYLOAD))
+                        .toList();
                 for (int done = 0; done < perThread; done += batch.size()) {
                     store.append("bench-" + thread + "-" + (done / 500 % 125), ExpectedVersion.any(),
                             batch.subList(0, Math.min(batch.size(), perThread - done)));
@@ -143,8 +145,8 @@ public final class SubscriptionBenchmark {
         long start = System.nanoTime();
         long n = 0;
         dev.waymark.store.GlobalPosition cursor = dev.waymark.store.GlobalPosition.START;
-        for (List<dev.waymark.store.RecordedEvent> page;
-                !(page = store.readCategoryForward("bench", cursor, 1000)).isEmpty(); ) {
+        for (List<dev.waymark.store.RecordedEvent> page; !(page = store.readCategoryForward("bench", cursor, 1000))
+                .isEmpty();) {
             n += page.size();
             cursor = page.get(page.size() - 1).position();
         }
@@ -173,7 +175,8 @@ public final class SubscriptionBenchmark {
         return rate;
     }
 
-    private static void live(BenchReport out, EventStore writer, EventStore reader, Duration duration) throws Exception {
+    private static void live(BenchReport out, EventStore writer, EventStore reader, Duration duration)
+            throws Exception {
         int writers = 8;
         double max = Throughput.measure(writers, Duration.ofSeconds(3), (t, i) -> {
             writer.append("maxrate-" + t + "-" + (i % 50), ExpectedVersion.any(), EventData.json("Probe", PAYLOAD));

@@ -148,11 +148,13 @@ public final class WorkflowBenchmark {
                 if (BenchReport.quick()) {
                     return; // the transaction count waits out statistics flushes: about two minutes
                 }
-                Map<String, String> databases = Map.of("raw", db.name(), "waymark", db.name(), "waymark-hook", db.name(),
+                Map<String, String> databases = Map.of("raw", db.name(), "waymark", db.name(), "waymark-hook",
+                        db.name(),
                         "dbos", db.name() + "_dbos");
                 Thread.sleep(STATS_FLUSH.toMillis()); // let the measured rounds' statistics land first
                 out.println();
-                out.println("| transactions per operation (pg_stat_database, one 2 s pass) | in flight 1 | in flight 16 |");
+                out.println(
+                        "| transactions per operation (pg_stat_database, one 2 s pass) | in flight 1 | in flight 16 |");
                 out.println("|---|---:|---:|");
                 for (String system : SYSTEMS) {
                     StringBuilder row = new StringBuilder("| " + system + " |");
@@ -204,7 +206,8 @@ public final class WorkflowBenchmark {
         out.println();
         StringBuilder rounds = new StringBuilder("Per round (ops/s for raw, steps/s otherwise):");
         cells.forEach((key, cell) -> rounds.append(' ').append(key).append(' ').append(
-                String.join(" / ", cell.rates.stream().map(v -> String.format(java.util.Locale.US, "%,.0f", v)).toList()))
+                String.join(" / ",
+                        cell.rates.stream().map(v -> String.format(java.util.Locale.US, "%,.0f", v)).toList()))
                 .append(';'));
         rounds.setLength(rounds.length() - 1);
         out.println(rounds.append('.').toString());
@@ -212,8 +215,10 @@ public final class WorkflowBenchmark {
         Cell raw16 = cells.get("raw/16");
         Cell dbos16 = cells.get("dbos/16");
         double waymarkMedian = Throughput.median(waymark16.rates);
-        out.println(String.format(java.util.Locale.US, "Ratios of the medians, 16 in flight: Waymark / raw commits %.2f,"
-                + " Waymark / DBOS %.2f.", waymarkMedian / Throughput.median(raw16.rates),
+        out.println(String.format(java.util.Locale.US,
+                "Ratios of the medians, 16 in flight: Waymark / raw commits %.2f,"
+                        + " Waymark / DBOS %.2f.",
+                waymarkMedian / Throughput.median(raw16.rates),
                 waymarkMedian / Throughput.median(dbos16.rates)));
         out.target("5", "Waymark steps/s / raw commits, 16 in flight", pairedRatio(waymark16, raw16),
                 BenchResult.Comparison.AT_LEAST, 0.6, "", "");
@@ -275,7 +280,8 @@ public final class WorkflowBenchmark {
     private static Throughput.Op rawInsert(HikariDataSource pool) {
         return (thread, i) -> {
             try (Connection c = pool.getConnection();
-                    PreparedStatement p = c.prepareStatement("INSERT INTO raw_commits (thread, n, value) VALUES (?, ?, ?)")) {
+                    PreparedStatement p = c
+                            .prepareStatement("INSERT INTO raw_commits (thread, n, value) VALUES (?, ?, ?)")) {
                 p.setInt(1, thread);
                 p.setLong(2, i);
                 p.setString(3, "{\"step\":" + (i % STEPS) + "}");

@@ -94,7 +94,8 @@ public final class WorkflowResumeBenchmark {
         Map<String, CompletionTracker> trackers = new ConcurrentHashMap<>();
         WorkflowListener hook = new WorkflowListener() {
             @Override
-            public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error, Duration elapsed) {
+            public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
+                    Duration elapsed) {
                 if (outcome instanceof WorkflowOutcome.Completed<?>) {
                     CompletionTracker t = trackers.get(name);
                     if (t != null) {
@@ -117,7 +118,8 @@ public final class WorkflowResumeBenchmark {
                         int sum = ctx.step("first", Integer.class, () -> 1);
                         ctx.sleep("nap", SLEEP);
                         Awakeable<String> approval = ctx.awakeable("approval", String.class);
-                        ctx.step("publish", Integer.class, () -> publish(benchPool, "waymark", approval.id().toString()));
+                        ctx.step("publish", Integer.class,
+                                () -> publish(benchPool, "waymark", approval.id().toString()));
                         PUBLISHED.putIfAbsent(ctx.workflowId(), System.nanoTime());
                         String by = approval.await();
                         sum += ctx.step("second", Integer.class, by::length);
@@ -143,8 +145,10 @@ public final class WorkflowResumeBenchmark {
                 Suspending proxy = dbos.registerProxy(Suspending.class, dbosBody);
                 dbos.launch();
                 Map<String, Starter> starts = Map.of(
-                        "waymark-plain", tracked(trackers, "plain", t -> id -> engine.start("plain", id, 1, Integer.class)),
-                        "waymark", tracked(trackers, "suspending", t -> id -> engine.start("suspending", id, 1, Integer.class)),
+                        "waymark-plain",
+                        tracked(trackers, "plain", t -> id -> engine.start("plain", id, 1, Integer.class)),
+                        "waymark",
+                        tracked(trackers, "suspending", t -> id -> engine.start("suspending", id, 1, Integer.class)),
                         "dbos", id -> {
                             CompletionTracker t = trackers.get("dbos");
                             var handle = dbos.startWorkflow(() -> proxy.run(1), new StartWorkflowOptions(id));
@@ -180,7 +184,7 @@ public final class WorkflowResumeBenchmark {
                     double best = 0;
                     List<String> ladder = new ArrayList<>();
                     boolean retried = false;
-                    for (double rate = first; ; ) {
+                    for (double rate = first;;) {
                         CompletionTracker t = fresh(trackers, system);
                         Window w = offer(starts.get(system), t, rate, window, starters);
                         ladder.add(w.describe(rate));
@@ -244,7 +248,8 @@ public final class WorkflowResumeBenchmark {
         out.target("33", "suspending workflows' sustained rate / the same without suspension", suspending / plain,
                 BenchResult.Comparison.AT_LEAST, 0.5, "", "ladder steps of x1.5");
         out.target("33", "Waymark / DBOS Transact sustained rate, suspending workflow",
-                dbos > 0 ? suspending / dbos : Double.NaN, BenchResult.Comparison.AT_LEAST, 2, "×", "ladder steps of x1.5");
+                dbos > 0 ? suspending / dbos : Double.NaN, BenchResult.Comparison.AT_LEAST, 2, "×",
+                "ladder steps of x1.5");
     }
 
     /** A system property, or {@code fallback} when it is missing or blank (the bench profile passes empty ones). */
@@ -348,8 +353,10 @@ public final class WorkflowResumeBenchmark {
             return String.format(java.util.Locale.US, "%.0f/s %s (p50 %.0f ms, p99 %.0f ms%s%s)", rate,
                     sustained ? "sustained" : "NOT sustained", p50Millis, p99Millis,
                     unfinished > 0 ? ", " + unfinished + " unfinished" : "",
-                    Double.isNaN(afterPublishP50Millis) ? ""
-                            : String.format(java.util.Locale.US, "; p50 publish to finish %.0f ms", afterPublishP50Millis));
+                    Double.isNaN(afterPublishP50Millis)
+                            ? ""
+                            : String.format(java.util.Locale.US, "; p50 publish to finish %.0f ms",
+                                    afterPublishP50Millis));
         }
     }
 

@@ -36,7 +36,8 @@ class BenchmarksDocTest {
                 key -> key.equals("intro") ? "Intro." : "## Appends\n\nProse before.\n\n{{results}}\n\nProse after.");
 
         assertThat(doc).contains("| 2 | `AppendBenchmark` | Waymark / raw, 8 writers ≥ 0.70 | 0.80 | **met** |")
-                .contains("| 2 | `AppendBenchmark` | Waymark / counter, 8 writers ≥ 3.00 | 2.93 | **not met** (noisy) |")
+                .contains(
+                        "| 2 | `AppendBenchmark` | Waymark / counter, 8 writers ≥ 3.00 | 2.93 | **not met** (noisy) |")
                 .contains("| 4 | `AppendBenchmark` | failover, slowest ≤ 6.00 s | 5.60 s | **met** |")
                 .contains("| CPU | 2 cores |")
                 .contains("17.3 minutes")
@@ -51,7 +52,8 @@ class BenchmarksDocTest {
     void skipped_failed_and_static_sections_say_why_their_targets_are_not_measured() {
         List<Section> sections = new ArrayList<>();
         sections.add(new Section(entry("kafka", "x.KafkaBenchmark", new Declared("8", "serial / raw ≥ 0.80", "—")),
-                BenchResult.without(Status.SKIPPED, "not in this build: x.KafkaBenchmark is not on the class path.", 0)));
+                BenchResult.without(Status.SKIPPED, "not in this build: x.KafkaBenchmark is not on the class path.",
+                        0)));
         sections.add(new Section(entry("shard", "x.ShardBenchmark", new Declared("4", "4 / 1 ≥ 3.00×", "—")),
                 new BenchResult(Status.FAILED, List.of(), "| partial |\n",
                         List.of(new Target("4", "4 / 1", 3.2, Comparison.AT_LEAST, 3, "×", "")),
@@ -67,12 +69,15 @@ class BenchmarksDocTest {
                 .contains("| 8 | `KafkaBenchmark` | serial / raw ≥ 0.80 | — | not measured: not in this build:")
                 .contains("*Not run: not in this build: x.KafkaBenchmark is not on the class path.*")
                 .contains("| 4 | `ShardBenchmark` | 4 / 1 ≥ 3.00× | 3.20× | **met** |")
-                .contains("| 4 | `ShardBenchmark` | the rest of this benchmark's targets | — | not measured: the benchmark failed")
+                .contains(
+                        "| 4 | `ShardBenchmark` | the rest of this benchmark's targets | — | not measured: the benchmark failed")
                 .contains("**Failed in this run** after 50 s")
                 .contains("java.lang.IllegalStateException: boom")
                 .contains("| partial |")
-                .contains("| 5 | `WorkflowBenchmark` | Waymark / raw ≥ 0.60 | — | not measured: the benchmark ran past its time limit")
-                .contains("| 6 | recovery | recovery ≤ 2.25 s | 1.83 s | not measured by this command: measured by the tests |")
+                .contains(
+                        "| 5 | `WorkflowBenchmark` | Waymark / raw ≥ 0.60 | — | not measured: the benchmark ran past its time limit")
+                .contains(
+                        "| 6 | recovery | recovery ≤ 2.25 s | 1.83 s | not measured by this command: measured by the tests |")
                 .contains("## Workflow crash recovery and wake-up (measured by the tests)\n\nStatic.");
     }
 

@@ -128,13 +128,15 @@ final class Auditor {
                     long[] now = {rs.getLong(2), rs.getLong(3)};
                     long[] before = lastCheckpoint.put(member, now);
                     if (before != null && (now[0] < before[0] || (now[0] == before[0] && now[1] < before[1]))) {
-                        violation("checkpoint of member " + member + " moved backwards: (" + before[0] + ", " + before[1]
-                                + ") -> (" + now[0] + ", " + now[1] + ")");
+                        violation(
+                                "checkpoint of member " + member + " moved backwards: (" + before[0] + ", " + before[1]
+                                        + ") -> (" + now[0] + ", " + now[1] + ")");
                     }
                 }
             }
-            try (ResultSet rs = s.executeQuery("SELECT bucket, owner, epoch, lease_expires_at > now() FROM waymark.shards"
-                    + " WHERE subscription = '" + ChaosWorker.POOL + "'")) {
+            try (ResultSet rs = s
+                    .executeQuery("SELECT bucket, owner, epoch, lease_expires_at > now() FROM waymark.shards"
+                            + " WHERE subscription = '" + ChaosWorker.POOL + "'")) {
                 while (rs.next()) {
                     int bucket = rs.getInt(1);
                     String owner = rs.getString(2);
@@ -183,17 +185,21 @@ final class Auditor {
         List<Check> checks = new ArrayList<>();
         List<String> continuous = continuousViolations();
         checks.add(new Check("continuous: checkpoints never moved backwards; no bucket had two live owners at one"
-                + " epoch; epochs never decreased", continuous.isEmpty(), samples.get() + " samples ("
-                + skippedSamples.get() + " skipped while the database was away)"
-                + (continuous.isEmpty() ? "" : "; " + String.join("; ", continuous))));
+                + " epoch; epochs never decreased", continuous.isEmpty(),
+                samples.get() + " samples ("
+                        + skippedSamples.get() + " skipped while the database was away)"
+                        + (continuous.isEmpty() ? "" : "; " + String.join("; ", continuous))));
 
         // --- sharded pool
-        long events = count(store, "SELECT count(*) FROM waymark.events WHERE category = '" + ChaosWorker.CATEGORY + "'");
+        long events = count(store,
+                "SELECT count(*) FROM waymark.events WHERE category = '" + ChaosWorker.CATEGORY + "'");
         long missing = count(store, "SELECT count(*) FROM waymark.events e WHERE e.category = '" + ChaosWorker.CATEGORY
                 + "' AND NOT EXISTS (SELECT 1 FROM handled h WHERE h.event_id = e.event_id)");
-        List<String> missingSample = strings(store, "SELECT e.stream_id || '@' || e.stream_version FROM waymark.events e"
-                + " WHERE e.category = '" + ChaosWorker.CATEGORY + "' AND NOT EXISTS (SELECT 1 FROM handled h WHERE"
-                + " h.event_id = e.event_id) ORDER BY e.global_position LIMIT 10");
+        List<String> missingSample = strings(store,
+                "SELECT e.stream_id || '@' || e.stream_version FROM waymark.events e"
+                        + " WHERE e.category = '" + ChaosWorker.CATEGORY
+                        + "' AND NOT EXISTS (SELECT 1 FROM handled h WHERE"
+                        + " h.event_id = e.event_id) ORDER BY e.global_position LIMIT 10");
         long deliveries = count(store, "SELECT count(*) FROM handled");
         long distinct = count(store, "SELECT count(DISTINCT event_id) FROM handled");
         long strangers = count(store, "SELECT count(*) FROM handled h WHERE NOT EXISTS (SELECT 1 FROM waymark.events e"
@@ -205,12 +211,15 @@ final class Auditor {
         counts.put("pool duplicate deliveries", deliveries - distinct);
         counts.put("pool dead letters", deadLetters);
         checks.add(new Check("pool: every committed event of the category handled at least once", missing == 0
-                && strangers == 0, events + " events, " + distinct + " handled, " + missing + " missing"
-                + (missing == 0 ? "" : " (first: " + missingSample + ")") + ", " + strangers + " handled rows of no event"));
+                && strangers == 0,
+                events + " events, " + distinct + " handled, " + missing + " missing"
+                        + (missing == 0 ? "" : " (first: " + missingSample + ")") + ", " + strangers
+                        + " handled rows of no event"));
         checks.add(new Check("pool: no event dead-lettered (none is poison)", deadLetters == 0, deadLetters
                 + " dead letters"));
         List<String> behind = checkpointsAtHead(store);
-        checks.add(new Check("pool: none skipped — every bucket's checkpoint is at or past its last event", behind.isEmpty(),
+        checks.add(new Check("pool: none skipped — every bucket's checkpoint is at or past its last event",
+                behind.isEmpty(),
                 behind.isEmpty() ? ChaosWorker.SHARDS + " buckets at their head" : String.join("; ", behind)));
         List<String> twoOwners = strings(store, "SELECT bucket || '@' || epoch || ': pids ' || string_agg(DISTINCT"
                 + " pid::text, ',') FROM handled GROUP BY bucket, epoch HAVING count(DISTINCT pid) > 1");
@@ -220,8 +229,10 @@ final class Auditor {
 
         // --- workflows
         Map<String, Long> statuses = new TreeMap<>();
-        try (Connection c = StoreInternals.of(store).dataSource().getConnection(); Statement s = c.createStatement();
-                ResultSet rs = s.executeQuery("SELECT name || ' ' || status, count(*) FROM waymark.workflows GROUP BY 1")) {
+        try (Connection c = StoreInternals.of(store).dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s
+                        .executeQuery("SELECT name || ' ' || status, count(*) FROM waymark.workflows GROUP BY 1")) {
             while (rs.next()) {
                 statuses.put(rs.getString(1), rs.getLong(2));
             }
@@ -235,8 +246,8 @@ final class Auditor {
                 + " NOT IN ('completed', 'failed', 'cancelled') ORDER BY created_at LIMIT 5");
         checks.add(new Check("workflows: every started workflow ended (completed, failed with a reason, or cancelled)",
                 open == 0 && flows >= load.workflowsStarted.get(), flows + " " + ChaosWorker.FLOW + " instances ("
-                + load.workflowsStarted.get() + " starts acknowledged to the driver), " + open + " still open"
-                + (open == 0 ? "" : " " + openSample) + "; by status " + statuses));
+                        + load.workflowsStarted.get() + " starts acknowledged to the driver), " + open + " still open"
+                        + (open == 0 ? "" : " " + openSample) + "; by status " + statuses));
         List<String> failedWithoutReason = strings(store, "SELECT name || '/' || id FROM waymark.workflows WHERE status"
                 + " = 'failed' AND (failure IS NULL OR failure = '') LIMIT 10");
         List<String> failures = strings(store, "SELECT name || '/' || id || ': ' || left(failure, 200) FROM"
@@ -262,16 +273,21 @@ final class Auditor {
                 + " f.workflow = w.name || '/' || w.id AND f.step = st.step) LIMIT 10");
         long incompleteParents = count(store, "SELECT count(*) FROM waymark.workflows p WHERE p.name = '"
                 + ChaosWorker.FLOW + "' AND p.status = 'completed' AND NOT EXISTS (SELECT 1 FROM waymark.workflows c"
-                + " WHERE c.name = '" + ChaosWorker.CHILD + "' AND c.id = p.id || '.child' AND c.status = 'completed')");
+                + " WHERE c.name = '" + ChaosWorker.CHILD
+                + "' AND c.id = p.id || '.child' AND c.status = 'completed')");
         long effects = count(store, "SELECT count(*) FROM wf_effects");
-        long effectRepeats = effects - count(store, "SELECT count(*) FROM (SELECT DISTINCT workflow, step FROM wf_effects) t");
+        long effectRepeats = effects
+                - count(store, "SELECT count(*) FROM (SELECT DISTINCT workflow, step FROM wf_effects) t");
         counts.put("workflow step actions run", effects);
         counts.put("workflow step actions run more than once (duplicates)", effectRepeats);
         checks.add(new Check("workflows: every completed workflow ran each of its steps and its child completed",
                 noEffect.isEmpty() && noChildEffect.isEmpty() && incompleteParents == 0, effects
-                + " step actions run, " + effectRepeats + " of them repeats" + (noEffect.isEmpty() && noChildEffect.isEmpty()
-                ? "" : "; missing: " + noEffect + noChildEffect) + "; completed parents without a completed child: "
-                + incompleteParents));
+                        + " step actions run, " + effectRepeats + " of them repeats"
+                        + (noEffect.isEmpty() && noChildEffect.isEmpty()
+                                ? ""
+                                : "; missing: " + noEffect + noChildEffect)
+                        + "; completed parents without a completed child: "
+                        + incompleteParents));
 
         // --- Kafka
         kafkaChecks(store, checks, counts);
@@ -285,7 +301,8 @@ final class Auditor {
         List<String> dltWithoutReason = new ArrayList<>();
         for (ConsumerRecord<String, String> r : readAll(topic + ".DLT", 1)) {
             dltRecords++;
-            String at = header(r, DeadLetterHeaders.ORIGINAL_PARTITION) + "@" + header(r, DeadLetterHeaders.ORIGINAL_OFFSET);
+            String at = header(r, DeadLetterHeaders.ORIGINAL_PARTITION) + "@"
+                    + header(r, DeadLetterHeaders.ORIGINAL_OFFSET);
             String reason = header(r, DeadLetterHeaders.REASON);
             if (reason == null || reason.isBlank()) {
                 dltWithoutReason.add(at);
@@ -330,9 +347,12 @@ final class Auditor {
                         + " dead-lettered" + (wronglyDead.isEmpty() ? "" : " " + first(wronglyDead))));
         checks.add(new Check("kafka: every poison record in the dead-letter topic with its reason header",
                 poisonMissing.isEmpty() && dltWithoutReason.isEmpty() && poisonHandled.isEmpty(), poison
-                + " poison records, " + poisonMissing.size() + " missing from the DLT" + (poisonMissing.isEmpty() ? ""
-                : " " + first(poisonMissing)) + ", " + dltWithoutReason.size() + " DLT records without a reason, "
-                + poisonHandled.size() + " handled as valid"));
+                        + " poison records, " + poisonMissing.size() + " missing from the DLT"
+                        + (poisonMissing.isEmpty()
+                                ? ""
+                                : " " + first(poisonMissing))
+                        + ", " + dltWithoutReason.size() + " DLT records without a reason, "
+                        + poisonHandled.size() + " handled as valid"));
         Map<Integer, String> lag = lagging();
         checks.add(new Check("kafka: the group's committed offsets reach the end offsets", lag.isEmpty(),
                 lag.isEmpty() ? partitions + " partitions fully committed" : "behind: " + lag));
@@ -426,7 +446,8 @@ final class Auditor {
     }
 
     private static long count(EventStore store, String sql) throws SQLException {
-        try (Connection c = StoreInternals.of(store).dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = StoreInternals.of(store).dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
@@ -435,7 +456,8 @@ final class Auditor {
 
     private static List<String> strings(EventStore store, String sql) throws SQLException {
         List<String> out = new ArrayList<>();
-        try (Connection c = StoreInternals.of(store).dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = StoreInternals.of(store).dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             while (rs.next()) {
                 out.add(rs.getString(1));

@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 class ChaosPostgresTest {
 
     private static long count(String jdbcUrl, String table) throws Exception {
-        try (Connection c = DriverManager.getConnection(jdbcUrl); Statement s = c.createStatement();
+        try (Connection c = DriverManager.getConnection(jdbcUrl);
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table)) {
             rs.next();
             return rs.getLong(1);

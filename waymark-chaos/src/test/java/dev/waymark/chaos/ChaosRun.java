@@ -67,7 +67,8 @@ final class ChaosRun {
                 ChaosPostgres postgres = new ChaosPostgres(workDir.resolve("pgdata"))) {
             log.note("chaos run: seed " + seed + ", duration " + duration + ", PostgreSQL port " + postgres.port());
             KafkaBroker kafka = KafkaBroker.get();
-            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+            try (Admin admin = Admin
+                    .create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
                 admin.createTopics(List.of(new NewTopic(topic, PARTITIONS, (short) 1),
                         new NewTopic(topic + ".DLT", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
             }
@@ -76,21 +77,26 @@ final class ChaosRun {
             config.setMaximumPoolSize(6);
             config.setConnectionTimeout(5_000);
             config.setPoolName("chaos-driver");
-            try (HikariDataSource ds = new HikariDataSource(config); EventStore store = EventStore.builder(ds).build()) {
+            try (HikariDataSource ds = new HikariDataSource(config);
+                    EventStore store = EventStore.builder(ds).build()) {
                 store.migrate();
                 try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-                    s.execute("CREATE TABLE handled (id bigserial PRIMARY KEY, event_id uuid NOT NULL, stream text NOT NULL,"
-                            + " version bigint NOT NULL, bucket int NOT NULL, epoch bigint NOT NULL, pid bigint NOT NULL,"
-                            + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
+                    s.execute(
+                            "CREATE TABLE handled (id bigserial PRIMARY KEY, event_id uuid NOT NULL, stream text NOT NULL,"
+                                    + " version bigint NOT NULL, bucket int NOT NULL, epoch bigint NOT NULL, pid bigint NOT NULL,"
+                                    + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
                     s.execute("CREATE INDEX handled_event ON handled (event_id)");
-                    s.execute("CREATE TABLE wf_effects (id bigserial PRIMARY KEY, workflow text NOT NULL, step text NOT NULL,"
-                            + " pid bigint NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())");
-                    s.execute("CREATE TABLE kafka_handled (id bigserial PRIMARY KEY, topic text NOT NULL, kpartition int"
-                            + " NOT NULL, koffset bigint NOT NULL, key text, pid bigint NOT NULL,"
-                            + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
+                    s.execute(
+                            "CREATE TABLE wf_effects (id bigserial PRIMARY KEY, workflow text NOT NULL, step text NOT NULL,"
+                                    + " pid bigint NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())");
+                    s.execute(
+                            "CREATE TABLE kafka_handled (id bigserial PRIMARY KEY, topic text NOT NULL, kpartition int"
+                                    + " NOT NULL, koffset bigint NOT NULL, key text, pid bigint NOT NULL,"
+                                    + " at timestamptz NOT NULL DEFAULT clock_timestamp())");
                 }
                 Auditor auditor = new Auditor(postgres.jdbcUrl(), kafka.bootstrapServers(), topic, PARTITIONS, log);
-                try (ChaosWorkers workers = new ChaosWorkers(WORKERS, postgres.jdbcUrl(), kafka.bootstrapServers(), topic,
+                try (ChaosWorkers workers = new ChaosWorkers(WORKERS, postgres.jdbcUrl(), kafka.bootstrapServers(),
+                        topic,
                         workDir.resolve("workers"))) {
                     for (int i = 0; i < WORKERS; i++) {
                         ChaosWorkers.Worker w = workers.start(i);
@@ -120,7 +126,8 @@ final class ChaosRun {
                         drainTook = Duration.ofNanos(System.nanoTime() - drainStarted);
                         log.note("drained in " + drainTook.toMillis() + " ms");
                     } catch (ConditionTimeoutException e) {
-                        notes.add("not drained within " + DRAIN_TIMEOUT + " of quiet: the checks below say what is left");
+                        notes.add(
+                                "not drained within " + DRAIN_TIMEOUT + " of quiet: the checks below say what is left");
                         log.note("NOT drained within " + DRAIN_TIMEOUT);
                     }
                     auditor.sample(); // one last continuous sample on the quiet system
@@ -178,28 +185,34 @@ final class ChaosRun {
         StringBuilder b = new StringBuilder();
         b.append("# Chaos run report\n\n");
         b.append("| | |\n|---|---|\n");
-        b.append("| result | ").append(passed ? "**PASSED**: faults and load ran, no invariant violated"
+        b.append("| result | ").append(passed
+                ? "**PASSED**: faults and load ran, no invariant violated"
                 : "**FAILED**: see the violated checks")
                 .append(" |\n");
         b.append("| seed | `").append(seed).append("` |\n");
         b.append("| fault phase | ").append(duration).append(" |\n");
         b.append("| wall time (setup, faults, quiet period, audit) | ").append(wall.toSeconds()).append(" s |\n");
-        b.append("| quiet period until drained | ").append(drainTook == null ? "not drained" : drainTook.toMillis() + " ms")
+        b.append("| quiet period until drained | ")
+                .append(drainTook == null ? "not drained" : drainTook.toMillis() + " ms")
                 .append(" |\n");
         b.append("| started | ").append(startedAt).append(" |\n");
         b.append("| machine | ").append(machine()).append(", ").append(Runtime.getRuntime().availableProcessors())
                 .append(" CPUs available, ")
-                .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version")).append(", Java ")
+                .append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.version"))
+                .append(", Java ")
                 .append(System.getProperty("java.version")).append(" |\n");
-        b.append("| reproduce | `mvn -B -ntp verify -pl waymark-chaos -am -Dtest=ChaosTest -Dsurefire.failIfNoSpecifiedTests=false"
-                + " -Dchaos.seed=").append(seed).append(" -Dchaos.duration=").append(duration).append("` |\n\n");
+        b.append(
+                "| reproduce | `mvn -B -ntp verify -pl waymark-chaos -am -Dtest=ChaosTest -Dsurefire.failIfNoSpecifiedTests=false"
+                        + " -Dchaos.seed=")
+                .append(seed).append(" -Dchaos.duration=").append(duration).append("` |\n\n");
         b.append("Topology: ").append(WORKERS).append(" worker JVMs, each a member of the sharded pool `")
                 .append(ChaosWorker.POOL).append("` (").append(ChaosWorker.SHARDS).append(" buckets, lease TTL ")
                 .append(ChaosWorker.TTL.toMillis()).append(" ms, renew ").append(ChaosWorker.RENEW.toMillis())
                 .append(" ms), a workflow engine + resume worker (lease TTL ").append(ChaosWorker.TTL.toMillis())
                 .append(" ms) running `").append(ChaosWorker.FLOW).append("` (step, durable sleep, child `")
                 .append(ChaosWorker.CHILD).append("` with two steps, step) and a Kafka processor (`orderedByKey(4)`, ")
-                .append(PARTITIONS).append(" partitions, poison records to `<topic>.DLT`), against one dedicated embedded"
+                .append(PARTITIONS)
+                .append(" partitions, poison records to `<topic>.DLT`), against one dedicated embedded"
                         + " PostgreSQL and one in-process Kafka broker.\n\n");
         b.append("Load: ").append(loadSummary).append(".\n\n");
         b.append("## Faults injected\n\n| kind | count |\n|---|---|\n");
@@ -217,13 +230,15 @@ final class ChaosRun {
             b.append("| ").append(c.name()).append(" | ").append(c.held() ? "held" : "**VIOLATED**").append(" | ")
                     .append(c.detail().replace("|", "\\|")).append(" |\n");
         }
-        b.append("\n## Counts (duplicates are at-least-once redeliveries, reported, not failures)\n\n| | |\n|---|---|\n");
+        b.append(
+                "\n## Counts (duplicates are at-least-once redeliveries, reported, not failures)\n\n| | |\n|---|---|\n");
         counts.forEach((k, v) -> b.append("| ").append(k).append(" | ").append(v).append(" |\n"));
         if (!notes.isEmpty()) {
             b.append("\n## Notes\n\n");
             notes.forEach(n -> b.append("- ").append(n).append('\n'));
         }
-        b.append("\n## Fault log\n\n<details><summary>every fault and note of the run, with timestamps</summary>\n\n```\n");
+        b.append(
+                "\n## Fault log\n\n<details><summary>every fault and note of the run, with timestamps</summary>\n\n```\n");
         timeline.forEach(line -> b.append(line).append('\n'));
         b.append("```\n\n</details>\n");
         return b.toString();

@@ -27,7 +27,9 @@ class ChaosTest {
     @Test
     void invariants_hold_under_kills_pauses_backend_terminations_and_restarts() throws Exception {
         String seedProperty = System.getProperty("chaos.seed", "");
-        long seed = seedProperty.isBlank() ? ThreadLocalRandom.current().nextLong() : Long.parseLong(seedProperty.trim());
+        long seed = seedProperty.isBlank()
+                ? ThreadLocalRandom.current().nextLong()
+                : Long.parseLong(seedProperty.trim());
         String durationProperty = System.getProperty("chaos.duration", "");
         Duration duration = durationProperty.isBlank() ? DEFAULT_DURATION : Duration.parse(durationProperty.trim());
         System.out.println("[chaos] seed " + seed + ", duration " + duration

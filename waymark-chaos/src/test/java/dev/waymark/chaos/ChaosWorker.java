@@ -93,18 +93,21 @@ public final class ChaosWorker {
                         effect(ds, ctx, "label", pid);
                         return "parcel-" + n;
                     });
-            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL)
+                    .retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
                     .build();
             ResumeWorker resume = engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL)
-                    .pollInterval(Duration.ofMillis(500)).concurrency(4).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+                    .pollInterval(Duration.ofMillis(500)).concurrency(4)
+                    .retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
                     .build()).start();
             ShardedSubscription pool = ShardedSubscription.builder(store, POOL, Target.category(CATEGORY))
                     .shards(SHARDS).leaseTtl(TTL).renewInterval(RENEW)
                     .retry(RetryPolicy.fixed(100, Duration.ofMillis(500)))
                     .start(d -> {
-                        try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                                "INSERT INTO handled (event_id, stream, version, bucket, epoch, pid)"
-                                        + " VALUES (?, ?, ?, ?, ?, ?)")) {
+                        try (Connection c = ds.getConnection();
+                                PreparedStatement p = c.prepareStatement(
+                                        "INSERT INTO handled (event_id, stream, version, bucket, epoch, pid)"
+                                                + " VALUES (?, ?, ?, ?, ?, ?)")) {
                             p.setObject(1, d.event().eventId());
                             p.setString(2, d.event().streamName());
                             p.setLong(3, d.event().streamVersion());
@@ -169,8 +172,9 @@ public final class ChaosWorker {
                     if (value.contains("\"poison\":true")) {
                         return AckDecision.deadLetter(DeadLetterReason.poison("record marked poison: " + value));
                     }
-                    try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                            "INSERT INTO kafka_handled (topic, kpartition, koffset, key, pid) VALUES (?, ?, ?, ?, ?)")) {
+                    try (Connection c = ds.getConnection();
+                            PreparedStatement p = c.prepareStatement(
+                                    "INSERT INTO kafka_handled (topic, kpartition, koffset, key, pid) VALUES (?, ?, ?, ?, ?)")) {
                         p.setString(1, at.topic());
                         p.setInt(2, at.partition());
                         p.setLong(3, at.offset());
@@ -187,8 +191,9 @@ public final class ChaosWorker {
 
     private static void effect(DataSource ds, WorkflowContext ctx, String step, long pid) throws SQLException {
         ctx.step(step, Integer.class, () -> {
-            try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                    "INSERT INTO wf_effects (workflow, step, pid) VALUES (?, ?, ?)")) {
+            try (Connection c = ds.getConnection();
+                    PreparedStatement p = c.prepareStatement(
+                            "INSERT INTO wf_effects (workflow, step, pid) VALUES (?, ?, ?)")) {
                 p.setString(1, ctx.workflowName() + "/" + ctx.workflowId());
                 p.setString(2, step);
                 p.setLong(3, pid);

@@ -130,10 +130,12 @@ final class FaultDriver {
             case TERMINATE_BACKENDS -> {
                 int wanted = 1 + random.nextInt(4);
                 List<Long> terminated = new ArrayList<>();
-                try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
+                try (Connection c = DriverManager.getConnection(postgres.jdbcUrl());
+                        Statement s = c.createStatement()) {
                     List<Long> pids = new ArrayList<>();
-                    try (ResultSet rs = s.executeQuery("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-                            + " AND pid <> pg_backend_pid() AND backend_type = 'client backend' ORDER BY pid")) {
+                    try (ResultSet rs = s
+                            .executeQuery("SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                                    + " AND pid <> pg_backend_pid() AND backend_type = 'client backend' ORDER BY pid")) {
                         while (rs.next()) {
                             pids.add(rs.getLong(1));
                         }
@@ -178,13 +180,16 @@ final class FaultDriver {
                 try {
                     String statement = workers.freezeInTransaction(slot, release, Duration.ofSeconds(10));
                     if (statement == null) {
-                        log.note("  SKIPPED " + kind.name() + ": " + w.label() + " opened no lease transaction in 10 s");
+                        log.note(
+                                "  SKIPPED " + kind.name() + ": " + w.label() + " opened no lease transaction in 10 s");
                         return false;
                     }
                     workers.signal(slot, true);
-                    log.fault(kind.name(), "SIGSTOP " + w.label() + " (pid " + w.pid() + ") inside a lease transaction ("
-                            + statement + "...) for " + frozen.toMillis() + " ms (transaction bound "
-                            + ChaosWorker.TX_BOUND.toMillis() + " ms, lease TTL " + ChaosWorker.TTL.toMillis() + " ms)");
+                    log.fault(kind.name(),
+                            "SIGSTOP " + w.label() + " (pid " + w.pid() + ") inside a lease transaction ("
+                                    + statement + "...) for " + frozen.toMillis() + " ms (transaction bound "
+                                    + ChaosWorker.TX_BOUND.toMillis() + " ms, lease TTL " + ChaosWorker.TTL.toMillis()
+                                    + " ms)");
                     pace(frozen);
                 } finally {
                     java.nio.file.Files.createFile(release);
@@ -209,7 +214,8 @@ final class FaultDriver {
                 } finally {
                     kafka.startBroker();
                 }
-                log.note("  Kafka broker back after " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms");
+                log.note("  Kafka broker back after " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)
+                        + " ms");
             }
             default -> throw new IllegalStateException(kind.name());
         }

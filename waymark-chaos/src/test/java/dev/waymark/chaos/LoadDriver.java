@@ -154,7 +154,8 @@ final class LoadDriver implements AutoCloseable {
 
     String summary() {
         return appended.get() + " events appended (" + appendFailures.get() + " append calls failed), "
-                + workflowsStarted.get() + " workflows started (" + workflowStartFailures.get() + " start calls failed), "
+                + workflowsStarted.get() + " workflows started (" + workflowStartFailures.get()
+                + " start calls failed), "
                 + recordsAcked.get() + " Kafka records acknowledged (" + poisonAcked.get() + " poison; "
                 + recordFailures.get() + " sends failed)";
     }

@@ -46,7 +46,8 @@ final class RunChecks {
 
     static Auditor.Check load(long appended, long workflowsStarted, long recordsAcked, long poisonAcked) {
         return new Auditor.Check("load: events appended, workflows started, valid and poison Kafka records"
-                + " acknowledged", appended > 0 && workflowsStarted > 0 && recordsAcked - poisonAcked > 0 && poisonAcked > 0,
+                + " acknowledged",
+                appended > 0 && workflowsStarted > 0 && recordsAcked - poisonAcked > 0 && poisonAcked > 0,
                 appended + " events, " + workflowsStarted + " workflows, " + (recordsAcked - poisonAcked)
                         + " valid and " + poisonAcked + " poison records");
     }

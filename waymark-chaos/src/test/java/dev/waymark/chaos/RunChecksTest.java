@@ -52,6 +52,7 @@ class RunChecksTest {
         assertThat(RunChecks.load(1092, 0, 534, 27).held()).isFalse();
         assertThat(RunChecks.load(1092, 122, 27, 27).held()).isFalse(); // no valid record
         assertThat(RunChecks.load(1092, 122, 534, 0).held()).isFalse();
-        assertThat(RunChecks.load(0, 0, 0, 0).detail()).isEqualTo("0 events, 0 workflows, 0 valid and 0 poison records");
+        assertThat(RunChecks.load(0, 0, 0, 0).detail())
+                .isEqualTo("0 events, 0 workflows, 0 valid and 0 poison records");
     }
 }

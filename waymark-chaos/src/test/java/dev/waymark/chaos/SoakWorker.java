@@ -60,9 +60,10 @@ public final class SoakWorker {
                 ctx.sleep("nap", Duration.ofMillis(100));
                 Awakeable<String> approval = ctx.awakeable("approval", String.class);
                 ctx.step("publish", Integer.class, () -> {
-                    try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                            "INSERT INTO soak_awakeables (awakeable_id, workflow, pid) VALUES (?, ?, ?)"
-                                    + " ON CONFLICT DO NOTHING")) {
+                    try (Connection c = ds.getConnection();
+                            PreparedStatement p = c.prepareStatement(
+                                    "INSERT INTO soak_awakeables (awakeable_id, workflow, pid) VALUES (?, ?, ?)"
+                                            + " ON CONFLICT DO NOTHING")) {
                         p.setObject(1, approval.id());
                         p.setString(2, ctx.workflowId());
                         p.setLong(3, pid);
@@ -75,17 +76,20 @@ public final class SoakWorker {
                 effect(ds, ctx, "third");
                 return in + " approved by " + by;
             });
-            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+            WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(TTL)
+                    .retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
                     .build();
-            ResumeWorker resume = engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL).retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
+            ResumeWorker resume = engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL)
+                    .retry(RetryPolicy.exponential(30, Duration.ofMillis(200), Duration.ofSeconds(2)))
                     .build()).start();
             ShardedSubscription pool = ShardedSubscription.builder(store, POOL, Target.category(CATEGORY))
                     .shards(8).leaseTtl(TTL).renewInterval(Duration.ofMillis(800))
                     .retry(RetryPolicy.fixed(1000, Duration.ofMillis(300)))
                     .start(d -> {
                         engine.start(FLOW, d.event().eventId().toString(), d.event().streamName(), String.class);
-                        try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                                "INSERT INTO soak_handled (event_id, pid) VALUES (?, ?) ON CONFLICT DO NOTHING")) {
+                        try (Connection c = ds.getConnection();
+                                PreparedStatement p = c.prepareStatement(
+                                        "INSERT INTO soak_handled (event_id, pid) VALUES (?, ?) ON CONFLICT DO NOTHING")) {
                             p.setObject(1, d.event().eventId());
                             p.setLong(2, pid);
                             p.executeUpdate();
@@ -125,11 +129,12 @@ public final class SoakWorker {
      */
     private static void complete(DataSource ds, WorkflowEngine engine, long pid, String label) throws Exception {
         List<UUID> taken = new ArrayList<>();
-        try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                "UPDATE soak_awakeables SET taken_at = now() WHERE awakeable_id IN (SELECT awakeable_id FROM"
-                        + " soak_awakeables WHERE done_at IS NULL AND pid <> ? AND (taken_at IS NULL"
-                        + " OR taken_at < now() - interval '3 seconds') LIMIT 100 FOR UPDATE SKIP LOCKED)"
-                        + " RETURNING awakeable_id")) {
+        try (Connection c = ds.getConnection();
+                PreparedStatement p = c.prepareStatement(
+                        "UPDATE soak_awakeables SET taken_at = now() WHERE awakeable_id IN (SELECT awakeable_id FROM"
+                                + " soak_awakeables WHERE done_at IS NULL AND pid <> ? AND (taken_at IS NULL"
+                                + " OR taken_at < now() - interval '3 seconds') LIMIT 100 FOR UPDATE SKIP LOCKED)"
+                                + " RETURNING awakeable_id")) {
             p.setLong(1, pid);
             try (ResultSet rs = p.executeQuery()) {
                 while (rs.next()) {
@@ -146,8 +151,9 @@ public final class SoakWorker {
         for (UUID id : taken) {
             engine.completeAwakeable(id, label);
         }
-        try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                "UPDATE soak_awakeables SET done_at = now(), done_by = ? WHERE awakeable_id = ANY (?)")) {
+        try (Connection c = ds.getConnection();
+                PreparedStatement p = c.prepareStatement(
+                        "UPDATE soak_awakeables SET done_at = now(), done_by = ? WHERE awakeable_id = ANY (?)")) {
             p.setLong(1, pid);
             p.setArray(2, c.createArrayOf("uuid", taken.toArray()));
             p.executeUpdate();
@@ -156,8 +162,9 @@ public final class SoakWorker {
 
     private static void effect(DataSource ds, WorkflowContext ctx, String step) throws SQLException {
         ctx.step(step, Integer.class, () -> {
-            try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                    "INSERT INTO soak_effects (workflow, step) VALUES (?, ?)")) {
+            try (Connection c = ds.getConnection();
+                    PreparedStatement p = c.prepareStatement(
+                            "INSERT INTO soak_effects (workflow, step) VALUES (?, ?)")) {
                 p.setString(1, ctx.workflowId());
                 p.setString(2, step);
                 p.executeUpdate();

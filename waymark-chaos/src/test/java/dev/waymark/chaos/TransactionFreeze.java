@@ -31,7 +31,7 @@ final class TransactionFreeze {
 
     /** {@code real}, with the hook. */
     DataSource wrap(DataSource real) {
-        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[]{DataSource.class},
                 (proxy, method, args) -> {
                     Object result = invoke(method, real, args);
                     return method.getName().equals("getConnection") ? connection((Connection) result) : result;
@@ -39,14 +39,14 @@ final class TransactionFreeze {
     }
 
     private Connection connection(Connection real) {
-        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[]{Connection.class},
                 (proxy, method, args) -> {
                     Object result = invoke(method, real, args);
                     if (method.getName().equals("prepareStatement") && locksLeaseRows((String) args[0])) {
                         String sql = (String) args[0];
                         PreparedStatement statement = (PreparedStatement) result;
                         return Proxy.newProxyInstance(PreparedStatement.class.getClassLoader(),
-                                new Class<?>[] {PreparedStatement.class}, (p, m, a) -> {
+                                new Class<?>[]{PreparedStatement.class}, (p, m, a) -> {
                                     Object r = invoke(m, statement, a);
                                     if (m.getName().startsWith("execute") && !real.getAutoCommit()) {
                                         Path release = armed.getAndSet(null);

@@ -122,7 +122,8 @@ class WorkflowSoakTest {
                         .as("workflows whose step %s ran", step).isEqualTo(offered);
             }
             assertThat(count("SELECT count(*) FROM soak_awakeables a JOIN waymark.workflows w ON w.id = a.workflow"
-                    + " WHERE a.pid = a.done_by")).as("awakeables completed by the process that published them").isZero();
+                    + " WHERE a.pid = a.done_by")).as("awakeables completed by the process that published them")
+                    .isZero();
             int threadsLate = threads[0].get();
             long connectionsLate = connections("soak-w0-%");
             System.out.println("[soak] worker 0 threads " + threadsEarly + " -> " + threadsLate + ", connections "
@@ -147,7 +148,8 @@ class WorkflowSoakTest {
                 SoakWorker.class.getName(), POSTGRES.jdbcUrl(), label).redirectErrorStream(true).start();
         CompletableFuture<Void> ready = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("soak-relay-" + label).start(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader r = new BufferedReader(
+                    new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line = r.readLine(); line != null; line = r.readLine()) {
                     if (line.startsWith("ready ")) {
                         ready.complete(null);
@@ -178,7 +180,8 @@ class WorkflowSoakTest {
     }
 
     private static long count(String query) throws SQLException {
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(query)) {
             rs.next();
             return rs.getLong(1);

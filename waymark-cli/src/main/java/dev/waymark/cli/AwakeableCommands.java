@@ -46,8 +46,7 @@ final class AwakeableCommands {
         @Spec
         CommandSpec spec;
 
-        @Parameters(index = "0", paramLabel = "UUID", converter = WorkflowsCommand.UuidConverter.class,
-                description = "the awakeable id (see workflows show)")
+        @Parameters(index = "0", paramLabel = "UUID", converter = WorkflowsCommand.UuidConverter.class, description = "the awakeable id (see workflows show)")
         UUID awakeable;
 
         @Option(names = "--force", description = "really settle it (irreversible: the first settlement wins)")
@@ -116,8 +115,7 @@ final class AwakeableCommands {
 
     @Command(name = "complete-awakeable", description = "Complete an awakeable with a JSON value (preview without --force).")
     static final class CompleteAwakeable extends Settle {
-        @Option(names = "--value", required = true, converter = WorkflowsCommand.JsonConverter.class,
-                description = "the value as JSON, e.g. '\"approved\"' or '{\"ok\":true}'")
+        @Option(names = "--value", required = true, converter = WorkflowsCommand.JsonConverter.class, description = "the value as JSON, e.g. '\"approved\"' or '{\"ok\":true}'")
         JsonNode value;
 
         @Override

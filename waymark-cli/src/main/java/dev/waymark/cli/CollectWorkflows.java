@@ -24,8 +24,7 @@ final class CollectWorkflows implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--retention", required = true, converter = WaymarkCli.NonNegativeDurationConverter.class,
-            description = "keep instances that finished less than this long ago (like 7d, 12h; 0s: none)")
+    @Option(names = "--retention", required = true, converter = WaymarkCli.NonNegativeDurationConverter.class, description = "keep instances that finished less than this long ago (like 7d, 12h; 0s: none)")
     Duration retention;
 
     @Option(names = "--limit", defaultValue = "100", description = "most instances in this pass (1-10000)")

@@ -19,9 +19,9 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code waymark dead-letters list|show|replay|purge}. */
-@Command(name = "dead-letters", description = "List, show, replay and purge dead letters.",
-        subcommands = {DeadLettersCommand.ListLetters.class, DeadLettersCommand.Show.class,
-                DeadLettersCommand.Replay.class, DeadLettersCommand.Purge.class})
+@Command(name = "dead-letters", description = "List, show, replay and purge dead letters.", subcommands = {
+        DeadLettersCommand.ListLetters.class, DeadLettersCommand.Show.class,
+        DeadLettersCommand.Replay.class, DeadLettersCommand.Purge.class})
 final class DeadLettersCommand {
 
     @ParentCommand
@@ -57,19 +57,16 @@ final class DeadLettersCommand {
         @Option(names = "--subscription", required = true, description = "the subscription")
         String subscription;
 
-        @Option(names = "--reason", paramLabel = "KIND",
-                description = "only this reason kind: poison, invalid, max_attempts or other")
+        @Option(names = "--reason", paramLabel = "KIND", description = "only this reason kind: poison, invalid, max_attempts or other")
         String reason;
 
-        @Option(names = "--replayed", paramLabel = "yes|no",
-                description = "yes: only letters replayed at least once; no: only letters never replayed")
+        @Option(names = "--replayed", paramLabel = "yes|no", description = "yes: only letters replayed at least once; no: only letters never replayed")
         String replayed;
 
         @Option(names = "--before", paramLabel = "ID", description = "only ids below this one (to page)")
         Long before;
 
-        @Option(names = "--limit", defaultValue = "50",
-                description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = "50", description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override
@@ -161,7 +158,8 @@ final class DeadLettersCommand {
             value.put("replayOutcome", l.replayOutcome().orElse(null));
             StringBuilder text = new StringBuilder();
             value.forEach((k, v) -> text.append(Output.row("%-14s %s%n", k, v instanceof Map<?, ?> e
-                    ? e.get("type") + (e.get("message") == null ? "" : ": " + e.get("message")) : v)));
+                    ? e.get("type") + (e.get("message") == null ? "" : ": " + e.get("message"))
+                    : v)));
             cli.print(spec.commandLine().getOut(), value, text.toString());
             return 0;
         }
@@ -247,7 +245,8 @@ final class DeadLettersCommand {
                         }
                     }
                     List<DeadLetter> done = force
-                            ? deadLetters.replay(pending.stream().map(DeadLetter::id).toList(), eventHandler) : pending;
+                            ? deadLetters.replay(pending.stream().map(DeadLetter::id).toList(), eventHandler)
+                            : pending;
                     done.forEach(l -> rows.add(new ReplayRow(l.id(), l.streamName(), l.streamVersion(),
                             l.eventType(), force ? l.replayOutcome().orElse(null) : null)));
                     return null;
@@ -268,9 +267,11 @@ final class DeadLettersCommand {
             value.put("letters", rows);
             value.put("skipped", skipped);
             value.put("failed", failed);
-            StringBuilder text = new StringBuilder(Output.cell(subscription) + ": " + (force ? "replayed "
+            StringBuilder text = new StringBuilder(Output.cell(subscription) + ": " + (force
+                    ? "replayed "
                     : "would replay (preview;"
-                    + " add --force --handler CLASS) ") + rows.size() + " dead letter(s)"
+                            + " add --force --handler CLASS) ")
+                    + rows.size() + " dead letter(s)"
                     + (skipped.isEmpty() ? "" : ", skipped " + skipped.size() + " already replayed ok " + skipped)
                     + "\n");
             rows.forEach(r -> text.append(Output.row("%8d  %-24s %-14s %s%n", r.id(), r.stream() + "@" + r.version(),
@@ -333,9 +334,11 @@ final class DeadLettersCommand {
                 return force ? (long) deadLetters.purge(subscription) : deadLetters.count(subscription);
             });
             cli.print(spec.commandLine().getOut(), Map.of("subscription", subscription, "deadLetters", count,
-                    "applied", force), Output.cell(subscription) + ": " + (force ? "purged "
-                    : "would purge (preview; add --force) ")
-                    + count + " dead letter(s)\n");
+                    "applied", force),
+                    Output.cell(subscription) + ": " + (force
+                            ? "purged "
+                            : "would purge (preview; add --force) ")
+                            + count + " dead letter(s)\n");
             return 0;
         }
     }

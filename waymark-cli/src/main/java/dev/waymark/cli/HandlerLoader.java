@@ -42,7 +42,8 @@ final class HandlerLoader implements AutoCloseable {
                 }
             }
         }
-        this.loader = urls.isEmpty() ? null
+        this.loader = urls.isEmpty()
+                ? null
                 : new URLClassLoader("waymark-handler", urls.toArray(URL[]::new), WaymarkCli.class.getClassLoader());
     }
 
@@ -96,8 +97,9 @@ final class HandlerLoader implements AutoCloseable {
             try {
                 type = Class.forName(className, true, loader != null ? loader : WaymarkCli.class.getClassLoader());
             } catch (ClassNotFoundException e) {
-                throw usage(loader == null ? "--handler " + className + " is not on the CLI's classpath: give its jar"
-                        + " or classes directory with --classpath (java -jar ignores -cp and CLASSPATH)"
+                throw usage(loader == null
+                        ? "--handler " + className + " is not on the CLI's classpath: give its jar"
+                                + " or classes directory with --classpath (java -jar ignores -cp and CLASSPATH)"
                         : "--handler " + className + " is in neither --classpath (" + String.join(File.pathSeparator,
                                 entries) + ") nor the CLI's classpath; check the class name and the entries");
             } catch (LinkageError e) {

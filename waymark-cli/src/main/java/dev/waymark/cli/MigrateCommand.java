@@ -9,8 +9,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code waymark migrate apply|status|sql}. */
-@Command(name = "migrate", description = "Apply, inspect or print the schema migrations.",
-        subcommands = {MigrateCommand.Apply.class, MigrateCommand.Status.class, MigrateCommand.Sql.class})
+@Command(name = "migrate", description = "Apply, inspect or print the schema migrations.", subcommands = {
+        MigrateCommand.Apply.class, MigrateCommand.Status.class, MigrateCommand.Sql.class})
 final class MigrateCommand {
 
     @ParentCommand

@@ -65,7 +65,8 @@ final class Names {
         }
         List<String> pools = subscriptions.stream().filter(s -> !ShardedSubscription.ownership(store, s).isEmpty())
                 .toList();
-        throw new NotFoundException(message + (pools.isEmpty() ? " (there is no pool in this schema)"
+        throw new NotFoundException(message + (pools.isEmpty()
+                ? " (there is no pool in this schema)"
                 : " (pools: " + list(pools) + ")"));
     }
 
@@ -78,7 +79,8 @@ final class Names {
         }
         String message = "worker " + quote(worker) + " holds no bucket of pool " + quote(pool);
         List<String> close = closeMatches(worker, owners);
-        throw new NotFoundException(message + (!close.isEmpty() ? didYouMean(close)
+        throw new NotFoundException(message + (!close.isEmpty()
+                ? didYouMean(close)
                 : owners.isEmpty() ? " (no bucket has an owner)" : " (bucket owners: " + list(owners) + ")"));
     }
 

@@ -11,8 +11,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code waymark shards status}. */
-@Command(name = "shards", description = "Inspect sharded subscription pools.",
-        subcommands = {ShardsCommand.Status.class, ShardsCommand.Release.class})
+@Command(name = "shards", description = "Inspect sharded subscription pools.", subcommands = {
+        ShardsCommand.Status.class, ShardsCommand.Release.class})
 final class ShardsCommand {
 
     @ParentCommand
@@ -73,13 +73,17 @@ final class ShardsCommand {
                 // a mistyped pool or worker must not look like a release of nothing
                 List<ShardOwnership> pool = Names.requirePool(store, subscription);
                 Names.requireWorker(subscription, pool, worker);
-                return force ? ShardedSubscription.release(store, subscription, worker) : pool.stream()
-                        .filter(o -> o.owner().filter(worker::equals).isPresent()).map(ShardOwnership::bucket).toList();
+                return force
+                        ? ShardedSubscription.release(store, subscription, worker)
+                        : pool.stream()
+                                .filter(o -> o.owner().filter(worker::equals).isPresent()).map(ShardOwnership::bucket)
+                                .toList();
             });
             cli.print(spec.commandLine().getOut(), java.util.Map.of("subscription", subscription, "worker", worker,
-                    "buckets", buckets, "applied", force), Output.cell(subscription) + ": " + (force ? "released " :
-                    "would release (preview; add --force) ") + "buckets " + buckets + " of " + Output.cell(worker)
-                    + "\n");
+                    "buckets", buckets, "applied", force),
+                    Output.cell(subscription) + ": " + (force ? "released " : "would release (preview; add --force) ")
+                            + "buckets " + buckets + " of " + Output.cell(worker)
+                            + "\n");
             return 0;
         }
     }

@@ -22,8 +22,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code waymark streams list|read|tail}. */
-@Command(name = "streams", description = "List streams, read their events, follow them live.",
-        subcommands = {StreamsCommand.ListStreams.class, StreamsCommand.Read.class, StreamsCommand.Tail.class})
+@Command(name = "streams", description = "List streams, read their events, follow them live.", subcommands = {
+        StreamsCommand.ListStreams.class, StreamsCommand.Read.class, StreamsCommand.Tail.class})
 final class StreamsCommand {
 
     @ParentCommand
@@ -60,8 +60,7 @@ final class StreamsCommand {
         @Option(names = "--after", defaultValue = "", description = "start after this stream name")
         String after;
 
-        @Option(names = "--limit", defaultValue = "100",
-                description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = "100", description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override
@@ -93,8 +92,7 @@ final class StreamsCommand {
         @Option(names = "--after", defaultValue = "0", description = "start after this version")
         long after;
 
-        @Option(names = "--limit", defaultValue = "100",
-                description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = "100", description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override
@@ -146,22 +144,21 @@ final class StreamsCommand {
         @Option(names = "--category", description = "only this category (default: every stream)")
         String category;
 
-        @Option(names = "--from", defaultValue = "head",
-                description = "head (only events after the newest one now; default), start, or a position tx/seq")
+        @Option(names = "--from", defaultValue = "head", description = "head (only events after the newest one now; default), start, or a position tx/seq")
         String from;
 
         @Option(names = "--limit", description = "stop after this many events, at least 1 (default: no limit)")
         Integer limit;
 
-        @Option(names = "--timeout", converter = WaymarkCli.DurationConverter.class,
-                description = "stop after this long, e.g. 500ms, 30s, 5m (default: no timeout)")
+        @Option(names = "--timeout", converter = WaymarkCli.DurationConverter.class, description = "stop after this long, e.g. 500ms, 30s, 5m (default: no timeout)")
         Duration timeout;
 
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
             if (limit != null && limit < 1) { // a count of events to follow, not a page: no upper bound
-                throw new CommandLine.ParameterException(spec.commandLine(), "--limit must be at least 1, got " + limit);
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--limit must be at least 1, got " + limit);
             }
             GlobalPosition start = switch (from) {
                 case "head" -> null;
@@ -218,7 +215,8 @@ final class StreamsCommand {
             while (!stop.get() && (limit == null || printed < limit) && System.nanoTime() < deadline) {
                 long seen = wake.generation();
                 int want = limit == null ? PAGE : Math.min(PAGE, limit - printed);
-                List<RecordedEvent> page = category == null ? store.readAllForward(after, want)
+                List<RecordedEvent> page = category == null
+                        ? store.readAllForward(after, want)
                         : store.readCategoryForward(category, after, want);
                 for (RecordedEvent e : page) {
                     print(cli, e, out);
@@ -245,8 +243,10 @@ final class StreamsCommand {
             TailRow row = new TailRow(e.position().toString(), e.streamName(), e.streamVersion(), e.type(),
                     e.eventId().toString(), e.createdAt().toString(), StoredJson.of(e.data()),
                     StoredJson.of(e.metadata()), text(e.causationId()), text(e.correlationId()));
-            out.println(cli.json ? WaymarkCli.jsonLine(row) : Output.row("%-16s %-32s %-24s %s", row.position(),
-                    row.stream() + "@" + row.version(), row.type(), row.data()));
+            out.println(cli.json
+                    ? WaymarkCli.jsonLine(row)
+                    : Output.row("%-16s %-32s %-24s %s", row.position(),
+                            row.stream() + "@" + row.version(), row.type(), row.data()));
             out.flush();
         }
     }

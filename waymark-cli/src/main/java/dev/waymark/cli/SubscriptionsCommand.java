@@ -23,8 +23,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code waymark subscriptions status|reset}. */
-@Command(name = "subscriptions", description = "Inspect and reset subscription checkpoints.",
-        subcommands = {SubscriptionsCommand.Status.class, SubscriptionsCommand.Reset.class})
+@Command(name = "subscriptions", description = "Inspect and reset subscription checkpoints.", subcommands = {
+        SubscriptionsCommand.Status.class, SubscriptionsCommand.Reset.class})
 final class SubscriptionsCommand {
 
     @ParentCommand
@@ -77,7 +77,8 @@ final class SubscriptionsCommand {
             StringBuilder text = new StringBuilder();
             if (!rows.isEmpty()) {
                 text.append(String.format("horizon lag: %d committed event(s) not yet visible; oldest open writer %s%n",
-                        rows.get(0).horizonHiddenEvents(), rows.get(0).horizonOldestWriter() == null ? "none"
+                        rows.get(0).horizonHiddenEvents(), rows.get(0).horizonOldestWriter() == null
+                                ? "none"
                                 : WaymarkCli.human(Duration.parse(rows.get(0).horizonOldestWriter()))));
             }
             text.append(String.format("%-30s %8s %20s  %-27s %-18s %10s  %s%n", "SUBSCRIPTION", "MEMBER", "POSITION",
@@ -86,7 +87,8 @@ final class SubscriptionsCommand {
                     r.member() + "/" + r.groupSize(), r.position(), r.updatedAt(),
                     r.target() == null ? "?" : r.target(),
                     r.eventsBehind() == null ? "?" : r.eventsBehind().toString(),
-                    r.eventsBehind() == null ? "unknown target (give --target " + r.subscription() + "=all|CATEGORY)"
+                    r.eventsBehind() == null
+                            ? "unknown target (give --target " + r.subscription() + "=all|CATEGORY)"
                             : r.eventsBehind() == 0 ? "-" : WaymarkCli.human(Duration.parse(r.oldestUnreadAge())))));
             cli.print(spec.commandLine().getOut(), rows, text.toString());
             return 0;
@@ -106,7 +108,8 @@ final class SubscriptionsCommand {
             try {
                 targets.put(name, what.equals("all") ? Target.all() : Target.category(what));
             } catch (SubscriptionConfigException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--target " + value + ": " + e.getMessage());
+                throw new CommandLine.ParameterException(spec.commandLine(),
+                        "--target " + value + ": " + e.getMessage());
             }
         }
         return targets;
@@ -117,7 +120,7 @@ final class SubscriptionsCommand {
         if (target == null) {
             return new Row(c.subscription(), c.member(), c.groupSize(), c.position().toString(),
                     c.updatedAt().toString(), null, null, null, "target unknown: the database does not record what '"
-                    + c.subscription() + "' reads; give --target " + c.subscription() + "=all|CATEGORY",
+                            + c.subscription() + "' reads; give --target " + c.subscription() + "=all|CATEGORY",
                     horizon.hiddenEvents(), writer);
         }
         SubscriptionLag lag = SubscriptionLag.measure(store, c.subscription(), target,

@@ -31,11 +31,9 @@ import picocli.CommandLine.ScopeType;
  * {@code --help} / {@code -h}.
  */
 // scope INHERIT: every subcommand, present and future, gets -h/--help and -V/--version
-@Command(name = "waymark", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true,
-        version = "waymark 0.1.0-SNAPSHOT",
-        description = "Operate a Waymark event store: migrations, subscriptions, shards, workflows, dead letters.",
-        subcommands = {MigrateCommand.class, StreamsCommand.class, SubscriptionsCommand.class, ShardsCommand.class,
-                WorkflowsCommand.class, DeadLettersCommand.class})
+@Command(name = "waymark", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true, version = "waymark 0.1.0-SNAPSHOT", description = "Operate a Waymark event store: migrations, subscriptions, shards, workflows, dead letters.", subcommands = {
+        MigrateCommand.class, StreamsCommand.class, SubscriptionsCommand.class, ShardsCommand.class,
+        WorkflowsCommand.class, DeadLettersCommand.class})
 public final class WaymarkCli {
 
     /** Exit code: the operation failed. */
@@ -47,12 +45,10 @@ public final class WaymarkCli {
     /** Exit code: a named subscription, pool, worker, stream, workflow, awakeable or dead letter does not exist. */
     public static final int NOT_FOUND = 5;
 
-    @Option(names = "--url", scope = ScopeType.INHERIT, defaultValue = "${env:WAYMARK_DATABASE_URL}",
-            description = "JDBC URL of the database (default: $WAYMARK_DATABASE_URL)")
+    @Option(names = "--url", scope = ScopeType.INHERIT, defaultValue = "${env:WAYMARK_DATABASE_URL}", description = "JDBC URL of the database (default: $WAYMARK_DATABASE_URL)")
     String url;
 
-    @Option(names = "--schema", scope = ScopeType.INHERIT, defaultValue = "waymark",
-            description = "Waymark's schema (default: ${DEFAULT-VALUE})")
+    @Option(names = "--schema", scope = ScopeType.INHERIT, defaultValue = "waymark", description = "Waymark's schema (default: ${DEFAULT-VALUE})")
     String schema;
 
     @Option(names = "--json", scope = ScopeType.INHERIT, description = "print JSON instead of text")
@@ -90,10 +86,14 @@ public final class WaymarkCli {
                 return commandLine.getParameterExceptionHandler().handleParseException(
                         new CommandLine.ParameterException(commandLine, e.getMessage()), args);
             }
-            int code = e instanceof NotFoundException ? NOT_FOUND
-                    : e instanceof SchemaNotMigratedException ? NO_SCHEMA
-                    : e instanceof StoreUnavailableException || e instanceof HikariPool.PoolInitializationException
-                            ? UNREACHABLE : FAILED;
+            int code = e instanceof NotFoundException
+                    ? NOT_FOUND
+                    : e instanceof SchemaNotMigratedException
+                            ? NO_SCHEMA
+                            : e instanceof StoreUnavailableException
+                                    || e instanceof HikariPool.PoolInitializationException
+                                            ? UNREACHABLE
+                                            : FAILED;
             err.println("waymark: " + oneLine(e));
             if (root.verbose) {
                 e.printStackTrace(err);
@@ -248,8 +248,10 @@ public final class WaymarkCli {
             }
             return d;
         } catch (NumberFormatException | java.time.format.DateTimeParseException | ArithmeticException e) {
-            throw new CommandLine.TypeConversionException("'" + value + "' is not a " + (zero ? "duration of"
-                    + " zero or more" : "positive duration") + " (like " + (zero ? "0s, " : "")
+            throw new CommandLine.TypeConversionException("'" + value + "' is not a " + (zero
+                    ? "duration of"
+                            + " zero or more"
+                    : "positive duration") + " (like " + (zero ? "0s, " : "")
                     + "500ms, 30s, 5m, 2h, 7d or PT30S)");
         }
     }
@@ -261,7 +263,9 @@ public final class WaymarkCli {
             return ms % 1000 == 0 ? ms / 1000 + "s" : String.format(java.util.Locale.ROOT, "%.1fs", ms / 1000.0);
         }
         long s = d.toSeconds();
-        return s < 3600 ? String.format("%dm%02ds", s / 60, s % 60) : String.format("%dh%02dm", s / 3600, s % 3600 / 60);
+        return s < 3600
+                ? String.format("%dm%02ds", s / 60, s % 60)
+                : String.format("%dh%02dm", s / 3600, s % 3600 / 60);
     }
 
     /** Prints {@code value} as JSON, or {@code text} when not in JSON mode. */

@@ -34,10 +34,10 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.TypeConversionException;
 
 /** {@code waymark workflows list|show|cancel|retry|complete-awakeable|fail-awakeable|collect}. */
-@Command(name = "workflows", description = "Inspect, cancel, retry and collect workflows; settle awakeables.",
-        subcommands = {WorkflowsCommand.ListWorkflows.class, WorkflowsCommand.Show.class, WorkflowsCommand.Cancel.class,
-                WorkflowsCommand.Retry.class, AwakeableCommands.CompleteAwakeable.class,
-                AwakeableCommands.FailAwakeable.class, CollectWorkflows.class})
+@Command(name = "workflows", description = "Inspect, cancel, retry and collect workflows; settle awakeables.", subcommands = {
+        WorkflowsCommand.ListWorkflows.class, WorkflowsCommand.Show.class, WorkflowsCommand.Cancel.class,
+        WorkflowsCommand.Retry.class, AwakeableCommands.CompleteAwakeable.class,
+        AwakeableCommands.FailAwakeable.class, CollectWorkflows.class})
 final class WorkflowsCommand {
 
     @ParentCommand
@@ -136,7 +136,8 @@ final class WorkflowsCommand {
             try {
                 JsonNode node = WaymarkCli.JSON.readTree(value);
                 if (node == null || node.isMissingNode()) {
-                    throw new TypeConversionException("empty, expected a JSON value such as '\"yes\"' or '{\"ok\":true}'");
+                    throw new TypeConversionException(
+                            "empty, expected a JSON value such as '\"yes\"' or '{\"ok\":true}'");
                 }
                 return node;
             } catch (JsonProcessingException e) {
@@ -154,8 +155,7 @@ final class WorkflowsCommand {
         @Spec
         CommandSpec spec;
 
-        @Option(names = "--status", converter = StatusConverter.class, completionCandidates = StatusCandidates.class,
-                description = "only this status: ${COMPLETION-CANDIDATES}")
+        @Option(names = "--status", converter = StatusConverter.class, completionCandidates = StatusCandidates.class, description = "only this status: ${COMPLETION-CANDIDATES}")
         WorkflowStatus status;
 
         @Option(names = "--name", description = "only workflows of this name")
@@ -218,7 +218,8 @@ final class WorkflowsCommand {
         @Override
         public Integer call() {
             WaymarkCli cli = parent.root;
-            WorkflowDetails d = parent.withClient(client -> client.describe(name, id)).orElseThrow(() -> unknown(name, id));
+            WorkflowDetails d = parent.withClient(client -> client.describe(name, id))
+                    .orElseThrow(() -> unknown(name, id));
             Row info = row(d.info());
             List<EntryRow> journal = d.journal().stream().map(Show::entry).toList();
             List<AwakeableRow> awakeables = d.awakeables().stream().map(Show::awakeable).toList();
@@ -241,8 +242,10 @@ final class WorkflowsCommand {
             line(text, "waiting on", info.waitingOn());
             line(text, "wake after", info.wakeAfter());
             line(text, "next attempt", info.nextAttemptAt());
-            line(text, "lease", info.leaseOwner() == null ? null : info.leaseOwner() + " epoch " + info.leaseEpoch()
-                    + " until " + info.leaseExpiresAt());
+            line(text, "lease", info.leaseOwner() == null
+                    ? null
+                    : info.leaseOwner() + " epoch " + info.leaseEpoch()
+                            + " until " + info.leaseExpiresAt());
             line(text, "parent", info.parentName() == null ? null : info.parentName() + "/" + info.parentId());
             line(text, "created", info.createdAt());
             line(text, "updated", info.updatedAt());
@@ -254,7 +257,8 @@ final class WorkflowsCommand {
             journal.forEach(e -> text.append(Output.row("  %7d  %-24s %-20s %-27s %s%n", e.version(), e.type(),
                     dash(e.step()), e.recordedAt(), compact(e.data()))));
             text.append(String.format("%nawakeables%n"));
-            text.append(String.format("  %-36s %4s  %-20s %-10s %s%n", "ID", "GEN", "LABEL", "STATUS", "VALUE / FAILURE"));
+            text.append(
+                    String.format("  %-36s %4s  %-20s %-10s %s%n", "ID", "GEN", "LABEL", "STATUS", "VALUE / FAILURE"));
             awakeables.forEach(a -> text.append(Output.row("  %-36s %4d  %-20s %-10s %s%n", a.id(), a.generation(),
                     a.label(), a.status(), a.failure() != null ? a.failure() : compact(a.value()))));
             text.append(String.format("%nchildren%n"));
@@ -304,7 +308,8 @@ final class WorkflowsCommand {
             Map<String, Object> value = parent.withAnnouncingClient(client -> {
                 WorkflowInfo info = client.describe(name, id).map(WorkflowDetails::info)
                         .orElseThrow(() -> unknown(name, id));
-                List<Map<String, String>> live = info.status().isTerminal() ? List.of()
+                List<Map<String, String>> live = info.status().isTerminal()
+                        ? List.of()
                         : liveDescendants(client, name, id, new ArrayList<>());
                 Map<String, Object> r = new LinkedHashMap<>();
                 r.put("name", name);
@@ -328,7 +333,8 @@ final class WorkflowsCommand {
             String text;
             if (force) {
                 text = value.get("outcome").equals(CancelOutcome.CANCELLED.name())
-                        ? target + ": cancelled (CANCELLED)" + (live.isEmpty() ? ""
+                        ? target + ": cancelled (CANCELLED)" + (live.isEmpty()
+                                ? ""
                                 : "; asked its live children to cancel: " + children) + "\n"
                         : target + ": nothing changed (" + value.get("outcome") + ")\n";
             } else if (WorkflowStatus.fromSql((String) value.get("status")).isTerminal()) {
@@ -399,7 +405,8 @@ final class WorkflowsCommand {
             });
             String text;
             if (RetryOutcome.NOT_FAILED.name().equals(value.get("outcome"))) {
-                text = target + " is " + value.get("status") + ", not failed: " + (force ? "nothing changed"
+                text = target + " is " + value.get("status") + ", not failed: " + (force
+                        ? "nothing changed"
                         : "retry would change nothing") + " (NOT_FAILED)\n";
             } else if (force) {
                 text = target + ": retried with a fresh attempt budget; it resumes from its journal (RETRIED)\n";

@@ -34,7 +34,7 @@ class CliHelpTest {
         assertThat(commands).as("the tree walked").contains(List.of("streams", "tail"),
                 List.of("dead-letters", "replay"), List.of("workflows", "collect"), List.of("migrate", "sql"));
         for (List<String> command : commands) {
-            for (String flag : new String[] {"--help", "-h"}) {
+            for (String flag : new String[]{"--help", "-h"}) {
                 CliRun run = CliRun.of(command, flag);
                 String usage = "Usage: " + String.join(" ", concat("waymark", command));
                 // before: exit 2 and "Unknown option: '--help'" on every subcommand

@@ -21,7 +21,7 @@ class CliOptionsTest {
     @Test
     void a_malformed_url_is_a_usage_error_found_before_connecting() {
         // before: exit 1, "Failed to get driver instance for jdbcUrl=..." (and a driver warning on stderr)
-        for (String url : new String[] {"nonsense", "jdbc:mysql://db/app", "jdbc:postgresql://[bad",
+        for (String url : new String[]{"nonsense", "jdbc:mysql://db/app", "jdbc:postgresql://[bad",
                 "postgresql://127.0.0.1:5432/postgres", "jdbc:postgresql://127.0.0.1:5432/postgres?user=%%"}) {
             CliRun run = CliRun.of("streams", "list", "--url", url);
             assertThat(run.code()).as(url + ": " + run.err()).isEqualTo(2);

@@ -55,7 +55,8 @@ class CliOutputTest {
                     (ctx, in) -> {
                         throw new IllegalStateException("line one\nline two");
                     });
-            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry)
+                    .retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
                     .build()) {
                 engine.start("doomed", "d-1", "x", String.class);
                 engine.start("doomed", "d-2", "y", String.class);

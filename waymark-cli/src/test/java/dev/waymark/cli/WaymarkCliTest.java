@@ -108,7 +108,8 @@ class WaymarkCliTest {
             store.append("order-1", ExpectedVersion.any(), EventData.json("Bad", "{}"));
             store.append("order-2", ExpectedVersion.any(), EventData.json("Good", "{}"));
             try (Subscription s = Subscription.builder(store, "billing", Target.category("order"))
-                    .start(d -> d.event().type().equals("Bad") ? Ack.deadLetter(DeadLetterReason.poison("no price"))
+                    .start(d -> d.event().type().equals("Bad")
+                            ? Ack.deadLetter(DeadLetterReason.poison("no price"))
                             : Ack.ok())) {
                 Awaitility.await().atMost(Duration.ofSeconds(15))
                         .until(() -> DeadLetters.of(store).count("billing") == 1);
@@ -185,8 +186,8 @@ class WaymarkCliTest {
         try (EventStore store = EventStore.builder(pool).build()) {
             store.migrate();
             WorkflowRegistry registry = new WorkflowRegistry()
-                    .register("greet", String.class, String.class, (ctx, who) ->
-                            ctx.step("greet", String.class, () -> "hello " + who))
+                    .register("greet", String.class, String.class,
+                            (ctx, who) -> ctx.step("greet", String.class, () -> "hello " + who))
                     .register("approval", String.class, String.class, (ctx, in) -> {
                         try {
                             return "approved by " + ctx.awakeable("decision", String.class).await();
@@ -201,18 +202,20 @@ class WaymarkCliTest {
                         ctx.sleep("nap", Duration.ofHours(1));
                         return "rested";
                     })
-                    .register("parent", String.class, String.class, (ctx, in) ->
-                            ctx.child("approve", "approval", ctx.workflowId() + ".child", in, String.class).await());
-            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                    .register("parent", String.class, String.class, (ctx, in) -> ctx
+                            .child("approve", "approval", ctx.workflowId() + ".child", in, String.class).await());
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, registry)
+                    .retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
                     .build()) {
                 assertThat(engine.start("greet", "g-1", "ada", String.class).await(WAIT)).isEqualTo("hello ada");
-                for (String[] k : new String[][] {{"approval", "a-1"}, {"approval", "a-2"}, {"napper", "n-1"},
+                for (String[] k : new String[][]{{"approval", "a-1"}, {"approval", "a-2"}, {"napper", "n-1"},
                         {"parent", "p-1"}}) {
                     engine.start(k[0], k[1], "x", String.class);
                 }
                 engine.start("doomed", "d-1", "north", String.class);
                 Awaitility.await().atMost(WAIT).until(() -> status(engine, "approval", "a-1") == SUSPENDED
-                        && status(engine, "approval", "a-2") == SUSPENDED && status(engine, "napper", "n-1") == SUSPENDED
+                        && status(engine, "approval", "a-2") == SUSPENDED
+                        && status(engine, "napper", "n-1") == SUSPENDED
                         && status(engine, "approval", "p-1.child") == SUSPENDED
                         && status(engine, "parent", "p-1") == SUSPENDED
                         && status(engine, "doomed", "d-1") == WorkflowStatus.FAILED);
@@ -378,7 +381,8 @@ class WaymarkCliTest {
         String a1 = awakeableOf("approval", "a-1");
         Run preview = cli("workflows", "complete-awakeable", a1, "--value", "\"alice\"", "--url", url);
         assertThat(preview.code()).as(preview.err()).isZero();
-        assertThat(preview.out()).contains("awakeable " + a1 + " of approval/a-1: would complete (preview; add --force)")
+        assertThat(preview.out())
+                .contains("awakeable " + a1 + " of approval/a-1: would complete (preview; add --force)")
                 .contains("with value \"alice\"");
         assertThat(show("approval", "a-1").get("awakeables").get(0).get("status").asText()).isEqualTo("pending");
 
@@ -455,7 +459,8 @@ class WaymarkCliTest {
         assertThat(unknownPool.err()).contains("no sharded subscription named 'nope'");
 
         // before: "released buckets []" and exit 0, as if a worker had been released
-        Run unknownRelease = cli("shards", "release", "--subscription", "nope", "--worker", "w", "--force", "--url", url);
+        Run unknownRelease = cli("shards", "release", "--subscription", "nope", "--worker", "w", "--force", "--url",
+                url);
         assertThat(unknownRelease.code()).isEqualTo(WaymarkCli.NOT_FOUND);
         assertThat(unknownRelease.err()).contains("no sharded subscription named 'nope'");
         // bad values are usage errors (2), found before any connection; before: 1, or 3 without a database
@@ -470,10 +475,10 @@ class WaymarkCliTest {
         // before: streams list/read took 50000 and failed on 0 only after connecting, tail and dead-letters
         // list checked >= 1 only
         String nowhere = "jdbc:postgresql://127.0.0.1:1/nowhere";
-        for (String[] command : new String[][] {{"streams", "list"}, {"streams", "read", "--stream", "s-1"},
+        for (String[] command : new String[][]{{"streams", "list"}, {"streams", "read", "--stream", "s-1"},
                 {"dead-letters", "list", "--subscription", "s"}, {"workflows", "list"},
                 {"workflows", "collect", "--retention", "7d"}}) {
-            for (String limit : new String[] {"0", "10001", "50000"}) {
+            for (String limit : new String[]{"0", "10001", "50000"}) {
                 List<String> args = new ArrayList<>(List.of(command));
                 args.addAll(List.of("--limit", limit, "--url", nowhere));
                 Run run = cli(args.toArray(String[]::new));
@@ -523,7 +528,8 @@ class WaymarkCliTest {
                 lines.add(WaymarkCli.JSON.readTree(line));
             }
             assertThat(lines).extracting(n -> n.get("stream").asText() + "@" + n.get("version").asInt() + " "
-                    + n.get("type").asText()).containsExactly("cart-1@1 Added", "cart-2@1 Added", "cart-1@2 CheckedOut");
+                    + n.get("type").asText())
+                    .containsExactly("cart-1@1 Added", "cart-2@1 Added", "cart-1@2 CheckedOut");
             assertThat(lines.get(1).get("data").get("sku").asText()).isEqualTo("b");
             assertThat(lines).allSatisfy(n -> assertThat(n.get("position").asText()).matches("\\d+/\\d+"));
         }
@@ -645,7 +651,8 @@ class WaymarkCliTest {
             store.append("refund-2", ExpectedVersion.any(), EventData.json("Invalid", "{}"));
             store.append("refund-3", ExpectedVersion.any(), EventData.json("Poison", "{}"));
             try (Subscription s = Subscription.builder(store, "refunds", Target.category("refund"))
-                    .start(d -> Ack.deadLetter(d.event().type().equals("Poison") ? DeadLetterReason.poison("bad")
+                    .start(d -> Ack.deadLetter(d.event().type().equals("Poison")
+                            ? DeadLetterReason.poison("bad")
                             : DeadLetterReason.invalid("no amount")))) {
                 Awaitility.await().atMost(WAIT).until(() -> DeadLetters.of(store).count("refunds") == 3);
             }
@@ -684,10 +691,10 @@ class WaymarkCliTest {
         assertThat(broken.code()).isEqualTo(WaymarkCli.FAILED);
         assertThat(broken.err().strip()).isEqualTo("waymark: 1 of 1 replayed dead letter(s) did not succeed");
         assertThat(broken.json().get("failed").asInt()).isOne();
-        assertThat(broken.json().get("letters")).singleElement().satisfies(l ->
-                assertThat(l.get("outcome").asText()).isEqualTo("dead-lettered again: poison: still broken"));
-        assertThat(listed("--replayed", "yes")).singleElement().satisfies(n ->
-                assertThat(n.get("replayOutcome").asText()).startsWith("dead-lettered again"));
+        assertThat(broken.json().get("letters")).singleElement().satisfies(
+                l -> assertThat(l.get("outcome").asText()).isEqualTo("dead-lettered again: poison: still broken"));
+        assertThat(listed("--replayed", "yes")).singleElement()
+                .satisfies(n -> assertThat(n.get("replayOutcome").asText()).startsWith("dead-lettered again"));
 
         OkHandler.SEEN.clear();
         Run replay = cli("dead-letters", "replay", "--subscription", "refunds", "--all", "--force", "--handler",
@@ -717,7 +724,8 @@ class WaymarkCliTest {
         assertThat(replayUsage("--all", "--force").err()).contains("--force needs --handler CLASS");
         assertThat(replayUsage("--all", "--handler", "java.lang.String").err())
                 .contains("is not a dev.waymark.subscription.EventHandler");
-        assertThat(replayUsage("--all", "--handler", "com.example.Nope").err()).contains("is not on the CLI's classpath");
+        assertThat(replayUsage("--all", "--handler", "com.example.Nope").err())
+                .contains("is not on the CLI's classpath");
         Run badKind = cli("dead-letters", "list", "--subscription", "refunds", "--reason", "bogus", "--url", url);
         assertThat(badKind.code()).isEqualTo(2);
         assertThat(badKind.err()).contains("'bogus' is not a reason kind");

@@ -84,9 +84,11 @@ class WorkflowAnnouncementsTest {
                     }
                     return "second run";
                 });
-        engine = WorkflowEngine.builder(store, registry).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+        engine = WorkflowEngine.builder(store, registry)
+                .retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
                 .build();
-        worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofHours(1)).retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+        worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofHours(1))
+                .retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
                 .build()).start();
     }
 

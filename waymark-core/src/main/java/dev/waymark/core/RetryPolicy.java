@@ -143,7 +143,8 @@ public record RetryPolicy(int maxAttempts, Duration initialDelay, double multipl
             return full;
         }
         long nanos = full.toNanos();
-        return Duration.ofNanos(nanos - (long) (nanos * jitter * Objects.requireNonNull(random, "random").nextDouble()));
+        return Duration
+                .ofNanos(nanos - (long) (nanos * jitter * Objects.requireNonNull(random, "random").nextDouble()));
     }
 
     /** A one-line description for effective-configuration logs. */

@@ -60,13 +60,15 @@ class RetryPolicyTest {
         }
         assertThat(min).isBetween(500L, 520L);
         assertThat(max).isBetween(980L, 1000L);
-        assertThat(RetryPolicy.fixed(3, Duration.ofMillis(1000)).delayBefore(1, random)).isEqualTo(Duration.ofSeconds(1));
+        assertThat(RetryPolicy.fixed(3, Duration.ofMillis(1000)).delayBefore(1, random))
+                .isEqualTo(Duration.ofSeconds(1));
     }
 
     @Test
     void invalid_values_fail_naming_the_component_and_the_value() {
         assertThatThrownBy(() -> RetryPolicy.fixed(0, Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxAttempts").hasMessageContaining("0");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxAttempts")
+                .hasMessageContaining("0");
         assertThatThrownBy(() -> RetryPolicy.fixed(2, Duration.ofMillis(-1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("initialDelay");
         assertThatThrownBy(() -> RetryPolicy.fixed(2, null)).isInstanceOf(IllegalArgumentException.class)
@@ -74,7 +76,8 @@ class RetryPolicyTest {
         assertThatThrownBy(() -> RetryPolicy.exponential(2, Duration.ofSeconds(2), Duration.ofSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxDelay");
         assertThatThrownBy(() -> RetryPolicy.fixed(2, Duration.ZERO).withMultiplier(0.5))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("multiplier").hasMessageContaining("0.5");
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("multiplier")
+                .hasMessageContaining("0.5");
         assertThatThrownBy(() -> RetryPolicy.fixed(2, Duration.ZERO).withMultiplier(Double.NaN))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("multiplier");
         assertThatThrownBy(() -> RetryPolicy.fixed(2, Duration.ZERO).withJitter(1.5))
@@ -88,6 +91,7 @@ class RetryPolicyTest {
         assertThat(RetryPolicy.fixed(3, Duration.ofSeconds(1)))
                 .isEqualTo(new RetryPolicy(3, Duration.ofSeconds(1), 1.0, Duration.ofSeconds(1), 0.0));
         assertThat(RetryPolicy.exponential(3, Duration.ofSeconds(1), Duration.ofSeconds(4)).toString())
-                .isEqualTo("RetryPolicy[maxAttempts=3, initialDelay=1000ms, multiplier=2.0, maxDelay=4000ms, jitter=0.0]");
+                .isEqualTo(
+                        "RetryPolicy[maxAttempts=3, initialDelay=1000ms, multiplier=2.0, maxDelay=4000ms, jitter=0.0]");
     }
 }

@@ -39,7 +39,8 @@ final class Approver implements AutoCloseable {
         while (running) {
             try {
                 List<UUID> pending = new ArrayList<>();
-                try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+                try (Connection c = dataSource.getConnection();
+                        Statement s = c.createStatement();
                         ResultSet rs = s.executeQuery("SELECT awakeable FROM \"" + schema
                                 + "\".demo_approvals WHERE NOT approved")) {
                     while (rs.next()) {
@@ -51,8 +52,9 @@ final class Approver implements AutoCloseable {
                         approved.incrementAndGet();
                     }
                     try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-                        s.executeUpdate("UPDATE \"" + schema + "\".demo_approvals SET approved = true WHERE awakeable = '"
-                                + id + "'");
+                        s.executeUpdate(
+                                "UPDATE \"" + schema + "\".demo_approvals SET approved = true WHERE awakeable = '"
+                                        + id + "'");
                     }
                 }
                 Thread.sleep(100); // the desk checks its inbox ten times a second

@@ -170,7 +170,7 @@ public final class Demo {
             // test running beside the demo), the newest events are not readable yet. Wait for it.
             long inCategory = 0;
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            for (WakeSignal wake = store.wakeSignal(); ; ) {
+            for (WakeSignal wake = store.wakeSignal();;) {
                 long generation = wake.generation();
                 inCategory = store.categoryForward("cart", GlobalPosition.START, 100)
                         .filter(e -> e.streamName().contains(run)).count();
@@ -187,7 +187,8 @@ public final class Demo {
             for (int i = 1; i < all.size(); i++) {
                 ordered &= all.get(i - 1).position().compareTo(all.get(i).position()) < 0;
             }
-            out.println("[8] all streams: " + all.size() + " events in global order (head " + store.headPosition() + ")");
+            out.println(
+                    "[8] all streams: " + all.size() + " events in global order (head " + store.headPosition() + ")");
             failures += check(ordered, "the global order is strictly increasing");
 
             WakeSignal signal = store.wakeSignal();

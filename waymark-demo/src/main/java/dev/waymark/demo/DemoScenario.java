@@ -67,7 +67,8 @@ public final class DemoScenario {
         out.println("[10] Kafka at " + kafka + ": topics " + topic + " (3 partitions) and " + topic + ".DLT");
         WorkflowClient client = WorkflowClient.create(store);
         long started = 0;
-        try (WorkerProcesses workers = new WorkerProcesses(out); Approver approver = new Approver(dataSource, schema, client);
+        try (WorkerProcesses workers = new WorkerProcesses(out);
+                Approver approver = new Approver(dataSource, schema, client);
                 PaymentService payments = new PaymentService(kafka, topic, dataSource, schema)) {
             out.println("[11] starting three worker JVMs: each is a member of the sharded pool 'fulfilment' (6 buckets)"
                     + " and runs a workflow engine and a resume worker");
@@ -84,8 +85,11 @@ public final class DemoScenario {
                     () -> count("SELECT count(*) FROM demo_handled") >= 3);
             Set<Integer> lost = ownership().stream().filter(o -> o.owner().filter(w2.workerId()::equals).isPresent())
                     .map(ShardOwnership::bucket).collect(Collectors.toSet());
-            long running = client.list(WorkflowQuery.builder().status(WorkflowStatus.RUNNING).name("fulfilment").limit(1000).build()).size()
-                    + client.list(WorkflowQuery.builder().status(WorkflowStatus.SUSPENDED).name("fulfilment").limit(1000).build()).size();
+            long running = client
+                    .list(WorkflowQuery.builder().status(WorkflowStatus.RUNNING).name("fulfilment").limit(1000).build())
+                    .size()
+                    + client.list(WorkflowQuery.builder().status(WorkflowStatus.SUSPENDED).name("fulfilment")
+                            .limit(1000).build()).size();
             workers.kill(w2);
             long killedAt = System.nanoTime();
             out.println("[13] killed worker-2 with SIGKILL (it held buckets " + lost + "; " + running
@@ -99,18 +103,22 @@ public final class DemoScenario {
             out.printf("     buckets %s taken over %.1f s after the kill (lease TTL %d s): %s%n", lost, takeover,
                     DemoWorker.TTL.toSeconds(), describeOwnership(w1, w3));
 
-            out.println("[15] waiting for every order to be fulfilled (cool-off sleep, approval by the desk, shipping child) ...");
+            out.println(
+                    "[15] waiting for every order to be fulfilled (cool-off sleep, approval by the desk, shipping child) ...");
             awaitCondition("every fulfilment workflow completes", Duration.ofSeconds(120),
-                    () -> client.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("fulfilment").limit(1000).build()).size() == ORDERS);
+                    () -> client.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("fulfilment")
+                            .limit(1000).build()).size() == ORDERS);
             out.println("     " + client.handle("fulfilment", "o-1", String.class).await(Duration.ofSeconds(5)));
             out.printf("     all %d orders fulfilled %.1f s after the first was placed; the desk approved %d%n", ORDERS,
                     (System.nanoTime() - started) / 1e9, approver.approved());
             out.println("[16] the payment service consumes the charge steps' payment requests from Kafka ...");
-            awaitCondition("every valid payment is recorded and the poison request dead-lettered", Duration.ofSeconds(60),
+            awaitCondition("every valid payment is recorded and the poison request dead-lettered",
+                    Duration.ofSeconds(60),
                     () -> count("SELECT count(*) FROM demo_payments") == ORDERS - 1
                             && DemoKafka.deadLetters(kafka, topic + ".DLT").size() == 1);
-            out.println("     " + count("SELECT count(*) FROM demo_payments") + " payments recorded; dead-letter topic: "
-                    + DemoKafka.deadLetters(kafka, topic + ".DLT"));
+            out.println(
+                    "     " + count("SELECT count(*) FROM demo_payments") + " payments recorded; dead-letter topic: "
+                            + DemoKafka.deadLetters(kafka, topic + ".DLT"));
         }
         report(client);
         return failures;
@@ -122,8 +130,12 @@ public final class DemoScenario {
         long deliveries = count("SELECT count(*) FROM demo_handled");
         check(distinct == ORDERS, "every order event handled (" + distinct + " of " + ORDERS + "; "
                 + (deliveries - distinct) + " redelivered after the kill, which handlers must tolerate)");
-        long fulfilled = client.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("fulfilment").limit(1000).build()).size();
-        long shipped = client.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("shipping").limit(1000).build()).size();
+        long fulfilled = client
+                .list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("fulfilment").limit(1000).build())
+                .size();
+        long shipped = client
+                .list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("shipping").limit(1000).build())
+                .size();
         check(fulfilled == ORDERS && shipped == ORDERS, "every order fulfilled, each with its shipping child ("
                 + fulfilled + " fulfilments, " + shipped + " shipments completed)");
         long failed = client.list(WorkflowQuery.builder().status(WorkflowStatus.FAILED).limit(1000).build()).size();
@@ -135,10 +147,12 @@ public final class DemoScenario {
                 + " HAVING count(*) > 1) d");
         out.println("     (steps whose action ran more than once: " + reran
                 + " — only a step cut short by the SIGKILL may run again; its result is journaled once)");
-        check(count("SELECT count(*) FROM demo_approvals WHERE approved") == ORDERS, "every approval completed by the desk");
+        check(count("SELECT count(*) FROM demo_approvals WHERE approved") == ORDERS,
+                "every approval completed by the desk");
         long paid = count("SELECT count(*) FROM demo_payments");
-        check(paid == ORDERS - 1, "every valid payment request consumed from Kafka exactly once in effect (" + paid + " of "
-                + (ORDERS - 1) + ")");
+        check(paid == ORDERS - 1,
+                "every valid payment request consumed from Kafka exactly once in effect (" + paid + " of "
+                        + (ORDERS - 1) + ")");
         java.util.List<String> dead = DemoKafka.deadLetters(kafka, topic + ".DLT");
         check(dead.size() == 1 && dead.get(0).startsWith("o-" + POISON + " "), "the poison payment request is in the"
                 + " dead-letter topic with its reason (" + dead + ")");
@@ -147,7 +161,8 @@ public final class DemoScenario {
     private void placeOrders(int from, int to) {
         for (int i = from; i <= to; i++) {
             store.append("order-" + i, ExpectedVersion.noStream(),
-                    List.of(EventData.of("OrderPlaced", Map.of("order", "o-" + i, "total", i == POISON ? -1 : 1000 + i))));
+                    List.of(EventData.of("OrderPlaced",
+                            Map.of("order", "o-" + i, "total", i == POISON ? -1 : 1000 + i))));
         }
     }
 
@@ -174,7 +189,8 @@ public final class DemoScenario {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("demo: timed out after " + timeout.toSeconds() + " s waiting until " + what);
+                throw new IllegalStateException(
+                        "demo: timed out after " + timeout.toSeconds() + " s waiting until " + what);
             }
             Thread.sleep(100);
         }
@@ -194,7 +210,8 @@ public final class DemoScenario {
     }
 
     private long count(String query) {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        try (Connection c = dataSource.getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(qualified(query))) {
             rs.next();
             return rs.getLong(1);

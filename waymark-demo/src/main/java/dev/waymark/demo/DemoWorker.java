@@ -43,17 +43,23 @@ public final class DemoWorker {
                 EventStore store = EventStore.builder(ds).schema(schema).build();
                 DemoPayments payments = DemoPayments.producer(args[3], args[4])) {
             WorkflowEngine engine = WorkflowEngine.builder(store, DemoWorkflows.registry(ds, schema, label, payments))
-                    .leaseTtl(TTL).retry(RetryPolicy.exponential(WorkflowEngine.DEFAULT_RETRY.maxAttempts(), Duration.ofMillis(200), Duration.ofSeconds(2))).build();
+                    .leaseTtl(TTL).retry(RetryPolicy.exponential(WorkflowEngine.DEFAULT_RETRY.maxAttempts(),
+                            Duration.ofMillis(200), Duration.ofSeconds(2)))
+                    .build();
             engine.resumeWorker(ResumeOptions.builder().leaseTtl(TTL).pollInterval(Duration.ofMillis(500))
-                    .retry(RetryPolicy.exponential(ResumeOptions.DEFAULT_RETRY.maxAttempts(), Duration.ofMillis(200), Duration.ofSeconds(2))).listener(new ResumeListener() {}).build())
+                    .retry(RetryPolicy.exponential(ResumeOptions.DEFAULT_RETRY.maxAttempts(), Duration.ofMillis(200),
+                            Duration.ofSeconds(2)))
+                    .listener(new ResumeListener() {}).build())
                     .start();
             ShardedSubscription pool = ShardedSubscription.builder(store, "fulfilment", Target.category("order"))
-                    .shards(6).leaseTtl(TTL).renewInterval(Duration.ofMillis(1000)).retry(RetryPolicy.fixed(5, Duration.ofMillis(200)))
+                    .shards(6).leaseTtl(TTL).renewInterval(Duration.ofMillis(1000))
+                    .retry(RetryPolicy.fixed(5, Duration.ofMillis(200)))
                     .start(d -> {
                         JsonNode order = json.readTree(d.event().data());
-                        try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                                "INSERT INTO \"" + schema + "\".demo_handled (event_id, stream, bucket, worker)"
-                                        + " VALUES (?, ?, ?, ?)")) {
+                        try (Connection c = ds.getConnection();
+                                PreparedStatement p = c.prepareStatement(
+                                        "INSERT INTO \"" + schema + "\".demo_handled (event_id, stream, bucket, worker)"
+                                                + " VALUES (?, ?, ?, ?)")) {
                             p.setObject(1, d.event().eventId());
                             p.setString(2, d.event().streamName());
                             p.setInt(3, d.bucket());
@@ -65,7 +71,8 @@ public final class DemoWorker {
                                 String.class);
                         return Ack.ok();
                     });
-            System.out.println("ready " + label + " pid " + ProcessHandle.current().pid() + " worker " + pool.workerId());
+            System.out
+                    .println("ready " + label + " pid " + ProcessHandle.current().pid() + " worker " + pool.workerId());
             System.out.flush();
             while (System.in.read() >= 0) {
                 // run until the demo closes stdin (or kills this JVM)

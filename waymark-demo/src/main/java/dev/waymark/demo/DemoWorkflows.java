@@ -41,9 +41,11 @@ public final class DemoWorkflows {
                     ctx.sleep("cool-off", Duration.ofMillis(300));
                     Awakeable<String> approval = ctx.awakeable("approval", String.class);
                     ctx.step("ask-approval", () -> {
-                        try (Connection c = dataSource.getConnection(); PreparedStatement p = c.prepareStatement(
-                                "INSERT INTO \"" + schema + "\".demo_approvals (workflow, awakeable) VALUES (?, ?)"
-                                        + " ON CONFLICT DO NOTHING")) {
+                        try (Connection c = dataSource.getConnection();
+                                PreparedStatement p = c.prepareStatement(
+                                        "INSERT INTO \"" + schema
+                                                + "\".demo_approvals (workflow, awakeable) VALUES (?, ?)"
+                                                + " ON CONFLICT DO NOTHING")) {
                             p.setString(1, ctx.workflowId());
                             p.setObject(2, approval.id());
                             p.executeUpdate();
@@ -51,7 +53,8 @@ public final class DemoWorkflows {
                         return null;
                     });
                     String approver = approval.await();
-                    String parcel = ctx.child("ship", "shipping", ctx.workflowId() + ".ship", order, String.class).await();
+                    String parcel = ctx.child("ship", "shipping", ctx.workflowId() + ".ship", order, String.class)
+                            .await();
                     step(ctx, dataSource, schema, worker, "notify");
                     return order.id() + " approved by " + approver + ", " + parcel;
                 })
@@ -72,8 +75,9 @@ public final class DemoWorkflows {
 
     private static void mark(DataSource ds, String schema, String worker, String workflow, String step)
             throws SQLException {
-        try (Connection c = ds.getConnection(); PreparedStatement p = c.prepareStatement(
-                "INSERT INTO \"" + schema + "\".demo_steps (workflow, step, worker) VALUES (?, ?, ?)")) {
+        try (Connection c = ds.getConnection();
+                PreparedStatement p = c.prepareStatement(
+                        "INSERT INTO \"" + schema + "\".demo_steps (workflow, step, worker) VALUES (?, ?, ?)")) {
             p.setString(1, workflow);
             p.setString(2, step);
             p.setString(3, worker);

@@ -37,9 +37,10 @@ final class PaymentService implements AutoCloseable {
                         return AckDecision.deadLetter(DeadLetterReason.poison(
                                 "negative amount " + request.get("amountCents").asLong()));
                     }
-                    try (Connection c = dataSource.getConnection(); PreparedStatement p = c.prepareStatement(
-                            "INSERT INTO \"" + schema + "\".demo_payments (order_id, amount_cents, message_id)"
-                                    + " VALUES (?, ?, ?) ON CONFLICT (order_id) DO NOTHING")) {
+                    try (Connection c = dataSource.getConnection();
+                            PreparedStatement p = c.prepareStatement(
+                                    "INSERT INTO \"" + schema + "\".demo_payments (order_id, amount_cents, message_id)"
+                                            + " VALUES (?, ?, ?) ON CONFLICT (order_id) DO NOTHING")) {
                         p.setString(1, request.get("order").asText());
                         p.setLong(2, request.get("amountCents").asLong());
                         p.setString(3, msg.id());

@@ -52,16 +52,16 @@ public final class ReadmeExamples {
 
     /** The quick start; {@code config} points at a database with an {@code orders(id, shipped)} table. */
     public EventStore quickStart(HikariConfig config) throws Exception {
-        HikariDataSource dataSource = new HikariDataSource(config);          // autocommit connections
+        HikariDataSource dataSource = new HikariDataSource(config); // autocommit connections
         EventStore store = EventStore.builder(dataSource).schema("waymark").build();
-        store.migrations().migrate();                                         // a deployment step; never implicit
+        store.migrations().migrate(); // a deployment step; never implicit
 
         AppendResult r = store.append("order-42", ExpectedVersion.noStream(),
                 List.of(EventData.of("OrderPlaced", new OrderPlaced("42", 1999))));
         store.append("order-42", ExpectedVersion.exactly(r.streamVersion()), EventData.json("OrderPaid", "{}"));
 
         List<RecordedEvent> history = store.readStreamForward("order-42", 0, 100);
-        store.categoryForward("order", GlobalPosition.START, 500).forEach(this::project);   // lazy, paged
+        store.categoryForward("order", GlobalPosition.START, 500).forEach(this::project); // lazy, paged
 
         // Application SQL and events commit together; appending first, the work runs once (see inTransaction).
         store.inTransaction(tx -> {
@@ -79,18 +79,18 @@ public final class ReadmeExamples {
     /** The subscription example. */
     public Subscription subscription(EventStore store) {
         Subscription billing = Subscription.builder(store, "billing", Target.category("order"))
-                .consumerGroup(0, 1)                                  // optional: this process is member 0 of 1
+                .consumerGroup(0, 1) // optional: this process is member 0 of 1
                 .retry(RetryPolicy.fixed(5, Duration.ofSeconds(1)))
                 .start(delivery -> {
-                    bill(delivery.event());                           // idempotent: key on delivery.event().eventId()
-                    return Ack.ok();                                  // or Ack.retry(delay), Ack.deadLetter(reason)
+                    bill(delivery.event()); // idempotent: key on delivery.event().eventId()
+                    return Ack.ok(); // or Ack.retry(delay), Ack.deadLetter(reason)
                 });
         return billing;
     }
 
     /** The end of the subscription example. */
     public void stop(Subscription billing) {
-        billing.stop(Duration.ofSeconds(30));                         // lets the handler finish, writes the checkpoint
+        billing.stop(Duration.ofSeconds(30)); // lets the handler finish, writes the checkpoint
     }
 
     /** The sharded pool example. */
@@ -108,21 +108,21 @@ public final class ReadmeExamples {
     public ProcessingApp messaging(EventStore store) {
         ProcessingApp app = ProcessingApp.builder()
                 .processor("billing", SubscriptionSource.of(Subscription.builder(store, "billing-app",
-                                Target.category("order"))),
+                        Target.category("order"))),
                         Concurrency.serial(), msg -> {
                             bill(msg.payload());
                             return AckDecision.ok();
                         })
                 .processor("emails", new InMemorySource("emails"), Concurrency.orderedByKey(16),
                         msg -> AckDecision.ok())
-                .build()      // validates everything; nothing starts
+                .build() // validates everything; nothing starts
                 .start();
         return app;
     }
 
     /** The end of the message-processing example; whether everything drained in time. */
     public boolean stop(ProcessingApp app) {
-        return app.stop();           // sources end, in-flight and inboxed messages are finalized, then a forced stop
+        return app.stop(); // sources end, in-flight and inboxed messages are finalized, then a forced stop
     }
 
     /** An example workflow input. */
@@ -136,24 +136,24 @@ public final class ReadmeExamples {
         WorkflowRegistry workflows = new WorkflowRegistry()
                 .register("fulfil", Order.class, String.class, (ctx, order) -> {
                     Charge c = ctx.step("charge", Charge.class, () -> new Charge("ch-" + order.id()));
-                    ctx.sleep("cool-off", Duration.ofMillis(200));             // durable: survives restarts
+                    ctx.sleep("cool-off", Duration.ofMillis(200)); // durable: survives restarts
                     Awakeable<String> approval = ctx.awakeable("approval", String.class);
                     ctx.run("ask", () -> requestApproval(order.id(), approval.id())); // a step with no result
-                    String approver = approval.await();                        // suspends until completed
+                    String approver = approval.await(); // suspends until completed
                     String parcel = ctx.child("ship", "shipping", order.id(), order, String.class).await();
                     return c.chargeId() + " approved by " + approver + ", " + parcel;
                 })
-                .register("shipping", Order.class, String.class, (ctx, order) ->
-                        ctx.step("label", String.class, () -> "parcel-" + order.id()));
+                .register("shipping", Order.class, String.class,
+                        (ctx, order) -> ctx.step("label", String.class, () -> "parcel-" + order.id()));
         WorkflowEngine engine = WorkflowEngine.builder(store, workflows).build();
-        engine.resumeWorker(ResumeOptions.defaults()).start();       // recovery, sleeps, wakes from elsewhere
+        engine.resumeWorker(ResumeOptions.defaults()).start(); // recovery, sleeps, wakes from elsewhere
         engine.start("fulfil", "order-42", new Order("42", 1999), String.class);
         return engine;
     }
 
     /** The end of the workflow example: the approver answers, and the result arrives. */
     public String approve(WorkflowEngine engine, java.util.UUID approvalId) throws Exception {
-        engine.completeAwakeable(approvalId, "alice");                // from any process: WorkflowClient.create(store)
+        engine.completeAwakeable(approvalId, "alice"); // from any process: WorkflowClient.create(store)
         String result = engine.handle("fulfil", "order-42", String.class).await(Duration.ofMinutes(1));
         return result;
     }
@@ -162,6 +162,6 @@ public final class ReadmeExamples {
     public final java.util.Map<String, java.util.UUID> approvals = new java.util.concurrent.ConcurrentHashMap<>();
 
     private void requestApproval(String order, java.util.UUID awakeable) {
-        approvals.put(order, awakeable);   // e.g. e-mail a link; the approver calls completeAwakeable
+        approvals.put(order, awakeable); // e.g. e-mail a link; the approver calls completeAwakeable
     }
 }

@@ -31,7 +31,8 @@ class ReadmeExamplesTest {
         try (EventStore store = examples.quickStart(config)) {
             assertThat(examples.seen).contains("history 2", "projected order-42@1", "projected order-42@2");
             assertThat(store.readStreamForward("order-42", 0, 10)).hasSize(3);
-            try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+            try (Connection c = POSTGRES.dataSource().getConnection();
+                    Statement s = c.createStatement();
                     var rs = s.executeQuery("SELECT shipped FROM orders WHERE id = '42'")) {
                 rs.next();
                 assertThat(rs.getBoolean(1)).isTrue();

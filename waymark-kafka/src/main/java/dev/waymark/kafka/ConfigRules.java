@@ -20,7 +20,8 @@ final class ConfigRules {
 
     static void requireText(String field, String value) {
         if (value == null || value.isBlank()) {
-            throw new MessagingConfigException(field + " must not be blank, got " + (value == null ? "null" : "'" + value + "'"));
+            throw new MessagingConfigException(
+                    field + " must not be blank, got " + (value == null ? "null" : "'" + value + "'"));
         }
     }
 

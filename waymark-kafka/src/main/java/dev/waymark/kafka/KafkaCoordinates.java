@@ -46,7 +46,8 @@ public record KafkaCoordinates(String topic, int partition, long offset) {
         }
         try {
             return new KafkaCoordinates(messageId.substring(0, middle),
-                    Integer.parseInt(messageId.substring(middle + 1, last)), Long.parseLong(messageId.substring(last + 1)));
+                    Integer.parseInt(messageId.substring(middle + 1, last)),
+                    Long.parseLong(messageId.substring(last + 1)));
         } catch (NumberFormatException e) { // digits only, so too large
             throw new IllegalArgumentException("not a Kafka message id (topic-partition-offset): " + messageId, e);
         }

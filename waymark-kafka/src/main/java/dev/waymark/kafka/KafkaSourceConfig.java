@@ -83,8 +83,8 @@ public record KafkaSourceConfig(
      * Default {@link BrokerRetry#retry()}: 5 attempts, 200 ms after the first failure doubling up to
      * 5 s, a random half to all of each delay taken.
      */
-    public static final RetryPolicy DEFAULT_BROKER_RETRY =
-            RetryPolicy.exponential(5, Duration.ofMillis(200), Duration.ofSeconds(5)).withJitter(0.5);
+    public static final RetryPolicy DEFAULT_BROKER_RETRY = RetryPolicy
+            .exponential(5, Duration.ofMillis(200), Duration.ofSeconds(5)).withJitter(0.5);
     /** Default {@link BrokerRetry#timeout()}. */
     public static final Duration DEFAULT_BROKER_TIMEOUT = Duration.ofSeconds(10);
     /** Default {@link #leaveGroupOnClose()}: a closing consumer leaves its group, static or not. */
@@ -118,7 +118,8 @@ public record KafkaSourceConfig(
         public Polling {
             requireBetween("pollTimeout", pollTimeout, Duration.ofMillis(1), Duration.ofSeconds(60));
             if (maxPollRecords < 1 || maxPollRecords > 100_000) {
-                throw new MessagingConfigException("maxPollRecords must be between 1 and 100000, got " + maxPollRecords);
+                throw new MessagingConfigException(
+                        "maxPollRecords must be between 1 and 100000, got " + maxPollRecords);
             }
             if (bufferSize < maxPollRecords) {
                 throw new MessagingConfigException("bufferSize must be >= maxPollRecords (" + maxPollRecords
@@ -182,7 +183,8 @@ public record KafkaSourceConfig(
                     + topics + " topicPattern=" + topicPattern);
         }
         if (polling == null || commits == null || brokerRetry == null || deadLetters == null || ordering == null) {
-            throw new MessagingConfigException("polling, commits, brokerRetry, deadLetters and ordering must not be null");
+            throw new MessagingConfigException(
+                    "polling, commits, brokerRetry, deadLetters and ordering must not be null");
         }
         if (missingDeadLetterTopic == null) {
             throw new MessagingConfigException("missingDeadLetterTopic must not be null (FAIL or CREATE)");
@@ -218,7 +220,8 @@ public record KafkaSourceConfig(
                 + " commitInterval=" + commits.interval().toMillis()
                 + "ms drainTimeout=" + commits.drainTimeout().toMillis() + "ms brokerRetry=" + brokerRetry.retry()
                 + " brokerOperationTimeout=" + brokerRetry.timeout().toMillis() + "ms deadLetters="
-                + (deadLetters instanceof DeadLetterPolicy.LogAndCommit ? "log-and-commit"
+                + (deadLetters instanceof DeadLetterPolicy.LogAndCommit
+                        ? "log-and-commit"
                         : "topic missingDeadLetterTopic=" + missingDeadLetterTopic)
                 + " ordering=" + ordering + " leaveGroupOnClose=" + leaveGroupOnClose
                 + " consumerProperties=" + consumerProperties.keySet()
@@ -416,11 +419,13 @@ public record KafkaSourceConfig(
          * @throws MessagingConfigException naming the bad option, its value and the rule
          */
         public KafkaSourceConfig build() {
-            String effectiveName = name != null ? name
+            String effectiveName = name != null
+                    ? name
                     : "kafka:" + (topicPattern != null ? topicPattern.pattern() : String.join(",", topics));
             int buffer = bufferSize != null ? bufferSize : Math.max(DEFAULT_BUFFER_SIZE, 4 * maxPollRecords);
             return new KafkaSourceConfig(effectiveName, bootstrapServers, groupId, topics, topicPattern,
-                    new Polling(pollTimeout, maxPollRecords, buffer, retryHoldBytes), new Commits(commitInterval, drainTimeout),
+                    new Polling(pollTimeout, maxPollRecords, buffer, retryHoldBytes),
+                    new Commits(commitInterval, drainTimeout),
                     new BrokerRetry(brokerRetry, brokerTimeout), deadLetters, missingDeadLetterTopic,
                     ordering,
                     consumerProperties, leaveGroupOnClose, producerProperties, listeners);

@@ -29,8 +29,14 @@ public sealed class KafkaSourceException extends MessagingException permits Dead
      * @param cause the client's exception
      */
     public KafkaSourceException(String message, String topic, int partition, long offset, Throwable cause) {
-        super(message + (topic == null ? "" : " (topic " + topic + (partition < 0 ? "" : ", partition " + partition
-                + (offset < 0 ? "" : ", offset " + offset)) + ")"), cause);
+        super(message + (topic == null
+                ? ""
+                : " (topic " + topic + (partition < 0
+                        ? ""
+                        : ", partition " + partition
+                                + (offset < 0 ? "" : ", offset " + offset))
+                        + ")"),
+                cause);
         this.topic = topic;
         this.partition = partition;
         this.offset = offset;

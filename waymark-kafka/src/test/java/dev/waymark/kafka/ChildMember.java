@@ -43,7 +43,7 @@ final class ChildMember implements AutoCloseable {
     private void read() {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(),
                 StandardCharsets.UTF_8))) {
-            for (String line; (line = in.readLine()) != null; ) {
+            for (String line; (line = in.readLine()) != null;) {
                 if (line.startsWith("H ")) {
                     handled.add(line.substring(2));
                 }

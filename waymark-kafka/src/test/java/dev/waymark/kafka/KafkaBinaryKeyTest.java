@@ -33,7 +33,7 @@ class KafkaBinaryKeyTest {
     private static final byte[] FE = {(byte) 0xFE};
     /** A UUID's 16 bytes, not UTF-8 either. */
     private static final byte[] UUID = {(byte) 0x9f, 0x3a, 0x00, (byte) 0xc3, 0x28, (byte) 0xa0, (byte) 0xa1,
-        (byte) 0xe2, 0x28, (byte) 0xa1, (byte) 0xf0, 0x28, (byte) 0x8c, (byte) 0xbc, (byte) 0xff, 0x01};
+            (byte) 0xe2, 0x28, (byte) 0xa1, (byte) 0xf0, 0x28, (byte) 0x8c, (byte) 0xbc, (byte) 0xff, 0x01};
 
     private final TestKafka kafka = new TestKafka(KAFKA);
 

@@ -59,7 +59,8 @@ class KafkaDeadLetterTest {
         ProcessingApp app = ProcessingApp.builder().processor("p",
                 KafkaSource.of(kafka.config(group, topic).listener(events).build()), Concurrency.serial(),
                 m -> KafkaCoordinates.of(m.envelope()).offset() == 1
-                        ? AckDecision.deadLetter(DeadLetterReason.invalid("not JSON")) : AckDecision.ok())
+                        ? AckDecision.deadLetter(DeadLetterReason.invalid("not JSON"))
+                        : AckDecision.ok())
                 .build().start();
         kafka.awaitCommittedThenStop(app, group, topic, 1);
         ConsumerRecord<byte[], byte[]> dead = kafka.readAll(dlt, 1).get(0);
@@ -92,7 +93,8 @@ class KafkaDeadLetterTest {
                 .brokerOperationTimeout(Duration.ofMillis(300)).build());
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(),
                 m -> KafkaCoordinates.of(m.envelope()).offset() == 1
-                        ? AckDecision.deadLetter(DeadLetterReason.poison("bad")) : AckDecision.ok())
+                        ? AckDecision.deadLetter(DeadLetterReason.poison("bad"))
+                        : AckDecision.ok())
                 .build().start();
         try {
             await().atMost(WAIT).until(() -> app.snapshot().get("p").lifecycle() == ProcessorState.Lifecycle.FAILED);
@@ -196,7 +198,8 @@ class KafkaDeadLetterTest {
         ProcessingApp app = ProcessingApp.builder().processor("p", KafkaSource.of(kafka.config(group, topic)
                 .deadLetters(DeadLetterPolicy.logAndCommit()).listener(events).build()), Concurrency.serial(),
                 m -> KafkaCoordinates.of(m.envelope()).offset() == 1
-                        ? AckDecision.deadLetter(DeadLetterReason.maxAttempts(3)) : AckDecision.ok())
+                        ? AckDecision.deadLetter(DeadLetterReason.maxAttempts(3))
+                        : AckDecision.ok())
                 .build().start();
         kafka.awaitCommittedThenStop(app, group, topic, 1);
         assertThat(events.of(Kind.DEAD_LETTERED)).singleElement().extracting(KafkaSourceEvent::detail)

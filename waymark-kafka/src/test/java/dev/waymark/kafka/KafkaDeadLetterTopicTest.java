@@ -85,7 +85,8 @@ class KafkaDeadLetterTopicTest {
             assertThat(failure.problem()).isEqualTo(Problem.MISSING);
             assertThat(failure.deadLetterTopic()).isEqualTo(topic + ".DLT");
             assertThat(failure.topic()).isEqualTo(topic);
-            assertThat(failure).hasMessageContaining("for topic(s) [" + topic + "]").hasMessageContaining(topic + ".DLT")
+            assertThat(failure).hasMessageContaining("for topic(s) [" + topic + "]")
+                    .hasMessageContaining(topic + ".DLT")
                     .hasMessageContaining("kafka-topics.sh --create")
                     .hasMessageContaining("missingDeadLetterTopic(MissingDeadLetterTopic.CREATE)");
             assertThat(events.of(Kind.FATAL)).singleElement()
@@ -118,14 +119,16 @@ class KafkaDeadLetterTopicTest {
                 .isLessThan(BROKER_LIMIT + 8_192);
         List<ConsumerRecord<byte[], byte[]>> dead = kafka.readAll(topic + ".DLT", 2);
         assertThat(dead.get(0).value()).hasSize(NEAR_LIMIT);
-        assertThat(dead.get(0).headers().lastHeader(DeadLetterHeaders.REASON).value()).isEqualTo(bytes("poison: refused"));
+        assertThat(dead.get(0).headers().lastHeader(DeadLetterHeaders.REASON).value())
+                .isEqualTo(bytes("poison: refused"));
         assertThat(dead.get(1).value()).isEqualTo(bytes("x"));
     }
 
     @Test
     void a_record_near_max_request_size_is_dead_lettered_into_a_topic_that_accepts_it() throws Exception {
         String topic = KAFKA.createTopic("near", 1);
-        String dlt = KAFKA.createTopic("near.DLT", 1, Map.of("max.message.bytes", Integer.toString(BROKER_LIMIT + 8_192)));
+        String dlt = KAFKA.createTopic("near.DLT", 1,
+                Map.of("max.message.bytes", Integer.toString(BROKER_LIMIT + 8_192)));
         kafka.send(new ProducerRecord<>(topic, 0, bytes("k"), new byte[NEAR_LIMIT]));
         String group = kafka.group();
         RecordingListener events = new RecordingListener();
@@ -154,7 +157,8 @@ class KafkaDeadLetterTopicTest {
                 .processor("p", KafkaSource.of(kafka.config(group, topic).listener(events)
                         .listener(new KafkaSourceMetrics(registry)).build()), Concurrency.serial(),
                         m -> KafkaCoordinates.of(m.id()).offset() == 1
-                                ? AckDecision.deadLetter(DeadLetterReason.poison("x")) : AckDecision.ok())
+                                ? AckDecision.deadLetter(DeadLetterReason.poison("x"))
+                                : AckDecision.ok())
                 .processor("other", other, Concurrency.serial(), m -> AckDecision.ok())
                 .build().start();
         try {

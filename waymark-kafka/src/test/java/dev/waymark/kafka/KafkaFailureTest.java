@@ -57,7 +57,8 @@ class KafkaFailureTest {
         Set<String> handled = ConcurrentHashMap.newKeySet();
         CountDownLatch brokerDown = new CountDownLatch(1);
         KafkaSource source = KafkaSource.of(kafka.config(group, topic).listener(events)
-                .brokerOperationTimeout(Duration.ofSeconds(2)).brokerRetry(KafkaSourceConfig.DEFAULT_BROKER_RETRY.withMaxAttempts(20)).build());
+                .brokerOperationTimeout(Duration.ofSeconds(2))
+                .brokerRetry(KafkaSourceConfig.DEFAULT_BROKER_RETRY.withMaxAttempts(20)).build());
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.orderedByKey(4), m -> {
             handled.add(m.id());
             if (handled.size() > 100) {
@@ -80,7 +81,8 @@ class KafkaFailureTest {
             await().atMost(Duration.ofSeconds(90)).until(() -> source.failure().isPresent()
                     || handled.size() == 900 && kafka.fullyCommitted(group, topic, 3));
             assertThat(source.failure()).as("the outage is survived").isEmpty();
-            assertThat(lifecycle(app)).as("never a silent normal completion").isEqualTo(ProcessorState.Lifecycle.RUNNING);
+            assertThat(lifecycle(app)).as("never a silent normal completion")
+                    .isEqualTo(ProcessorState.Lifecycle.RUNNING);
             assertThat(source.isFinished()).isFalse();
         } finally {
             app.stop();
@@ -104,7 +106,8 @@ class KafkaFailureTest {
                         commitFailures.add(System.nanoTime());
                     }
                 })
-                .brokerOperationTimeout(Duration.ofMillis(500)).brokerRetry(RetryPolicy.exponential(3, Duration.ofMillis(1000), Duration.ofSeconds(5)).withJitter(0.5))
+                .brokerOperationTimeout(Duration.ofMillis(500))
+                .brokerRetry(RetryPolicy.exponential(3, Duration.ofMillis(1000), Duration.ofSeconds(5)).withJitter(0.5))
                 .build());
         ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.serial(), m -> {
             if (KafkaCoordinates.of(m.envelope()).offset() == 5) {
@@ -151,9 +154,11 @@ class KafkaFailureTest {
         String group = kafka.group();
         // Static members, heartbeats minutes apart: the fencing below is first seen by the commit, not a heartbeat.
         Map<String, String> member = Map.of(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "the-member",
-                ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "300000", ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "120000");
+                ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "300000", ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,
+                "120000");
         RecordingListener events = new RecordingListener();
-        KafkaSourceConfig.Builder config = kafka.config(group, topic).listener(events).brokerRetry(KafkaSourceConfig.DEFAULT_BROKER_RETRY);
+        KafkaSourceConfig.Builder config = kafka.config(group, topic).listener(events)
+                .brokerRetry(KafkaSourceConfig.DEFAULT_BROKER_RETRY);
         member.forEach(config::consumerProperty);
         KafkaSource source = KafkaSource.of(config.build());
         try {
@@ -162,7 +167,8 @@ class KafkaFailureTest {
             usurperConfig.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers());
             usurperConfig.put(ConsumerConfig.GROUP_ID_CONFIG, group);
             usurperConfig.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-            try (var usurper = new KafkaConsumer<>(usurperConfig, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            try (var usurper = new KafkaConsumer<>(usurperConfig, new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer())) {
                 // Same group.instance.id: the broker gives it the member's place and fences the source's consumer.
                 usurper.subscribe(List.of(topic));
                 await().pollInSameThread().atMost(WAIT).until(() -> { // a KafkaConsumer is single-threaded

@@ -94,7 +94,8 @@ class KafkaHaltTest {
             assertThat(source.halted()).isEqualTo(Map.of(topic + "-0", 1L));
             kafka.produce(topic, 1, 2, 1);
             Ingested other = take(source);
-            assertThat(KafkaCoordinates.of(other.envelope()).partition()).as("the other partition goes on").isEqualTo(1);
+            assertThat(KafkaCoordinates.of(other.envelope()).partition()).as("the other partition goes on")
+                    .isEqualTo(1);
             other.ack().finalize(AckDecision.ok());
             take(source).ack().finalize(AckDecision.ok());
             assertThat(TestKafka.drain(source, Duration.ofMillis(300))).as("the halted partition is paused").isEmpty();

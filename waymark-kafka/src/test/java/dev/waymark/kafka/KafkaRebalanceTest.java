@@ -178,8 +178,10 @@ class KafkaRebalanceTest {
             }
             await().atMost(WAIT).until(() -> a.snapshot().get("a").lifecycle() == ProcessorState.Lifecycle.FAILED);
 
-            await().atMost(Duration.ofSeconds(20)).until(() -> kafka.owned(group).equals(Map.of("member-b", partitions)));
-            await().atMost(WAIT).until(() -> handledByB.size() == 100 && kafka.fullyCommitted(group, topic, partitions));
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> kafka.owned(group).equals(Map.of("member-b", partitions)));
+            await().atMost(WAIT)
+                    .until(() -> handledByB.size() == 100 && kafka.fullyCommitted(group, topic, partitions));
             assertThat(handledByB).as("nothing lost, the record a failed on included").contains(fatalOn.get());
             assertThat(sourceA.isFinished()).as("a's consumer committed and closed").isTrue();
             assertThat(sourceA.failure()).isEmpty();

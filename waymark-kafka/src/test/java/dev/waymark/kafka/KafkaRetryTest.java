@@ -204,7 +204,8 @@ class KafkaRetryTest {
         ProcessingApp app = ProcessingApp.builder().processor("p", source, concurrency, m -> {
             long offset = KafkaCoordinates.of(m.envelope()).offset();
             seen.add(offset);
-            return offset == 20 && retried.compareAndSet(false, true) ? AckDecision.retry(Duration.ZERO)
+            return offset == 20 && retried.compareAndSet(false, true)
+                    ? AckDecision.retry(Duration.ZERO)
                     : AckDecision.ok();
         }).build().start();
         kafka.awaitCommittedThenStop(app, group, topic, 1);
@@ -322,7 +323,8 @@ class KafkaRetryTest {
                     KafkaCoordinates at = KafkaCoordinates.of(m.envelope());
                     seen.add(at.partition() + ":" + at.offset());
                     if (at.partition() == 0 && at.offset() == 4 && deleted.compareAndSet(false, true)) {
-                        KAFKA.admin().deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(7)))
+                        KAFKA.admin()
+                                .deleteRecords(Map.of(new TopicPartition(topic, 0), RecordsToDelete.beforeOffset(7)))
                                 .all().get(30, TimeUnit.SECONDS);
                         return AckDecision.retry(Duration.ofMillis(200));
                     }

@@ -81,7 +81,8 @@ class KafkaSourceConfigTest {
                 .hasMessageContaining("commitInterval");
         assertThatThrownBy(() -> valid().drainTimeout(null).build()).hasMessageContaining("drainTimeout");
         assertThatThrownBy(() -> valid().brokerRetry(RetryPolicy.fixed(101, Duration.ZERO)).build())
-                .isInstanceOf(MessagingConfigException.class).hasMessageContaining("brokerRetry must allow 1 to 100 attempts");
+                .isInstanceOf(MessagingConfigException.class)
+                .hasMessageContaining("brokerRetry must allow 1 to 100 attempts");
         assertThatThrownBy(() -> valid().brokerRetry(null).build()).hasMessageContaining("brokerRetry");
         assertThatThrownBy(() -> valid().brokerRetry(RetryPolicy.fixed(3, Duration.ofMinutes(2))).build())
                 .hasMessageContaining("brokerRetry maxDelay");
@@ -125,13 +126,14 @@ class KafkaSourceConfigTest {
                 .hasMessageContaining("deadLetters")
                 .hasMessageContaining("'orders'");
         assertThat(valid().topics("orders.DLT.archive").build().topics()).hasSize(2);
-        assertThat(KafkaSourceConfig.builder("h:1", "g").topicPattern(Pattern.compile("orders.*")).build().topicPattern())
+        assertThat(
+                KafkaSourceConfig.builder("h:1", "g").topicPattern(Pattern.compile("orders.*")).build().topicPattern())
                 .as("a pattern is checked when publishing, not here").isNotNull();
     }
 
     @Test
     void a_dead_letter_producer_that_may_lose_acknowledged_dead_letters_is_refused_at_build() {
-        for (String acks : new String[] {"0", "1"}) {
+        for (String acks : new String[]{"0", "1"}) {
             assertThatThrownBy(() -> valid().producerProperty("acks", acks).build())
                     .isInstanceOf(MessagingConfigException.class)
                     .hasMessageContaining("producerProperty 'acks'").hasMessageContaining("'" + acks + "'");
@@ -148,7 +150,8 @@ class KafkaSourceConfigTest {
     void an_invalid_client_property_value_is_refused_at_build_naming_the_property() {
         assertThatThrownBy(() -> valid().producerProperty("linger.ms", "soon").build())
                 .isInstanceOf(MessagingConfigException.class)
-                .hasMessageContaining("producerProperty").hasMessageContaining("linger.ms").hasMessageContaining("soon");
+                .hasMessageContaining("producerProperty").hasMessageContaining("linger.ms")
+                .hasMessageContaining("soon");
         assertThatThrownBy(() -> valid().consumerProperty("auto.offset.reset", "sometimes").build())
                 .isInstanceOf(MessagingConfigException.class)
                 .hasMessageContaining("consumerProperty").hasMessageContaining("auto.offset.reset")
@@ -171,7 +174,7 @@ class KafkaSourceConfigTest {
 
     @Test
     void a_commit_interval_below_ten_milliseconds_is_refused_since_every_idle_poll_would_end_at_once() {
-        for (Duration interval : new Duration[] {Duration.ZERO, Duration.ofMillis(9)}) {
+        for (Duration interval : new Duration[]{Duration.ZERO, Duration.ofMillis(9)}) {
             assertThatThrownBy(() -> valid().commitInterval(interval).build())
                     .isInstanceOf(MessagingConfigException.class)
                     .hasMessageContaining("commitInterval").hasMessageContaining(interval.toString())

@@ -42,7 +42,8 @@ class KafkaTracingTest {
     void a_dead_letter_publication_is_a_span_in_the_records_trace_and_the_dead_letter_carries_it() throws Exception {
         InMemorySpanExporter exporter = InMemorySpanExporter.create();
         OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
-                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setTracerProvider(
+                        SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
                 .build();
         String topic = KAFKA.createTopic("traced", 1);
         String dlt = KAFKA.createTopic("traced.DLT", 1);
@@ -51,7 +52,8 @@ class KafkaTracingTest {
         kafka.send(bad);
         String group = kafka.group();
         ProcessingApp app = ProcessingApp.builder().processor("p",
-                KafkaSource.of(kafka.config(group, topic).listener(new KafkaTracing(otel)).build()), Concurrency.serial(),
+                KafkaSource.of(kafka.config(group, topic).listener(new KafkaTracing(otel)).build()),
+                Concurrency.serial(),
                 m -> AckDecision.deadLetter(DeadLetterReason.invalid("not JSON")))
                 .build().start();
         kafka.awaitCommittedThenStop(app, group, topic, 1);
@@ -69,7 +71,8 @@ class KafkaTracingTest {
     void with_two_traceparent_headers_the_publication_joins_the_first_as_the_envelope_does() {
         InMemorySpanExporter exporter = InMemorySpanExporter.create();
         OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
-                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setTracerProvider(
+                        SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
                 .build();
         ConsumerRecord<byte[], byte[]> original = new ConsumerRecord<>("orders", 0, 7, 0L, TimestampType.CREATE_TIME,
                 -1, -1, bytes("k"), bytes("v"), new RecordHeaders(),
@@ -96,7 +99,8 @@ class KafkaTracingTest {
     void a_consumed_records_span_says_kafka_with_its_partition_and_offset() throws Exception {
         InMemorySpanExporter exporter = InMemorySpanExporter.create();
         OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
-                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setTracerProvider(
+                        SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
                 .build();
         String topic = KAFKA.createTopic("consume-span", 2);
         kafka.produce(topic, 1, 3, 1); // offsets 0-2 of partition 1
@@ -106,7 +110,8 @@ class KafkaTracingTest {
                 MessageTracing.wrap(otel, "payments", m -> AckDecision.ok())).build().start();
         kafka.awaitCommittedThenStop(app, group, topic, 2);
         SpanData span = exporter.getFinishedSpanItems().stream()
-                .filter(s -> (topic + "-1-2").equals(s.getAttributes().get(AttributeKey.stringKey("messaging.message.id"))))
+                .filter(s -> (topic + "-1-2")
+                        .equals(s.getAttributes().get(AttributeKey.stringKey("messaging.message.id"))))
                 .findFirst().orElseThrow();
         assertThat(span.getKind()).isEqualTo(SpanKind.CONSUMER);
         assertThat(span.getAttributes().get(AttributeKey.stringKey("messaging.system"))).isEqualTo("kafka");

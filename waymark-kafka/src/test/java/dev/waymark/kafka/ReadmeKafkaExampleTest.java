@@ -37,7 +37,7 @@ class ReadmeKafkaExampleTest {
         // --- README: Kafka adapter ---
         KafkaSource payments = KafkaSource.of(KafkaSourceConfig.builder(bootstrapServers, "payments-service")
                 .topics(topic)
-                .deadLetters(DeadLetterPolicy.topicSuffix(".DLT"))   // the default: <topic>.DLT, checked at start
+                .deadLetters(DeadLetterPolicy.topicSuffix(".DLT")) // the default: <topic>.DLT, checked at start
                 .listener(new KafkaSourceMetrics(registry))
                 .build());
         return ProcessingApp.builder()
@@ -45,7 +45,7 @@ class ReadmeKafkaExampleTest {
                     if (!valid(msg.payload())) {
                         return AckDecision.deadLetter(DeadLetterReason.invalid("not a payment"));
                     }
-                    charge(msg.id());           // idempotent on msg.id(): topic-partition-offset
+                    charge(msg.id()); // idempotent on msg.id(): topic-partition-offset
                     return AckDecision.ok();
                 })
                 .build()

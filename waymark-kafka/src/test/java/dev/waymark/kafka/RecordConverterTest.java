@@ -53,7 +53,8 @@ class RecordConverterTest {
 
     @Test
     void coordinates_parse_from_the_message_id_a_handler_sees() {
-        assertThat(KafkaCoordinates.of("my-dashed-topic-5-99")).isEqualTo(new KafkaCoordinates("my-dashed-topic", 5, 99));
+        assertThat(KafkaCoordinates.of("my-dashed-topic-5-99"))
+                .isEqualTo(new KafkaCoordinates("my-dashed-topic", 5, 99));
         assertThat(KafkaCoordinates.of("t-0-9000000000")).isEqualTo(new KafkaCoordinates("t", 0, 9_000_000_000L));
         KafkaCoordinates c = new KafkaCoordinates("orders", 3, 7);
         assertThat(KafkaCoordinates.of(c.messageId())).isEqualTo(c);
@@ -88,7 +89,8 @@ class RecordConverterTest {
     @Test
     void a_key_that_is_not_utf8_arrives_byte_for_byte_and_an_empty_key_is_not_no_key() {
         byte[] uuid = {(byte) 0x9f, 0x00, (byte) 0xc3, 0x28, (byte) 0xff, (byte) 0xfe, 0x01, (byte) 0x80};
-        Envelope binary = convert(record("t", 0, 1, 0, TimestampType.CREATE_TIME, uuid, bytes("x"), new RecordHeaders()));
+        Envelope binary = convert(
+                record("t", 0, 1, 0, TimestampType.CREATE_TIME, uuid, bytes("x"), new RecordHeaders()));
         assertThat(binary.key().bytes()).containsExactly(uuid);
         assertThat(binary.orderingKey()).isEqualTo(MessageKey.of(uuid));
         Envelope empty = convert(record("t", 0, 1, 0, TimestampType.CREATE_TIME, new byte[0], bytes("x"),

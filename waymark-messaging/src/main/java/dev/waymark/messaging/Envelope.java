@@ -176,7 +176,8 @@ public record Envelope(
 
         /** The envelope. */
         public Envelope build() {
-            return new Envelope(messageId, key, orderingKey, headers, payload, tombstone, eventTime, ingestedAt, attempt,
+            return new Envelope(messageId, key, orderingKey, headers, payload, tombstone, eventTime, ingestedAt,
+                    attempt,
                     traceparent, tracestate, cursor, attributes);
         }
     }

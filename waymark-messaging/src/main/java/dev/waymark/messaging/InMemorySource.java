@@ -85,7 +85,8 @@ public final class InMemorySource implements MessageSource {
         unsettled.incrementAndGet();
         int attempt = attempts.computeIfAbsent(next.messageId(), k -> new AtomicInteger()).get();
         Envelope delivered = new Envelope(next.messageId(), next.key(), next.orderingKey(), next.headers(),
-                next.payload(), next.tombstone(), next.eventTime(), java.time.Instant.now(), attempt, next.traceparent(),
+                next.payload(), next.tombstone(), next.eventTime(), java.time.Instant.now(), attempt,
+                next.traceparent(),
                 next.tracestate(), next.cursor(), next.attributes());
         return Optional.of(Ingested.of(delivered, decision -> finalize(next, decision)));
     }

@@ -105,7 +105,8 @@ public final class ProcessingApp implements Stoppable {
                 return false;
             }
         }
-        if (strategy == FailureStrategy.STOP_ALL && firstFailure != null && failureReported.compareAndSet(false, true)) {
+        if (strategy == FailureStrategy.STOP_ALL && firstFailure != null
+                && failureReported.compareAndSet(false, true)) {
             throw firstFailure;
         }
         return true;
@@ -373,7 +374,7 @@ public final class ProcessingApp implements Stoppable {
                 }
                 if (spec.handler instanceof dev.waymark.messaging.batch.Batching batching
                         && (!(spec.concurrency instanceof Concurrency.Unordered)
-                            || spec.concurrency.parallelism() < batching.size())) {
+                                || spec.concurrency.parallelism() < batching.size())) {
                     // under a keyed or serial order a key's messages wait for each other, and with fewer
                     // handlers than the batch size a batch never fills: batches would close by timeout only
                     throw new MessagingConfigException("processor '" + spec.id + "' batches " + batching.size()
@@ -387,10 +388,13 @@ public final class ProcessingApp implements Stoppable {
                 }
             }
             log.info("waymark processing app: processors={}, inboxSize={}, failureStrategy={},"
-                    + " retry={}, listener={}", specs.stream().map(spec -> spec.id + " ("
-                    + describe(spec.concurrency) + ", " + spec.source.getClass().getSimpleName() + ")").toList(),
-                    inboxSize, strategy, retry, listener == ProcessorListener.NONE ? "none"
-                    : listener.getClass().getName());
+                    + " retry={}, listener={}",
+                    specs.stream().map(spec -> spec.id + " ("
+                            + describe(spec.concurrency) + ", " + spec.source.getClass().getSimpleName() + ")")
+                            .toList(),
+                    inboxSize, strategy, retry, listener == ProcessorListener.NONE
+                            ? "none"
+                            : listener.getClass().getName());
             return new ProcessingApp(this);
         }
 

@@ -26,7 +26,8 @@ class AttributesTest {
     @Test
     void blank_or_repeated_names_and_null_values_are_refused_naming_the_attribute() {
         assertThatThrownBy(() -> Attributes.builder().put(" ", "x"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("an attribute name must not be null or blank, got ' '");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("an attribute name must not be null or blank, got ' '");
         assertThatThrownBy(() -> Attributes.builder().put(null, 1L))
                 .hasMessage("an attribute name must not be null or blank, got null");
         assertThatThrownBy(() -> Attributes.builder().put("k", 1L).put("k", "again"))

@@ -25,13 +25,14 @@ class BatchingTest {
         }
         List<BatchInfo> batches = new CopyOnWriteArrayList<>();
         List<String> misplaced = new CopyOnWriteArrayList<>(); // asserted after: a throw here would be a retry
-        try (Batching batching = Batching.of(4, Duration.ofMillis(300), e -> e.orderingKey().asUtf8(), (info, messages) -> {
-            batches.add(info);
-            messages.stream().filter(m -> !Objects.equals(info.key(), m.envelope().orderingKey().asUtf8()))
-                    .forEach(m -> misplaced.add(m.id() + " in the batch of " + info.key()));
-            return BatchAck.except(Map.of("s-2", AckDecision.deadLetter(DeadLetterReason.invalid("x"))),
-                    AckDecision.ok());
-        })) {
+        try (Batching batching = Batching.of(4, Duration.ofMillis(300), e -> e.orderingKey().asUtf8(),
+                (info, messages) -> {
+                    batches.add(info);
+                    messages.stream().filter(m -> !Objects.equals(info.key(), m.envelope().orderingKey().asUtf8()))
+                            .forEach(m -> misplaced.add(m.id() + " in the batch of " + info.key()));
+                    return BatchAck.except(Map.of("s-2", AckDecision.deadLetter(DeadLetterReason.invalid("x"))),
+                            AckDecision.ok());
+                })) {
             ProcessingApp app = ProcessingApp.builder().processor("p", source, Concurrency.unordered(8), batching)
                     .build().start();
             await().atMost(Duration.ofSeconds(10)).until(() -> source.decisions().size() == 10);
@@ -47,7 +48,7 @@ class BatchingTest {
 
     @Test
     void a_failing_batch_retries_each_of_its_messages_and_bad_settings_are_refused() throws Exception {
-        assertThat(attemptsWhenTheFirstBatchThrows(new IllegalStateException("bulk insert failed"), app -> { }))
+        assertThat(attemptsWhenTheFirstBatchThrows(new IllegalStateException("bulk insert failed"), app -> {}))
                 .containsExactly(0, 0, 1, 1);
         assertThatThrownBy(() -> Batching.of(0, Duration.ofSeconds(1), null, (i, m) -> BatchAck.allOk()))
                 .hasMessage("batch size must be >= 1, got 0");

@@ -51,7 +51,7 @@ class HandlerErrorTest {
                 .processor("keyed", keyed, Concurrency.orderedByKey(2),
                         throwingOnce("keyed-2", new NoClassDefFoundError("com/example/Missing")))
                 .build().start();
-        for (InMemorySource s : new InMemorySource[] {serial, unordered, keyed}) {
+        for (InMemorySource s : new InMemorySource[]{serial, unordered, keyed}) {
             await().atMost(WAIT).until(() -> finalized(s, AckDecision.Ok.class) == 5);
             assertThat(s.decisions()).filteredOn(d -> d.decision() instanceof AckDecision.Retry).singleElement()
                     .satisfies(d -> assertThat(d.messageId()).isEqualTo(s.name() + "-2"));
@@ -71,7 +71,8 @@ class HandlerErrorTest {
         InMemorySource serial = source("serial", 3);
         InMemorySource keyed = source("keyed", 6);
         ProcessingApp app = ProcessingApp.builder()
-                .processor("serial", serial, Concurrency.serial(), throwingOnce("serial-2", new OutOfMemoryError("test")))
+                .processor("serial", serial, Concurrency.serial(),
+                        throwingOnce("serial-2", new OutOfMemoryError("test")))
                 .processor("keyed", keyed, Concurrency.orderedByKey(2),
                         throwingOnce("keyed-1", new OutOfMemoryError("test")))
                 .build().start();
@@ -93,7 +94,8 @@ class HandlerErrorTest {
         InMemorySource s = source("s", 4);
         ProcessingApp app = ProcessingApp.builder()
                 .listener((processorId, message, decision, nanos, error) -> {
-                    throw message.id().equals("s-1") ? new NoClassDefFoundError("io/micrometer/core/instrument/Timer")
+                    throw message.id().equals("s-1")
+                            ? new NoClassDefFoundError("io/micrometer/core/instrument/Timer")
                             : new AssertionError("listener bug");
                 })
                 .processor("p", s, Concurrency.serial(), m -> AckDecision.ok())

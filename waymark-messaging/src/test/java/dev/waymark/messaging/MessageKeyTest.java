@@ -22,8 +22,8 @@ class MessageKeyTest {
 
     @Test
     void keys_are_equal_exactly_when_their_bytes_are_even_when_they_are_not_utf8() {
-        assertThat(MessageKey.of(FF)).isEqualTo(MessageKey.of(new byte[] {(byte) 0xFF}))
-                .hasSameHashCodeAs(MessageKey.of(new byte[] {(byte) 0xFF}))
+        assertThat(MessageKey.of(FF)).isEqualTo(MessageKey.of(new byte[]{(byte) 0xFF}))
+                .hasSameHashCodeAs(MessageKey.of(new byte[]{(byte) 0xFF}))
                 .isNotEqualTo(MessageKey.of(FE));
         // both decode to U+FFFD: the lossy String key this type replaces made them one key
         assertThat(new String(FF, StandardCharsets.UTF_8)).isEqualTo(new String(FE, StandardCharsets.UTF_8));
@@ -45,7 +45,7 @@ class MessageKeyTest {
     void text_is_given_only_for_utf8_keys_and_never_with_replacement_characters() {
         assertThat(MessageKey.ofUtf8("zürich-€").asUtf8()).isEqualTo("zürich-€");
         assertThat(MessageKey.ofUtf8("zürich-€").isUtf8()).isTrue();
-        MessageKey binary = MessageKey.of(new byte[] {0x01, (byte) 0xC3, 0x28});
+        MessageKey binary = MessageKey.of(new byte[]{0x01, (byte) 0xC3, 0x28});
         assertThat(binary.isUtf8()).isFalse();
         assertThatThrownBy(binary::asUtf8).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("0x01c328").hasMessageContaining("bytes()");
@@ -74,7 +74,7 @@ class MessageKeyTest {
         assertThat(tombstone.payload()).isEmpty();
         assertThat(empty.tombstone()).isFalse();
         assertThat(new Message(tombstone, java.util.Optional.empty()).tombstone()).isTrue();
-        assertThatThrownBy(() -> new Envelope("x", null, null, List.of(), new byte[] {1}, true, null,
+        assertThatThrownBy(() -> new Envelope("x", null, null, List.of(), new byte[]{1}, true, null,
                 java.time.Instant.now(), 0, null, null, null, Attributes.empty()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tombstone");
         assertThatThrownBy(() -> Envelope.builder("x", null).build())

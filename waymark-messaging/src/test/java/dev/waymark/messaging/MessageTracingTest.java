@@ -24,7 +24,8 @@ class MessageTracingTest {
     void each_message_gets_a_consumer_span_whose_parent_comes_from_its_trace_context() throws Exception {
         InMemorySpanExporter exporter = InMemorySpanExporter.create();
         OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
-                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setTracerProvider(
+                        SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
                 .build();
         InMemorySource source = new InMemorySource("s");
         source.send(Envelope.builder("traced", "{}".getBytes(StandardCharsets.UTF_8))
@@ -32,7 +33,8 @@ class MessageTracingTest {
         source.send(Envelope.builder("untraced", "{}".getBytes(StandardCharsets.UTF_8)).build());
         ProcessingApp app = ProcessingApp.builder().processor("payments", source, Concurrency.serial(),
                 MessageTracing.wrap(otel, "payments", m -> m.id().equals("untraced")
-                        ? AckDecision.deadLetter(DeadLetterReason.invalid("no amount")) : AckDecision.ok()))
+                        ? AckDecision.deadLetter(DeadLetterReason.invalid("no amount"))
+                        : AckDecision.ok()))
                 .build().start();
         await().atMost(Duration.ofSeconds(10)).until(() -> exporter.getFinishedSpanItems().size() == 2);
         app.stop();
@@ -54,7 +56,8 @@ class MessageTracingTest {
     void the_sources_typed_attributes_are_on_the_span_and_win_over_the_runtimes() throws Exception {
         InMemorySpanExporter exporter = InMemorySpanExporter.create();
         OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
-                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setTracerProvider(
+                        SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
                 .build();
         InMemorySource source = new InMemorySource("s");
         source.send(Envelope.builder("m-1", "{}".getBytes(StandardCharsets.UTF_8))

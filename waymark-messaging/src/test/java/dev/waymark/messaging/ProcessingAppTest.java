@@ -52,7 +52,8 @@ class ProcessingAppTest {
         InMemorySource a = source("a", 3);
         InMemorySource b = source("b", 3);
         Handler ok = m -> AckDecision.ok();
-        assertThatThrownBy(() -> ProcessingApp.builder().inboxSize(0).processor("p", a, Concurrency.serial(), ok).build())
+        assertThatThrownBy(
+                () -> ProcessingApp.builder().inboxSize(0).processor("p", a, Concurrency.serial(), ok).build())
                 .isInstanceOf(MessagingConfigException.class).hasMessage("inboxSize must be >= 1, got 0");
         assertThatThrownBy(() -> ProcessingApp.builder().processor("p", a, Concurrency.serial(), ok)
                 .processor("p", b, Concurrency.serial(), ok).build()).hasMessageContaining("'p' is used twice");
@@ -108,7 +109,8 @@ class ProcessingAppTest {
         await().atMost(WAIT).until(() -> finalized(s, AckDecision.DeadLetter.class) == 1
                 && finalized(s, AckDecision.Ok.class) == 1);
         assertThat(calls).hasValue(3);
-        assertThat(s.decisions()).filteredOn(d -> !(d.decision() instanceof AckDecision.Ok)).extracting(d -> d.decision())
+        assertThat(s.decisions()).filteredOn(d -> !(d.decision() instanceof AckDecision.Ok))
+                .extracting(d -> d.decision())
                 .containsExactly(AckDecision.retry(Duration.ofMillis(10)), AckDecision.retry(Duration.ofMillis(20)),
                         AckDecision.deadLetter(DeadLetterReason.maxAttempts(3)));
         ProcessorState state = app.snapshot("p");
@@ -272,7 +274,8 @@ class ProcessingAppTest {
         assertThat(seen).containsExactlyElementsOf(
                 java.util.stream.IntStream.range(0, 200).mapToObj(Integer::toString).toList());
         assertThat(s.decisions()).extracting(InMemorySource.Finalized::messageId)
-                .containsExactlyElementsOf(java.util.stream.IntStream.rangeClosed(1, 200).mapToObj(i -> "s-" + i).toList());
+                .containsExactlyElementsOf(
+                        java.util.stream.IntStream.rangeClosed(1, 200).mapToObj(i -> "s-" + i).toList());
         app.stop();
     }
 
@@ -324,7 +327,8 @@ class ProcessingAppTest {
                 ackedPerKey.computeIfAbsent("key-" + (n % 8), k -> new ArrayList<>()).add(f.messageId());
             }
         }
-        ackedPerKey.values().forEach(ids -> assertThat(ids.stream().map(id -> Integer.parseInt(id.substring(2))).toList()).isSorted());
+        ackedPerKey.values().forEach(
+                ids -> assertThat(ids.stream().map(id -> Integer.parseInt(id.substring(2))).toList()).isSorted());
         assertThat(peak.get()).isGreaterThan(1).isLessThanOrEqualTo(8);
         app.stop();
     }
@@ -352,7 +356,8 @@ class ProcessingAppTest {
         // A window far longer than the stalls of a noisy machine, and half the observation of the progressing one.
         Duration window = Duration.ofSeconds(2);
         InMemorySource poison = source("poison", 1);
-        ProcessingApp poisoned = ProcessingApp.builder().retry(RetryPolicy.fixed(RetryPolicy.UNLIMITED, Duration.ofMillis(20)))
+        ProcessingApp poisoned = ProcessingApp.builder()
+                .retry(RetryPolicy.fixed(RetryPolicy.UNLIMITED, Duration.ofMillis(20)))
                 .processor("poison", poison, Concurrency.serial(), m -> {
                     throw new IllegalStateException("cannot parse " + m.id());
                 }).build().start();
@@ -432,7 +437,8 @@ class ProcessingAppTest {
             callers.shutdownNow();
         }
         assertThat(List.of(a.shutdowns(), b.shutdowns(), c.shutdowns())).containsOnly(1);
-        assertThat(app.snapshot().values()).allSatisfy(s -> assertThat(s.lifecycle()).isEqualTo(ProcessorState.Lifecycle.STOPPED));
+        assertThat(app.snapshot().values())
+                .allSatisfy(s -> assertThat(s.lifecycle()).isEqualTo(ProcessorState.Lifecycle.STOPPED));
     }
 
     @Test

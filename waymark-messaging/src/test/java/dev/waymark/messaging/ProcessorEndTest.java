@@ -47,7 +47,8 @@ class ProcessorEndTest {
         // before: the key's chain went on after the halt and acknowledged "2" (Ok) although "1" never was
         assertThat(started.snapshot().get("p").lifecycle()).isEqualTo(ProcessorState.Lifecycle.HALTED);
         assertThat(handled).containsExactly("1");
-        assertThat(s.decisions()).singleElement().satisfies(f -> assertThat(f.decision()).isInstanceOf(AckDecision.Halt.class));
+        assertThat(s.decisions()).singleElement()
+                .satisfies(f -> assertThat(f.decision()).isInstanceOf(AckDecision.Halt.class));
         started.stop();
     }
 
@@ -62,7 +63,8 @@ class ProcessorEndTest {
             assertThatThrownBy(() -> ProcessingApp.builder().processor("p", s, Concurrency.serial(), batching)
                     .build()).isInstanceOf(MessagingConfigException.class)
                     .hasMessageContaining("batches 2 messages but runs serial()");
-            assertThat(ProcessingApp.builder().processor("p", s, Concurrency.unordered(2), batching).build()).isNotNull();
+            assertThat(ProcessingApp.builder().processor("p", s, Concurrency.unordered(2), batching).build())
+                    .isNotNull();
         }
         assertThat(s.pulled()).isZero();
     }
@@ -77,7 +79,8 @@ class ProcessorEndTest {
                 .build().start();
         // before: the retry was dropped once complete() had been called, and the processor ended
         assertThat(app.awaitTermination(WAIT)).isTrue();
-        assertThat(s.decisions()).extracting(f -> f.decision().getClass().getSimpleName()).containsExactly("Retry", "Ok");
+        assertThat(s.decisions()).extracting(f -> f.decision().getClass().getSimpleName()).containsExactly("Retry",
+                "Ok");
         app.stop();
     }
 }

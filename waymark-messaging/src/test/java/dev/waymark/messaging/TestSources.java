@@ -26,7 +26,8 @@ final class TestSources {
     }
 
     /** The poll after {@code healthyPolls} successful messages throws, counting {@code failed} down first. */
-    static MessageSource failingAfter(InMemorySource delegate, int healthyPolls, java.util.concurrent.CountDownLatch failed) {
+    static MessageSource failingAfter(InMemorySource delegate, int healthyPolls,
+            java.util.concurrent.CountDownLatch failed) {
         AtomicInteger polls = new AtomicInteger();
         return new Wrapped(delegate) {
             @Override

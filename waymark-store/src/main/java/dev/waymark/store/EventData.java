@@ -63,8 +63,10 @@ public record EventData(
     public EventData {
         if (type == null || Utf16.isBlank(type)) {
             throw new InvalidInputException("event type must not be null or blank (empty, or made only of whitespace"
-                    + " or invisible characters)" + (type == null || type.isEmpty() ? "" : ": '" + Utf16.shown(type, 40)
-                    + "'"));
+                    + " or invisible characters)" + (type == null || type.isEmpty()
+                            ? ""
+                            : ": '" + Utf16.shown(type, 40)
+                                    + "'"));
         }
         for (int i = 0; i < type.length(); i++) {
             if (Character.isISOControl(type.charAt(i))) {

@@ -221,17 +221,18 @@ public final class EventStoreBuilder {
         if (appendBatchListener == null) {
             throw new StoreConfigException("appendBatchListener must not be null (AppendBatchListener.NONE for none)");
         }
-        NotifierSettings settings =
-                new NotifierSettings(notifications, notifyWindow, fallbackPoll, reconnectInitial, reconnectMax);
+        NotifierSettings settings = new NotifierSettings(notifications, notifyWindow, fallbackPoll, reconnectInitial,
+                reconnectMax);
         log.info("waymark event store: schema={}, notifications={}, notifyWindow={}ms, fallbackPoll={}ms,"
-                        + " reconnectBackoff={}..{}ms, internalTransactionTimeout={}ms, groupCommit={},"
-                        + " maxAppendBatchSize={}, maxAppendBatchBytes={}, maxConcurrentAppendBatches={}, clock={}", schema,
+                + " reconnectBackoff={}..{}ms, internalTransactionTimeout={}ms, groupCommit={},"
+                + " maxAppendBatchSize={}, maxAppendBatchBytes={}, maxConcurrentAppendBatches={}, clock={}", schema,
                 notifications, notifyWindow.toMillis(), fallbackPoll.toMillis(), reconnectInitial.toMillis(),
                 reconnectMax.toMillis(), internalTransactionTimeout.toMillis(), groupCommit, maxAppendBatchSize,
                 maxAppendBatchBytes, maxConcurrentAppendBatches, clock);
         return new JdbcEventStore(dataSource, schema, clock, settings,
                 new TransactionBounds(internalTransactionTimeout),
-                new GroupCommitSettings(groupCommit, maxAppendBatchSize, maxAppendBatchBytes, maxConcurrentAppendBatches,
+                new GroupCommitSettings(groupCommit, maxAppendBatchSize, maxAppendBatchBytes,
+                        maxConcurrentAppendBatches,
                         appendBatchListener));
     }
 

@@ -91,8 +91,10 @@ public sealed interface ExpectedVersion {
             // 0 could never succeed: a missing stream is no version, a live stream is at 1 or more
             if (version < 1) {
                 throw new InvalidInputException("expected version must be >= 1 (stream versions start at 1), got "
-                        + version + (version == 0 ? "; for a stream that must not exist yet use ExpectedVersion.noStream()"
-                        : ""));
+                        + version
+                        + (version == 0
+                                ? "; for a stream that must not exist yet use ExpectedVersion.noStream()"
+                                : ""));
             }
         }
 

@@ -15,7 +15,7 @@ public final class SchemaNotMigratedException extends StoreException {
     /** The schema {@code schema} is missing or not migrated. */
     public SchemaNotMigratedException(String schema, String sqlState, Throwable cause) {
         super("schema \"" + schema + "\" does not exist or has no Waymark tables: check the schema name, or apply"
-                        + " the migrations (EventStore.migrations().migrate(), or the SQL from migrations().sql())",
+                + " the migrations (EventStore.migrations().migrate(), or the SQL from migrations().sql())",
                 sqlState, cause);
         this.schema = schema;
     }

@@ -13,7 +13,7 @@ public final class StreamAlreadyExistsException extends AppendConflictException 
     public StreamAlreadyExistsException(
             String streamName, long actualVersion, boolean deleted, String sqlState, Throwable cause) {
         super("append to stream '" + streamName + "' expected no stream, but it exists at version " + actualVersion
-                        + (deleted ? " (soft-deleted; the name stays reserved)" : ""),
+                + (deleted ? " (soft-deleted; the name stays reserved)" : ""),
                 streamName, sqlState, cause);
         this.actualVersion = actualVersion;
     }

@@ -11,7 +11,8 @@ public final class StreamNotFoundException extends AppendConflictException {
 
     /** The stream is missing, or soft-deleted when {@code deleted}. */
     public StreamNotFoundException(String streamName, boolean deleted, String sqlState, Throwable cause) {
-        super("stream '" + streamName + "' " + (deleted ? "is soft-deleted" : "does not exist"), streamName, sqlState, cause);
+        super("stream '" + streamName + "' " + (deleted ? "is soft-deleted" : "does not exist"), streamName, sqlState,
+                cause);
         this.deleted = deleted;
     }
 

@@ -11,8 +11,7 @@ import java.util.regex.Pattern;
  */
 public final class TraceContext {
 
-    private static final Pattern TRACEPARENT =
-            Pattern.compile("^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$");
+    private static final Pattern TRACEPARENT = Pattern.compile("^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$");
 
     private TraceContext() {}
 

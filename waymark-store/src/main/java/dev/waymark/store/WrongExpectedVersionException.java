@@ -18,10 +18,11 @@ public final class WrongExpectedVersionException extends AppendConflictException
      * @param actualVersion the stream's version, or {@code -1} when the stream does not exist
      */
     public WrongExpectedVersionException(
-            String streamName, long expectedVersion, long actualVersion, boolean deleted, String sqlState, Throwable cause) {
+            String streamName, long expectedVersion, long actualVersion, boolean deleted, String sqlState,
+            Throwable cause) {
         super("append to stream '" + streamName + "': expected version " + expectedVersion + " but the stream "
-                        + (actualVersion < 0 ? "does not exist" : "is at version " + actualVersion)
-                        + (deleted ? " and is deleted" : ""),
+                + (actualVersion < 0 ? "does not exist" : "is at version " + actualVersion)
+                + (deleted ? " and is deleted" : ""),
                 streamName, sqlState, cause);
         this.expectedVersion = expectedVersion;
         this.actualVersion = actualVersion;

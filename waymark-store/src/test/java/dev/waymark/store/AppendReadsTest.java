@@ -49,8 +49,9 @@ class AppendReadsTest {
             c.setAutoCommit(false);
             for (int k = 0; k < PLANNED_APPENDS + MEASURED_APPENDS; k++) {
                 if (k == PLANNED_APPENDS) { // the connection's plans were made on small tables: grow them now
-                    StoreFixture.execute(POSTGRES.dataSource(), "INSERT INTO waymark.streams (stream_name, category, stream_hash)"
-                            + " SELECT 'bulk-' || g, 'bulk', 0 FROM generate_series(1, " + BULK_ROWS + ") g");
+                    StoreFixture.execute(POSTGRES.dataSource(),
+                            "INSERT INTO waymark.streams (stream_name, category, stream_hash)"
+                                    + " SELECT 'bulk-' || g, 'bulk', 0 FROM generate_series(1, " + BULK_ROWS + ") g");
                     StoreFixture.execute(POSTGRES.dataSource(), "INSERT INTO waymark.events"
                             + " (event_id, stream_id, stream_version, category, event_type, data, created_at)"
                             + " SELECT gen_random_uuid(), -1, g, 'bulk', 'Bulk', '{}', now()"

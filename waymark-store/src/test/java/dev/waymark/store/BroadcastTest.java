@@ -118,8 +118,8 @@ class BroadcastTest {
     void a_listener_that_throws_stops_neither_the_others_nor_later_messages() {
         List<String> heard = new CopyOnWriteArrayList<>();
         try (BroadcastRegistration thrower = StoreInternals.of(b).onBroadcast("faulty", m -> {
-                    throw new StackOverflowError("listener " + m);
-                });
+            throw new StackOverflowError("listener " + m);
+        });
                 BroadcastRegistration second = StoreInternals.of(b).onBroadcast("faulty", heard::add)) {
             awaitListening("faulty", a, heard);
             StoreInternals.of(a).broadcast("faulty", "x1");
@@ -133,13 +133,14 @@ class BroadcastTest {
     void a_sender_whose_own_listener_runs_out_of_memory_has_still_told_the_others() {
         List<String> heard = new CopyOnWriteArrayList<>();
         try (BroadcastRegistration dying = StoreInternals.of(a).onBroadcast("oom", m -> {
-                    if (m.equals("boom")) {
-                        throw new OutOfMemoryError("listener " + m);
-                    }
-                });
+            if (m.equals("boom")) {
+                throw new OutOfMemoryError("listener " + m);
+            }
+        });
                 BroadcastRegistration other = StoreInternals.of(b).onBroadcast("oom", heard::add)) {
             awaitListening("oom", a, heard);
-            assertThatThrownBy(() -> StoreInternals.of(a).broadcast("oom", "boom")).isInstanceOf(OutOfMemoryError.class);
+            assertThatThrownBy(() -> StoreInternals.of(a).broadcast("oom", "boom"))
+                    .isInstanceOf(OutOfMemoryError.class);
             // before: the error escaped before the NOTIFY was sent, and no other handle heard it
             await().atMost(WITHIN).until(() -> heard.contains("boom"));
         }
@@ -153,11 +154,14 @@ class BroadcastTest {
                 .hasMessageContaining("topic");
         assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t".repeat(StoreInternals.MAX_TOPIC + 1), "m"))
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("limit is " + StoreInternals.MAX_TOPIC);
-        assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t", "m".repeat(StoreInternals.MAX_BROADCAST_MESSAGE + 1)))
+        assertThatThrownBy(
+                () -> StoreInternals.of(a).broadcast("t", "m".repeat(StoreInternals.MAX_BROADCAST_MESSAGE + 1)))
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("message");
-        assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t", "a\u001Fb")).isInstanceOf(InvalidInputException.class)
+        assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t", "a\u001Fb"))
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("control character");
-        assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t", "emoji \uD83D")).isInstanceOf(InvalidInputException.class)
+        assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t", "emoji \uD83D"))
+                .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("surrogate");
         assertThatThrownBy(() -> StoreInternals.of(a).broadcast("t", null)).isInstanceOf(InvalidInputException.class);
         assertThatThrownBy(() -> StoreInternals.of(a).onBroadcast("t", null)).isInstanceOf(InvalidInputException.class)

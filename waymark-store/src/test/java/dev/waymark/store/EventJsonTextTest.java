@@ -42,7 +42,7 @@ class EventJsonTextTest {
         long before = eventCount(POSTGRES.dataSource());
 
         assertThatThrownBy(() -> store.append("text-1", ExpectedVersion.exactly(1),
-                        EventData.json("T", "{\"a\":\"x\uD83D\"}")))
+                EventData.json("T", "{\"a\":\"x\uD83D\"}")))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("event 0 of the append to stream 'text-1': data")
                 .hasMessageContaining("lone UTF-16 surrogate");
@@ -54,7 +54,7 @@ class EventJsonTextTest {
     @Test
     void a_lone_surrogate_in_a_metadata_field_name_is_refused() {
         assertThatThrownBy(() -> store.append("text-2", ExpectedVersion.any(),
-                        EventData.json("T", "{}").withMetadata("{\"k\uDE00\":1}")))
+                EventData.json("T", "{}").withMetadata("{\"k\uDE00\":1}")))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("event 0 of the append to stream 'text-2': metadata")
                 .hasMessageContaining("lone UTF-16 surrogate");
@@ -64,9 +64,9 @@ class EventJsonTextTest {
     @Test
     void a_lone_surrogate_written_as_a_json_escape_is_refused_the_same_way() {
         assertThatThrownBy(() -> store.appendMultiStream(List.of(
-                        StreamAppend.of("text-3a", ExpectedVersion.any(), List.of(EventData.json("T", "{}"))),
-                        StreamAppend.of("text-3b", ExpectedVersion.any(),
-                                List.of(EventData.json("T", "[\"\\udc00 after\"]"))))))
+                StreamAppend.of("text-3a", ExpectedVersion.any(), List.of(EventData.json("T", "{}"))),
+                StreamAppend.of("text-3b", ExpectedVersion.any(),
+                        List.of(EventData.json("T", "[\"\\udc00 after\"]"))))))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("stream 'text-3b': data")
                 .hasMessageContaining("lone UTF-16 surrogate");

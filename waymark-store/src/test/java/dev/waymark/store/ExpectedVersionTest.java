@@ -192,7 +192,8 @@ class ExpectedVersionTest {
         assertThat(store.undelete(name)).isTrue();
         assertThat(store.undelete(name)).isFalse();
         assertThat(store.append(name, ExpectedVersion.exactly(2), event("A")).streamVersion()).isEqualTo(3);
-        assertThat(store.readStreamForward(name, 0, 10)).extracting(RecordedEvent::streamVersion).containsExactly(1L, 2L, 3L);
+        assertThat(store.readStreamForward(name, 0, 10)).extracting(RecordedEvent::streamVersion).containsExactly(1L,
+                2L, 3L);
     }
 
     // ---- concurrency

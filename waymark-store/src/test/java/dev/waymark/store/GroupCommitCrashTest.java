@@ -68,7 +68,8 @@ class GroupCommitCrashTest {
                     """) >= 3);
             await("a batch is in flight, its transaction holding written rows").atMost(Duration.ofSeconds(30))
                     .until(() -> {
-                        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+                        try (Connection c = POSTGRES.dataSource().getConnection();
+                                Statement s = c.createStatement();
                                 ResultSet rs = s.executeQuery("""
                                         SELECT pid, backend_xid::text::bigint FROM pg_stat_activity
                                          WHERE datname = current_database() AND state = 'active'
@@ -92,7 +93,8 @@ class GroupCommitCrashTest {
                 .until(() -> count("SELECT count(*) FROM pg_stat_activity WHERE pid = " + backend.get()) == 0);
 
         String status;
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT pg_xact_status('" + xid.get() + "'::xid8)")) {
             rs.next();
             status = rs.getString(1);

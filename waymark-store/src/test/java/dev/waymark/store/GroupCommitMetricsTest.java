@@ -21,8 +21,7 @@ class GroupCommitMetricsTest {
     static final PostgresExtension POSTGRES = StoreFixture.migratedPostgres();
 
     @BeforeAll
-    static void setUp() {
-    }
+    static void setUp() {}
 
     @Test
     void group_commits_show_as_batch_size_wait_and_duration() throws Exception {

@@ -112,7 +112,7 @@ class GroupCommitTest {
             leader = new Call<>("leader", () -> on.append(gate, ExpectedVersion.any(), events(1)));
             await("the leading append waits for the gate's lock").atMost(WAIT).until(() -> StoreFixture.count(
                     POSTGRES.dataSource(), "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
-                    + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())") == 1);
+                            + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())") == 1);
         }
 
         /** Starts {@code work} and returns once it waits in the queue behind the gate. */
@@ -143,11 +143,13 @@ class GroupCommitTest {
     void a_version_conflict_fails_only_its_caller_and_the_others_of_the_batch_commit() throws Exception {
         store.append("conflict-b", ExpectedVersion.noStream(), events(1));
         try (Gate gate = new Gate("gate-conflict")) {
-            Call<AppendResult> first = gate.queue("first", () -> store.append("conflict-a", ExpectedVersion.any(), events(2)));
+            Call<AppendResult> first = gate.queue("first",
+                    () -> store.append("conflict-a", ExpectedVersion.any(), events(2)));
             Call<AppendResult> wrong = gate.queue("wrong", () -> store.append("conflict-b", ExpectedVersion.exactly(5),
                     events(1)));
-            Call<AppendResult> exists = gate.queue("exists", () -> store.append("conflict-b", ExpectedVersion.noStream(),
-                    events(1)));
+            Call<AppendResult> exists = gate.queue("exists",
+                    () -> store.append("conflict-b", ExpectedVersion.noStream(),
+                            events(1)));
             Call<AppendResult> last = gate.queue("last", () -> store.append("conflict-c", ExpectedVersion.noStream(),
                     events(1)));
             gate.open();
@@ -173,7 +175,8 @@ class GroupCommitTest {
     void a_bad_event_fails_only_its_caller_and_the_others_of_the_batch_commit() throws Exception {
         UUID stored = store.append("bad-x", ExpectedVersion.any(), events(1)).eventIds().get(0);
         try (Gate gate = new Gate("gate-bad")) {
-            Call<AppendResult> first = gate.queue("first", () -> store.append("bad-a", ExpectedVersion.any(), events(1)));
+            Call<AppendResult> first = gate.queue("first",
+                    () -> store.append("bad-a", ExpectedVersion.any(), events(1)));
             // an event id already stored (in another stream) reaches the batch and is refused there
             Call<AppendResult> duplicate = gate.queue("duplicate", () -> store.append("bad-b", ExpectedVersion.any(),
                     List.of(EventData.json("Dup", "{}").withId(stored))));
@@ -302,8 +305,9 @@ class GroupCommitTest {
         try (Gate gate = new Gate("gate-deleted")) {
             Call<AppendResult> anyVersion = gate.queue("any", () -> store.append("deleted-1", ExpectedVersion.any(),
                     events(1)));
-            Call<AppendResult> exactly = gate.queue("exactly", () -> store.append("deleted-1", ExpectedVersion.exactly(2),
-                    events(1)));
+            Call<AppendResult> exactly = gate.queue("exactly",
+                    () -> store.append("deleted-1", ExpectedVersion.exactly(2),
+                            events(1)));
             Call<AppendResult> exists = gate.queue("exists", () -> store.append("deleted-1",
                     ExpectedVersion.streamExists(), events(1)));
             Call<AppendResult> fresh = gate.queue("fresh", () -> store.append("deleted-2", ExpectedVersion.noStream(),

@@ -120,8 +120,8 @@ class IdempotentRetryTest {
         store.append("resend-7a", ExpectedVersion.noStream(), a);
 
         assertThatThrownBy(() -> store.appendMultiStream(List.of(
-                        StreamAppend.of("resend-7a", ExpectedVersion.noStream(), List.of(a)),
-                        StreamAppend.of("resend-7b", ExpectedVersion.noStream(), List.of(withId("B"))))))
+                StreamAppend.of("resend-7a", ExpectedVersion.noStream(), List.of(a)),
+                StreamAppend.of("resend-7b", ExpectedVersion.noStream(), List.of(withId("B"))))))
                 .isInstanceOfSatisfying(StreamAlreadyExistsException.class,
                         e -> assertThat(e.streamName()).isEqualTo("resend-7a"));
         assertThat(store.streamInfo("resend-7b")).isEmpty();

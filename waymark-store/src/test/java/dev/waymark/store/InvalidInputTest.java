@@ -93,7 +93,8 @@ class InvalidInputTest {
         refused(() -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", "{\"a\":\"\\u0000\"}")),
                 "\\u0000");
         refused(() -> store.append("order-1", ExpectedVersion.any(),
-                List.of(event("A"), event("B").withMetadata("[1]"))), "event 1 of the append to stream 'order-1': metadata must be a JSON object");
+                List.of(event("A"), event("B").withMetadata("[1]"))),
+                "event 1 of the append to stream 'order-1': metadata must be a JSON object");
     }
 
     @Test
@@ -172,13 +173,14 @@ class InvalidInputTest {
                 .hasMessageContaining("EventData.MAX_JSON_DEPTH")
                 .hasMessageNotContaining("not valid JSON");
         String digits = "1".repeat(EventData.MAX_JSON_NUMBER_LENGTH + 1);
-        assertThatThrownBy(() -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", "[" + digits + "]")))
+        assertThatThrownBy(
+                () -> store.append("order-1", ExpectedVersion.any(), EventData.json("A", "[" + digits + "]")))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("EventData.MAX_JSON_NUMBER_LENGTH")
                 .hasMessageNotContaining("not valid JSON");
         String text = "x".repeat(EventData.MAX_JSON_STRING_LENGTH + 1);
         assertThatThrownBy(() -> store.append("order-1", ExpectedVersion.any(),
-                        EventData.json("A", "{\"s\":\"" + text + "\"}")))
+                EventData.json("A", "{\"s\":\"" + text + "\"}")))
                 .isInstanceOf(InvalidInputException.class)
                 .hasMessageContaining("EventData.MAX_JSON_STRING_LENGTH")
                 .hasMessageNotContaining("not valid JSON");
@@ -207,7 +209,8 @@ class InvalidInputTest {
     @Test
     void event_types_with_control_characters_and_null_payloads() {
         // before: accepted, as stream names are not (a NUL then failed in the database)
-        refused(() -> EventData.json("Order\u0000Placed", "{}"), "event type must not contain control characters (index 5)");
+        refused(() -> EventData.json("Order\u0000Placed", "{}"),
+                "event type must not contain control characters (index 5)");
         refused(() -> EventData.json("Order\nPlaced", "{}"), "control characters (index 5)");
         // before: NullPointerException "payload"
         refused(() -> EventData.of("OrderPlaced", null), "event payload must not be null (type OrderPlaced)");
@@ -262,7 +265,7 @@ class InvalidInputTest {
                 .isInstanceOf(StoreConfigException.class).hasMessageContaining("fallbackPoll")
                 .hasMessageContaining("got 0 ms");
         assertThatThrownBy(() -> EventStore.builder(POSTGRES.dataSource())
-                        .reconnectBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)).build())
+                .reconnectBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1)).build())
                 .isInstanceOf(StoreConfigException.class).hasMessageContaining("reconnectBackoff max");
         assertThatThrownBy(() -> EventStore.builder(null).build())
                 .isInstanceOf(StoreConfigException.class).hasMessageContaining("dataSource");

@@ -120,14 +120,15 @@ class MigrationsTest {
                 assertThat(m.read(script)).as(m.name() + "/" + script).contains("${flyway:defaultSchema}");
             }
             assertThat(m.getClass().getResource(
-                            "/" + m.location() + "/V" + (Integer.parseInt(m.latestVersion()) + 1) + "__next.sql"))
+                    "/" + m.location() + "/V" + (Integer.parseInt(m.latestVersion()) + 1) + "__next.sql"))
                     .isNull();
         }
     }
 
     private static List<String> tables(String schema) throws SQLException {
         List<String> out = new ArrayList<>();
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT relname FROM pg_class WHERE relnamespace = '"
                         + schema + "'::regnamespace ORDER BY 1")) {
             while (rs.next()) {

@@ -59,9 +59,9 @@ class MultiStreamAppendTest {
         long before = eventCount(POSTGRES.dataSource());
 
         assertThatThrownBy(() -> store.appendMultiStream(List.of(
-                        StreamAppend.of("first-1", ExpectedVersion.noStream(), events(2)),
-                        StreamAppend.of("held-1", ExpectedVersion.exactly(5), events(1)),
-                        StreamAppend.of("third-1", ExpectedVersion.any(), events(1)))))
+                StreamAppend.of("first-1", ExpectedVersion.noStream(), events(2)),
+                StreamAppend.of("held-1", ExpectedVersion.exactly(5), events(1)),
+                StreamAppend.of("third-1", ExpectedVersion.any(), events(1)))))
                 .isInstanceOfSatisfying(WrongExpectedVersionException.class, e -> {
                     assertThat(e.streamName()).isEqualTo("held-1");
                     assertThat(e.actualVersion()).isEqualTo(1);
@@ -79,8 +79,8 @@ class MultiStreamAppendTest {
         long before = eventCount(POSTGRES.dataSource());
 
         assertThatThrownBy(() -> store.appendMultiStream(List.of(
-                        StreamAppend.of("dup-b", ExpectedVersion.any(), events(2)),
-                        StreamAppend.of("dup-c", ExpectedVersion.any(), List.of(event("B").withId(id))))))
+                StreamAppend.of("dup-b", ExpectedVersion.any(), events(2)),
+                StreamAppend.of("dup-c", ExpectedVersion.any(), List.of(event("B").withId(id))))))
                 .isInstanceOfSatisfying(DuplicateEventException.class, e -> assertThat(e.eventId()).contains(id));
 
         assertThat(store.streamInfo("dup-b")).isEmpty();
@@ -101,8 +101,8 @@ class MultiStreamAppendTest {
     @Test
     void naming_a_stream_twice_is_refused_before_any_database_work() {
         assertThatThrownBy(() -> store.appendMultiStream(List.of(
-                        StreamAppend.of("twice-1", ExpectedVersion.any(), events(1)),
-                        StreamAppend.of("twice-1", ExpectedVersion.any(), events(1)))))
+                StreamAppend.of("twice-1", ExpectedVersion.any(), events(1)),
+                StreamAppend.of("twice-1", ExpectedVersion.any(), events(1)))))
                 .isInstanceOf(InvalidInputException.class).hasMessageContaining("more than once");
         assertThat(store.streamInfo("twice-1")).isEmpty();
     }

@@ -163,11 +163,13 @@ class NoSkipOrderingTest {
             }
 
             Set<UUID> evenCommitted = new HashSet<>();
-            await("both all-stream readers read every committed event (a skipped event stalls them)").atMost(Duration.ofSeconds(30)).until(() -> all1.read.size() >= committed.size()
-                    && all2.read.size() >= committed.size());
+            await("both all-stream readers read every committed event (a skipped event stalls them)")
+                    .atMost(Duration.ofSeconds(30)).until(() -> all1.read.size() >= committed.size()
+                            && all2.read.size() >= committed.size());
             List<RecordedEvent> allEvents = store.allForward(GlobalPosition.START, 500).toList();
             allEvents.stream().filter(e -> e.category().equals("even")).forEach(e -> evenCommitted.add(e.eventId()));
-            await("the category reader read every committed event of its category").atMost(Duration.ofSeconds(30)).until(() -> category.read.size() >= evenCommitted.size());
+            await("the category reader read every committed event of its category").atMost(Duration.ofSeconds(30))
+                    .until(() -> category.read.size() >= evenCommitted.size());
         } finally {
             stop.set(true);
             writers.shutdownNow();

@@ -212,7 +212,8 @@ class NotifierTest {
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT pid FROM pg_stat_activity WHERE application_name = '"
                         + Notifier.LISTENER_APPLICATION_NAME + "' AND datname = current_database()"
-                        + " AND query LIKE 'LISTEN%' AND pid <> " + writerPid + " ORDER BY backend_start DESC LIMIT 1")) {
+                        + " AND query LIKE 'LISTEN%' AND pid <> " + writerPid
+                        + " ORDER BY backend_start DESC LIMIT 1")) {
             return rs.next() ? rs.getInt(1) : null;
         }
     }

@@ -74,9 +74,12 @@ class ReadPlansTest {
                         Partition.of(StreamNames.member("bulk-0", 2), 2)));
                 reads.put("all forward from the middle", () -> reader.readAllForward(middle[0], PAGE));
                 reads.put("all backward from the middle", () -> reader.readAllBackward(middle[0], PAGE));
-                reads.put("category forward from the middle", () -> reader.readCategoryForward("bulk", middle[0], PAGE));
-                reads.put("category backward from the middle", () -> reader.readCategoryBackward("bulk", middle[0], PAGE));
-                reads.put("stream forward from the middle", () -> reader.readStreamForward("bulk-0", BULK_ROWS / 2, PAGE));
+                reads.put("category forward from the middle",
+                        () -> reader.readCategoryForward("bulk", middle[0], PAGE));
+                reads.put("category backward from the middle",
+                        () -> reader.readCategoryBackward("bulk", middle[0], PAGE));
+                reads.put("stream forward from the middle",
+                        () -> reader.readStreamForward("bulk-0", BULK_ROWS / 2, PAGE));
                 reads.put("stream info", () -> reader.streamInfo("bulk-0").stream().toList());
                 // what SubscriptionLag.measure (waymark-subscription) counts, after a cursor near the end
                 reads.put("lag of all streams", () -> countAfter(c, nearEnd[0], null));
@@ -98,7 +101,8 @@ class ReadPlansTest {
                 StoreFixture.execute(POSTGRES.dataSource(), "INSERT INTO waymark.events"
                         + " (event_id, stream_id, stream_version, category, event_type, data, created_at)"
                         + " SELECT gen_random_uuid(), s.stream_id, 1 + g, 'bulk', 'Bulk', '{}', now()"
-                        + " FROM generate_series(1, " + BULK_ROWS + ") g, waymark.streams s WHERE s.stream_name = 'bulk-0'");
+                        + " FROM generate_series(1, " + BULK_ROWS
+                        + ") g, waymark.streams s WHERE s.stream_name = 'bulk-0'");
                 middle[0] = bulkPosition(BULK_ROWS / 2);
                 nearEnd[0] = bulkPosition(BULK_ROWS - 10);
                 SoftAssertions softly = new SoftAssertions();
@@ -129,7 +133,8 @@ class ReadPlansTest {
     }
 
     private static List<Long> countAfter(Connection c, GlobalPosition after, String category) {
-        try (PreparedStatement p = c.prepareStatement("SELECT events FROM waymark.count_events_after(?::text::xid8, ?, ?, NULL, NULL)")) {
+        try (PreparedStatement p = c
+                .prepareStatement("SELECT events FROM waymark.count_events_after(?::text::xid8, ?, ?, NULL, NULL)")) {
             p.setString(1, Long.toString(after.transaction()));
             p.setLong(2, after.sequence());
             p.setString(3, category);

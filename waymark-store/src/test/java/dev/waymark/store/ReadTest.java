@@ -79,7 +79,7 @@ class ReadTest {
                 .hasSize(1012);
         List<RecordedEvent> paged = new ArrayList<>();
         GlobalPosition cursor = GlobalPosition.START;
-        for (List<RecordedEvent> page; !(page = store.readAllForward(cursor, 100)).isEmpty(); ) {
+        for (List<RecordedEvent> page; !(page = store.readAllForward(cursor, 100)).isEmpty();) {
             paged.addAll(page);
             cursor = page.get(page.size() - 1).position();
         }

@@ -22,8 +22,7 @@ class StreamNamesTest {
             "日本-注文-7", "stream with spaces", "x".repeat(512), "order-1", "order-2", "order-3");
 
     @BeforeAll
-    static void setUp() {
-    }
+    static void setUp() {}
 
     @Test
     void java_hash_is_fnv1a_32() {

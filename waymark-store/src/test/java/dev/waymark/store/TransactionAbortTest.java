@@ -35,8 +35,7 @@ class TransactionAbortTest {
 
     /** The kinds of data source a caller may hand the store. */
     enum Source {
-        HIKARI(p -> p.dataSource()),
-        PLAIN_PGJDBC(p -> {
+        HIKARI(p -> p.dataSource()), PLAIN_PGJDBC(p -> {
             PGSimpleDataSource plain = new PGSimpleDataSource();
             plain.setURL(p.jdbcUrl());
             return plain;
@@ -52,7 +51,7 @@ class TransactionAbortTest {
     }
 
     private static DataSource hidingDriver(DataSource real) {
-        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[]{DataSource.class},
                 (proxy, method, args) -> {
                     Object result = invoke(real, method, args);
                     return result instanceof Connection c ? hiding(c) : result;
@@ -60,7 +59,7 @@ class TransactionAbortTest {
     }
 
     private static Connection hiding(Connection real) {
-        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[]{Connection.class},
                 (proxy, method, args) -> switch (method.getName()) {
                     case "isWrapperFor" -> false;
                     case "unwrap" -> throw new SQLException("not a wrapper for " + args[0]);
@@ -99,14 +98,14 @@ class TransactionAbortTest {
             long generation = store.wakeSignal().generation();
             // before: returned "done" although COMMIT rolled the transaction back, and woke readers
             assertThatThrownBy(() -> store.inTransaction(tx -> {
-                        tx.append(stream, ExpectedVersion.noStream(), events(2));
-                        try (Statement s = tx.connection().createStatement()) {
-                            s.execute("INSERT INTO orders VALUES ('taken')");
-                        } catch (SQLException duplicate) {
-                            // swallowed: the transaction is aborted all the same
-                        }
-                        return "done";
-                    }))
+                tx.append(stream, ExpectedVersion.noStream(), events(2));
+                try (Statement s = tx.connection().createStatement()) {
+                    s.execute("INSERT INTO orders VALUES ('taken')");
+                } catch (SQLException duplicate) {
+                    // swallowed: the transaction is aborted all the same
+                }
+                return "done";
+            }))
                     .isInstanceOf(TransactionAbortedException.class)
                     .hasMessageContaining("aborted")
                     .hasMessageContaining("rolled back")
@@ -125,14 +124,14 @@ class TransactionAbortTest {
             store.append(taken, ExpectedVersion.noStream(), events(1));
             long generation = store.wakeSignal().generation();
             assertThatThrownBy(() -> store.inTransaction(tx -> {
-                        tx.append(fresh, ExpectedVersion.noStream(), events(1));
-                        try {
-                            tx.append(taken, ExpectedVersion.noStream(), events(1));
-                        } catch (StreamAlreadyExistsException conflict) {
-                            // swallowed: the failed append aborted the transaction
-                        }
-                        return List.of();
-                    }))
+                tx.append(fresh, ExpectedVersion.noStream(), events(1));
+                try {
+                    tx.append(taken, ExpectedVersion.noStream(), events(1));
+                } catch (StreamAlreadyExistsException conflict) {
+                    // swallowed: the failed append aborted the transaction
+                }
+                return List.of();
+            }))
                     .isInstanceOfSatisfying(TransactionAbortedException.class, e -> {
                         assertThat(e.getCause()).isInstanceOf(StreamAlreadyExistsException.class);
                         assertThat(e.getMessage()).contains("first error").contains(taken);

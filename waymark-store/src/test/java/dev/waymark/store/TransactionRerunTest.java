@@ -61,7 +61,8 @@ class TransactionRerunTest {
             String stream = "numbered-" + i;
             long n = store.inTransaction(tx -> {
                 long next = number(tx.connection());
-                tx.append(stream, ExpectedVersion.noStream(), List.of(EventData.json("Numbered", "{\"n\":" + next + "}")));
+                tx.append(stream, ExpectedVersion.noStream(),
+                        List.of(EventData.json("Numbered", "{\"n\":" + next + "}")));
                 return next;
             });
             assertThat(store.readStreamForward(stream, 0, 10)).singleElement()
@@ -81,7 +82,8 @@ class TransactionRerunTest {
                 rs.next();
                 b = rs.getInt(1);
             }
-            tx.append("account-a", ExpectedVersion.any(), List.of(EventData.json("Checked", "{\"balance\":" + b + "}")));
+            tx.append("account-a", ExpectedVersion.any(),
+                    List.of(EventData.json("Checked", "{\"balance\":" + b + "}")));
             return b;
         });
         assertThat(balance).isEqualTo(100);
@@ -165,10 +167,10 @@ class TransactionRerunTest {
     void a_run_that_appends_to_other_streams_than_the_run_before_fails_naming_cause_and_remedy() {
         AtomicInteger runs = new AtomicInteger();
         assertThatThrownBy(() -> store.inTransaction(tx -> {
-                    int run = runs.incrementAndGet(); // a stream named after something that changes per run
-                    run(tx.connection(), "INSERT INTO audit VALUES ('moving target')");
-                    return tx.append("moving-" + run, ExpectedVersion.noStream(), events(1));
-                }))
+            int run = runs.incrementAndGet(); // a stream named after something that changes per run
+            run(tx.connection(), "INSERT INTO audit VALUES ('moving target')");
+            return tx.append("moving-" + run, ExpectedVersion.noStream(), events(1));
+        }))
                 .isInstanceOf(AppendRefusedException.class)
                 .hasMessageContaining("stream 'moving-2'")
                 .hasMessageContaining("other streams than on the run before")
@@ -215,13 +217,13 @@ class TransactionRerunTest {
     void a_work_that_reaches_a_new_stream_on_every_run_stops_after_the_last_run_naming_the_remedy() {
         AtomicInteger runs = new AtomicInteger();
         assertThatThrownBy(() -> store.inTransaction(tx -> {
-                    runs.incrementAndGet();
-                    run(tx.connection(), "INSERT INTO audit VALUES ('many after')");
-                    for (int i = 0; i < EventStore.MAX_TRANSACTION_RUNS; i++) {
-                        tx.append("many-" + i, ExpectedVersion.noStream(), events(1));
-                    }
-                    return null;
-                }))
+            runs.incrementAndGet();
+            run(tx.connection(), "INSERT INTO audit VALUES ('many after')");
+            for (int i = 0; i < EventStore.MAX_TRANSACTION_RUNS; i++) {
+                tx.append("many-" + i, ExpectedVersion.noStream(), events(1));
+            }
+            return null;
+        }))
                 .isInstanceOf(AppendRefusedException.class)
                 .hasMessageContaining("each of its " + EventStore.MAX_TRANSACTION_RUNS + " runs")
                 .hasMessageContaining("appendMultiStream");

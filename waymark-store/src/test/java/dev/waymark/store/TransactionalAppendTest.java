@@ -118,10 +118,10 @@ class TransactionalAppendTest {
     void a_checked_exception_from_the_work_rolls_back_and_reaches_the_caller_unchanged() {
         IOException failure = new IOException("payment gateway down");
         assertThatThrownBy(() -> store.inTransaction(tx -> {
-                    tx.append("order-e", ExpectedVersion.noStream(), events(1));
-                    insertOrder(tx.connection(), "e");
-                    throw failure;
-                }))
+            tx.append("order-e", ExpectedVersion.noStream(), events(1));
+            insertOrder(tx.connection(), "e");
+            throw failure;
+        }))
                 .isSameAs(failure);
         assertThat(orders("e")).isZero();
         assertThat(store.streamInfo("order-e")).isEmpty();
@@ -132,10 +132,10 @@ class TransactionalAppendTest {
         insertOrderNow("dup");
         // before: the work's own duplicate key on the application's table came back as a StoreException
         assertThatThrownBy(() -> store.inTransaction(tx -> {
-                    tx.append("order-dup", ExpectedVersion.noStream(), events(1));
-                    insertOrder(tx.connection(), "dup");
-                    return null;
-                }))
+            tx.append("order-dup", ExpectedVersion.noStream(), events(1));
+            insertOrder(tx.connection(), "dup");
+            return null;
+        }))
                 .isInstanceOf(SQLException.class)
                 .satisfies(e -> assertThat(((SQLException) e).getSQLState()).isEqualTo("23505"));
         assertThat(store.streamInfo("order-dup")).isEmpty();
@@ -161,8 +161,8 @@ class TransactionalAppendTest {
 
     @Test
     void the_stores_own_append_works_on_a_pool_whose_default_isolation_is_not_read_committed() throws Exception {
-        try (com.zaxxer.hikari.HikariDataSource pool =
-                        onePool(c -> c.setTransactionIsolation("TRANSACTION_REPEATABLE_READ"));
+        try (com.zaxxer.hikari.HikariDataSource pool = onePool(
+                c -> c.setTransactionIsolation("TRANSACTION_REPEATABLE_READ"));
                 EventStore onPool = EventStore.builder(pool).build()) {
             // before: refused (WM002) although the transaction is the store's own
             onPool.append("iso-1", ExpectedVersion.noStream(), events(2));
@@ -176,8 +176,8 @@ class TransactionalAppendTest {
 
     @Test
     void an_append_whose_stream_lock_wait_runs_out_is_a_retryable_failure() throws Exception {
-        try (com.zaxxer.hikari.HikariDataSource pool =
-                        onePool(c -> c.setConnectionInitSql("SET lock_timeout = '100ms'"));
+        try (com.zaxxer.hikari.HikariDataSource pool = onePool(
+                c -> c.setConnectionInitSql("SET lock_timeout = '100ms'"));
                 EventStore impatient = EventStore.builder(pool).build();
                 Connection holder = POSTGRES.dataSource().getConnection()) {
             holder.setAutoCommit(false);
@@ -195,11 +195,11 @@ class TransactionalAppendTest {
     void a_conflict_inside_the_transaction_rolls_back_everything() {
         store.append("order-f", ExpectedVersion.noStream(), event("A"));
         assertThatThrownBy(() -> store.inTransaction(tx -> {
-                    tx.appendMultiStream(List.of(
-                            StreamAppend.of("order-g", ExpectedVersion.noStream(), events(1)),
-                            StreamAppend.of("order-f", ExpectedVersion.noStream(), events(1))));
-                    return null;
-                }))
+            tx.appendMultiStream(List.of(
+                    StreamAppend.of("order-g", ExpectedVersion.noStream(), events(1)),
+                    StreamAppend.of("order-f", ExpectedVersion.noStream(), events(1))));
+            return null;
+        }))
                 .isInstanceOf(StreamAlreadyExistsException.class);
         assertThat(store.streamInfo("order-g")).isEmpty();
         assertThat(store.streamInfo("order-f").orElseThrow().version()).isOne();

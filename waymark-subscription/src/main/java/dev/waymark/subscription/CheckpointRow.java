@@ -12,4 +12,5 @@ import java.time.Instant;
  * @param position the last handled position
  * @param updatedAt when it was last written (database clock)
  */
-public record CheckpointRow(String subscription, int member, int groupSize, GlobalPosition position, Instant updatedAt) {}
+public record CheckpointRow(String subscription, int member, int groupSize, GlobalPosition position,
+        Instant updatedAt) {}

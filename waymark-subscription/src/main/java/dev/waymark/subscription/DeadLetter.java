@@ -76,8 +76,9 @@ public record DeadLetter(
         /** The stored form of {@code error}. */
         public static HandlerError of(Throwable error) {
             return new HandlerError(dev.waymark.subscription.internal.Bounded.text(error.getClass().getName(),
-                    MAX_ERROR_TYPE_LENGTH), Optional.ofNullable(error.getMessage())
-                    .map(m -> dev.waymark.subscription.internal.Bounded.text(m, MAX_ERROR_MESSAGE_LENGTH)));
+                    MAX_ERROR_TYPE_LENGTH),
+                    Optional.ofNullable(error.getMessage())
+                            .map(m -> dev.waymark.subscription.internal.Bounded.text(m, MAX_ERROR_MESSAGE_LENGTH)));
         }
     }
 }

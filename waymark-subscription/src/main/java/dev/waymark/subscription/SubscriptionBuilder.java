@@ -172,9 +172,10 @@ public final class SubscriptionBuilder {
         }
         SubscriptionConfig config = config();
         log.info("waymark subscription {}: target={}, member={}, eventTypes={}, start={}, batchSize={}, retry={},"
-                        + " checkpoint={}, pollInterval={}ms, stuckHandlerThreshold={}ms, fenced={}", config.name(),
+                + " checkpoint={}, pollInterval={}ms, stuckHandlerThreshold={}ms, fenced={}", config.name(),
                 config.target(), config.partition(), config.eventTypes().isEmpty() ? "all" : config.eventTypes(),
-                config.start(), config.batchSize(), config.retry(), config.checkpoint(), config.pollInterval().toMillis(),
+                config.start(), config.batchSize(), config.retry(), config.checkpoint(),
+                config.pollInterval().toMillis(),
                 config.stuckHandlerThreshold().toMillis(), config.fence() != null);
         return new SubscriptionWorker(store, config, handler, listener).start();
     }

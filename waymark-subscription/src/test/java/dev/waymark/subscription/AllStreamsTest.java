@@ -64,7 +64,8 @@ class AllStreamsTest {
         Map<String, Long> last = new HashMap<>();
         for (RecordedEvent e : delivered) {
             Long previous = last.put(e.streamName(), e.streamVersion());
-            assertThat(e.streamVersion()).as("%s in order", e.streamName()).isEqualTo(previous == null ? 1 : previous + 1);
+            assertThat(e.streamVersion()).as("%s in order", e.streamName())
+                    .isEqualTo(previous == null ? 1 : previous + 1);
         }
     }
 
@@ -81,7 +82,8 @@ class AllStreamsTest {
             assertThat(delivered).extracting(RecordedEvent::eventId).doesNotHaveDuplicates()
                     .containsExactlyInAnyOrderElementsOf(everyEvent());
             assertThat(delivered).extracting(RecordedEvent::position).isSorted();
-            assertThat(delivered).extracting(RecordedEvent::streamName).contains("alpha-0", "beta-7", "solo", "gamma-1");
+            assertThat(delivered).extracting(RecordedEvent::streamName).contains("alpha-0", "beta-7", "solo",
+                    "gamma-1");
             assertStreamOrder(delivered);
         }
     }
@@ -94,8 +96,10 @@ class AllStreamsTest {
                 Subscription m1 = Subscription.builder(store, "halves", Target.all()).consumerGroup(1, 2).start(r1)) {
             Set<UUID> every = everyEvent();
             await().atMost(WAIT).until(() -> r0.size() + r1.size() >= every.size());
-            assertThat(r0.deliveries).allSatisfy(d -> assertThat(Partition.of(0, 2).owns(d.event().streamName())).isTrue());
-            assertThat(r1.deliveries).allSatisfy(d -> assertThat(Partition.of(1, 2).owns(d.event().streamName())).isTrue());
+            assertThat(r0.deliveries)
+                    .allSatisfy(d -> assertThat(Partition.of(0, 2).owns(d.event().streamName())).isTrue());
+            assertThat(r1.deliveries)
+                    .allSatisfy(d -> assertThat(Partition.of(1, 2).owns(d.event().streamName())).isTrue());
             List<UUID> union = new CopyOnWriteArrayList<>();
             r0.deliveries.forEach(d -> union.add(d.event().eventId()));
             r1.deliveries.forEach(d -> union.add(d.event().eventId()));

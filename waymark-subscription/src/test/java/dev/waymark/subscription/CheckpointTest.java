@@ -129,9 +129,11 @@ class CheckpointTest {
         assertThat(checkpoints.get("fenced", bucket)).contains(at(5, 5));
 
         lease("fenced", 1, "worker-b", 8, "-1 seconds"); // expired by the database clock
-        assertThatThrownBy(() -> checkpoints.save("fenced", bucket, at(6, 6), new LeaseFence("fenced", 1, "worker-b", 8)))
+        assertThatThrownBy(
+                () -> checkpoints.save("fenced", bucket, at(6, 6), new LeaseFence("fenced", 1, "worker-b", 8)))
                 .isInstanceOf(LeaseLostException.class);
-        assertThatThrownBy(() -> checkpoints.save("fenced", bucket, at(6, 6), new LeaseFence("fenced", 3, "worker-b", 8)))
+        assertThatThrownBy(
+                () -> checkpoints.save("fenced", bucket, at(6, 6), new LeaseFence("fenced", 3, "worker-b", 8)))
                 .isInstanceOf(LeaseLostException.class);
         assertThat(checkpoints.get("fenced", bucket)).contains(at(5, 5));
     }
@@ -186,7 +188,8 @@ class CheckpointTest {
         assertThatThrownBy(() -> SubscriptionLag.measure(store, "nulls", Target.all(), null))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("member must not be null");
         assertThatThrownBy(() -> new SubscriptionConfig("nulls", Target.all(), Partition.WHOLE, null,
-                StartPosition.checkpointOrBeginning(), 1, SubscriptionBuilder.DEFAULT_RETRY, CheckpointPolicy.defaults(),
+                StartPosition.checkpointOrBeginning(), 1, SubscriptionBuilder.DEFAULT_RETRY,
+                CheckpointPolicy.defaults(),
                 Duration.ofSeconds(1), null))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("eventTypes must not be null");
     }

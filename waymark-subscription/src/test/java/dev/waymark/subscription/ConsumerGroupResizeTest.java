@@ -84,7 +84,8 @@ class ConsumerGroupResizeTest {
                                 + " of 3 but its checkpoints were written by a group of 2")
                                 .hasMessageContaining("To resize, follow docs/OPERATIONS.md, \"Resizing\"")
                                 .hasMessageContaining("DELETE FROM waymark.checkpoints WHERE subscription = 'sub-grow'")
-                                .hasMessageContaining("Checkpoints.of(store).reset(\"sub-grow\", Partition.of(i, 3), P)")
+                                .hasMessageContaining(
+                                        "Checkpoints.of(store).reset(\"sub-grow\", Partition.of(i, 3), P)")
                                 .hasMessageContaining("start every member with consumerGroup(i, 3)");
                     });
         }

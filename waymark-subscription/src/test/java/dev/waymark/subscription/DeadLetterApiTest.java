@@ -114,8 +114,8 @@ class DeadLetterApiTest {
         DeadLetter target = letters("racing", 1).get(0);
         CountDownLatch slowInHandler = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
-        CompletableFuture<List<DeadLetter>> slow = CompletableFuture.supplyAsync(() ->
-                deadLetters.replay(List.of(target.id()), d -> {
+        CompletableFuture<List<DeadLetter>> slow = CompletableFuture
+                .supplyAsync(() -> deadLetters.replay(List.of(target.id()), d -> {
                     slowInHandler.countDown();
                     release.await();
                     return Ack.retry(Duration.ZERO);
@@ -148,7 +148,8 @@ class DeadLetterApiTest {
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("must not hold a null");
         // before: the letters ahead of the missing one were delivered before the error
         assertThatThrownBy(() -> deadLetters.replay(List.of(target.id(), -1L), counting))
-                .isInstanceOf(SubscriptionException.class).hasMessage("dead letter -1 does not exist; nothing was replayed");
+                .isInstanceOf(SubscriptionException.class)
+                .hasMessage("dead letter -1 does not exist; nothing was replayed");
         assertThat(calls).hasValue(0);
         assertThat(deadLetters.get(target.id()).orElseThrow().replayedAt()).isEmpty();
     }
@@ -222,7 +223,8 @@ class DeadLetterApiTest {
             assertThat(s.failure()).isEmpty();
             assertThat(handled).containsExactly("Poison", "Other", "After");
         }
-        assertThat(deadLetters.list("nul", Long.MAX_VALUE, 5)).extracting(DeadLetter::reasonSummary, DeadLetter::reasonJson)
+        assertThat(deadLetters.list("nul", Long.MAX_VALUE, 5))
+                .extracting(DeadLetter::reasonSummary, DeadLetter::reasonJson)
                 .containsExactly(
                         tuple("odd \uFFFD summary",
                                 "{\"kind\": \"other\", \"detail\": {\"raw\": \"a\uFFFDb\"}, \"summary\": \"odd \uFFFD summary\"}"),
@@ -247,7 +249,8 @@ class DeadLetterApiTest {
     /** Runs {@code handler} on one event of the category {@code name} until it is dead-lettered; returns the letter. */
     private static DeadLetter deadLettered(String name, EventHandler handler) {
         append(store, name + "-1", "E");
-        try (Subscription s = Subscription.builder(store, name, Target.category(name)).retry(RetryPolicy.fixed(2, Duration.ZERO))
+        try (Subscription s = Subscription.builder(store, name, Target.category(name))
+                .retry(RetryPolicy.fixed(2, Duration.ZERO))
                 .start(handler)) {
             await().atMost(WAIT).until(() -> deadLetters.count(name) == 1);
         }

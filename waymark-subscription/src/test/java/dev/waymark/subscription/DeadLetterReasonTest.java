@@ -16,7 +16,8 @@ class DeadLetterReasonTest {
         assertThat(ReasonJson.of(DeadLetterReason.invalid("y")))
                 .isEqualTo("{\"kind\":\"invalid\",\"summary\":\"invalid payload: y\",\"detail\":\"y\"}");
         assertThat(ReasonJson.of(DeadLetterReason.maxAttempts(3)))
-                .isEqualTo("{\"kind\":\"max_attempts\",\"summary\":\"max retry attempts exceeded (3)\",\"attempts\":3}");
+                .isEqualTo(
+                        "{\"kind\":\"max_attempts\",\"summary\":\"max retry attempts exceeded (3)\",\"attempts\":3}");
         assertThat(ReasonJson.of(DeadLetterReason.other("s", "{\"code\":7}")))
                 .isEqualTo("{\"kind\":\"other\",\"summary\":\"s\",\"detail\":{\"code\":7}}");
         assertThat(ReasonJson.of(DeadLetterReason.other("s", "not json")))

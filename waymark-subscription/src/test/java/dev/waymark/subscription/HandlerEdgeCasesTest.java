@@ -81,7 +81,8 @@ class HandlerEdgeCasesTest {
             return Ack.ok();
         });
         // one attempt: before, the retry spent the budget and the event was dead-lettered at the stop
-        Subscription s = builder(c).retry(RetryPolicy.fixed(1, Duration.ZERO)).checkpointEvery(1, Duration.ZERO).start(recorder);
+        Subscription s = builder(c).retry(RetryPolicy.fixed(1, Duration.ZERO)).checkpointEvery(1, Duration.ZERO)
+                .start(recorder);
         assertThat(inSlow.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
         assertThat(s.stop(Duration.ofMillis(100))).isTrue();
         assertThat(DeadLetters.of(store).count("sub-" + c)).isZero();
@@ -115,8 +116,10 @@ class HandlerEdgeCasesTest {
         append(store, c + "-1", "Later", "B");
         Duration forever = ChronoUnit.FOREVER.getDuration();
         Recorder recorder = new Recorder(d -> d.event().type().equals("Later") && d.attempt() == 0
-                ? Ack.retry(Duration.ofMillis(Long.MAX_VALUE)) : Ack.ok());
-        Subscription s = builder(c).checkpointEvery(1_000_000, forever).retry(RetryPolicy.fixed(3, forever)).start(recorder);
+                ? Ack.retry(Duration.ofMillis(Long.MAX_VALUE))
+                : Ack.ok());
+        Subscription s = builder(c).checkpointEvery(1_000_000, forever).retry(RetryPolicy.fixed(3, forever))
+                .start(recorder);
         try {
             // the retry waits "for ever": the subscription is running and still at its first delivery
             await().atMost(WAIT).until(() -> recorder.size() == 1);
@@ -148,7 +151,8 @@ class HandlerEdgeCasesTest {
         String c = fresh();
         append(store, c + "-1", "Bad", "B");
         Recorder recorder = new Recorder(d -> d.event().type().equals("Bad")
-                ? Ack.deadLetter(DeadLetterReason.other(null, null)) : Ack.ok());
+                ? Ack.deadLetter(DeadLetterReason.other(null, null))
+                : Ack.ok());
         try (Subscription s = builder(c).retry(RetryPolicy.fixed(2, Duration.ZERO)).start(recorder)) {
             // before: the insert failed on the NOT NULL summary, not retryable: the subscription failed
             // on that event, and again after every restart

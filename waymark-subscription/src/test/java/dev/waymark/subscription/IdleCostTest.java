@@ -139,7 +139,8 @@ class IdleCostTest {
                 }
                 for (int st = 0; st < streams; st++) {
                     String stream = "burst-s" + st;
-                    assertThat(seen.stream().filter(e -> e.streamName().equals(stream)).map(RecordedEvent::streamVersion))
+                    assertThat(
+                            seen.stream().filter(e -> e.streamName().equals(stream)).map(RecordedEvent::streamVersion))
                             .as(stream).containsExactlyElementsOf(versions(perStream));
                 }
             }

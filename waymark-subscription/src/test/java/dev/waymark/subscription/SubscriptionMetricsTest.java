@@ -39,7 +39,8 @@ class SubscriptionMetricsTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (Subscription s = Subscription.builder(store, "metered", Target.category("metered"))
                 .listener(new SubscriptionMetrics(registry))
-                .start(d -> d.event().type().equals("Bad") ? Ack.deadLetter(DeadLetterReason.poison("no"))
+                .start(d -> d.event().type().equals("Bad")
+                        ? Ack.deadLetter(DeadLetterReason.poison("no"))
                         : Ack.ok())) {
             await().atMost(Duration.ofSeconds(15)).until(() -> registry.find("waymark.subscription.checkpoints")
                     .counter() != null && DeadLetters.of(store).count("metered") == 1);

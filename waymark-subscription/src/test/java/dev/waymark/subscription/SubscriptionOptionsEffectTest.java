@@ -186,13 +186,15 @@ class SubscriptionOptionsEffectTest {
             try {
                 assertThat(at25.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
                 // 24 events handled: saved after the 10th and the 20th, nothing after the 21st to 24th
-                assertThat(checkpoint(c)).as("checkpoint while the 25th event is in the handler").isEqualTo(pos.get(19));
+                assertThat(checkpoint(c)).as("checkpoint while the 25th event is in the handler")
+                        .isEqualTo(pos.get(19));
                 assertThat(saves).extracting(Save::position).containsExactly(pos.get(9), pos.get(19));
             } finally {
                 release.countDown();
             }
             // caught up with 5 unsaved events (26 to 30): written then, not left for the next 10
-            await("checkpoint at the 30th event once caught up").atMost(WAIT).until(() -> checkpoint(c).equals(pos.get(29)));
+            await("checkpoint at the 30th event once caught up").atMost(WAIT)
+                    .until(() -> checkpoint(c).equals(pos.get(29)));
             assertThat(s.stop(Duration.ofSeconds(5))).isTrue();
             assertThat(saves).extracting(Save::position).containsExactly(pos.get(9), pos.get(19), pos.get(29));
             assertThat(s.failure()).isEmpty();
@@ -247,7 +249,8 @@ class SubscriptionOptionsEffectTest {
                 assertThat(at27.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
                 // the 25th event was the first handled after the interval: saved; the 26th came right
                 // after that save, within the interval again: not saved
-                assertThat(checkpoint(c)).as("checkpoint while the 27th event is in the handler").isEqualTo(pos.get(24));
+                assertThat(checkpoint(c)).as("checkpoint while the 27th event is in the handler")
+                        .isEqualTo(pos.get(24));
                 beforeRelease = new ArrayList<>(saves);
             } finally {
                 release25.countDown();
@@ -264,7 +267,8 @@ class SubscriptionOptionsEffectTest {
                         .isGreaterThanOrEqualTo(1000);
             }
             // caught up: the rest is written then
-            await("checkpoint at the 30th event once caught up").atMost(WAIT).until(() -> checkpoint(c).equals(pos.get(29)));
+            await("checkpoint at the 30th event once caught up").atMost(WAIT)
+                    .until(() -> checkpoint(c).equals(pos.get(29)));
             assertThat(s.stop(Duration.ofSeconds(5))).isTrue();
             assertThat(s.failure()).isEmpty();
         } finally {

@@ -125,7 +125,8 @@ class SubscriptionTest {
         String c = fresh();
         append(store, c + "-1", "A", "Flaky", "C");
         Recorder recorder = new Recorder(d -> d.event().type().equals("Flaky") && d.attempt() < 2
-                ? Ack.retry(Duration.ofMillis(10)) : Ack.ok());
+                ? Ack.retry(Duration.ofMillis(10))
+                : Ack.ok());
         try (Subscription s = builder(c).start(recorder)) {
             await().atMost(WAIT).until(() -> recorder.types().contains("C"));
             assertThat(recorder.types()).containsExactly("A", "Flaky", "Flaky", "Flaky", "C");
@@ -329,7 +330,8 @@ class SubscriptionTest {
             return Ack.ok();
         });
         // one attempt: before, the wrapped interrupt was an ordinary failure, dead-lettered at once
-        Subscription s = builder(c).retry(RetryPolicy.fixed(1, Duration.ZERO)).checkpointEvery(1, Duration.ZERO).start(recorder);
+        Subscription s = builder(c).retry(RetryPolicy.fixed(1, Duration.ZERO)).checkpointEvery(1, Duration.ZERO)
+                .start(recorder);
         assertThat(inSlow.await(15, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         assertThat(s.stop(Duration.ofMillis(100))).isTrue();
         RecordedEvent first = store.readStreamForward(c + "-1", 0, 1).get(0);
@@ -464,7 +466,8 @@ class SubscriptionTest {
                 .isInstanceOf(SubscriptionConfigException.class).hasMessageContaining("size must be >= 1");
         assertThatThrownBy(() -> builder(fresh()).retry(RetryPolicy.fixed(0, Duration.ZERO)).start(Recorder.ok()))
                 .hasMessageContaining("maxAttempts must be >= 1");
-        assertThatThrownBy(() -> builder(fresh()).retry(RetryPolicy.fixed(1, Duration.ofMillis(-1))).start(Recorder.ok()))
+        assertThatThrownBy(
+                () -> builder(fresh()).retry(RetryPolicy.fixed(1, Duration.ofMillis(-1))).start(Recorder.ok()))
                 .hasMessageContaining("initialDelay must be >= 0");
         assertThatThrownBy(() -> Subscription.builder(store, " ", Target.all()).start(Recorder.ok()))
                 .hasMessageContaining("subscription name");

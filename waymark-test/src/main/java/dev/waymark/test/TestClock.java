@@ -107,7 +107,9 @@ public final class TestClock extends Clock {
             Duration wanted = offset.get();
             // The session keeps the setting: a pooled connection needs it sent only when it changed.
             // Sent in autocommit only, where a rollback cannot undo it behind the cache's back.
-            Connection session = connection.isWrapperFor(Connection.class) ? connection.unwrap(Connection.class) : connection;
+            Connection session = connection.isWrapperFor(Connection.class)
+                    ? connection.unwrap(Connection.class)
+                    : connection;
             if (wanted.equals(sessions.getOrDefault(session, Duration.ZERO))) {
                 return connection;
             }

@@ -173,7 +173,8 @@ public final class WaymarkExtension implements BeforeAllCallback, AfterAllCallba
      */
     public KafkaExtension kafka() {
         if (kafka == null) {
-            throw new IllegalStateException("this WaymarkExtension has no Kafka: create it with WaymarkExtension.withKafka()");
+            throw new IllegalStateException(
+                    "this WaymarkExtension has no Kafka: create it with WaymarkExtension.withKafka()");
         }
         return kafka;
     }

@@ -32,7 +32,8 @@ class TemplateSpeedTest {
                 HikariConfig config = new HikariConfig();
                 config.setJdbcUrl(server.jdbcUrl(db));
                 config.setMaximumPoolSize(2);
-                try (HikariDataSource ds = new HikariDataSource(config); EventStore store = EventStore.builder(ds).build()) {
+                try (HikariDataSource ds = new HikariDataSource(config);
+                        EventStore store = EventStore.builder(ds).build()) {
                     store.migrate();
                 }
             }));

@@ -41,7 +41,8 @@ class WaymarkExtensionTest {
         assertThat(advanced).hasValue(1);
         assertThat(clock.offset()).isEqualTo(before.plusDays(3));
         assertThat(clock.instant()).isAfterOrEqualTo(javaBefore.plus(Duration.ofDays(3)));
-        try (Connection c = WAYMARK.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = WAYMARK.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT extract(epoch FROM current_setting('"
                         + TestClock.SETTING + "')::interval)")) {
             rs.next();

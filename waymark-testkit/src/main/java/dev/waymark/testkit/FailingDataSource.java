@@ -32,7 +32,7 @@ public final class FailingDataSource {
      * the thread, or count itself down to fail once).
      */
     public static DataSource failing(DataSource real, BooleanSupplier failNow, Supplier<? extends Error> error) {
-        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[]{DataSource.class},
                 (proxy, method, args) -> {
                     if (method.getName().equals("getConnection") && failNow.getAsBoolean()) {
                         throw error.get();

@@ -46,7 +46,8 @@ public final class FreezingProxy implements AutoCloseable {
         String prefix = JdbcUrl.parse(jdbcUrl).prefix(); // jdbc:postgresql://host:port/
         String hostPort = prefix.substring("jdbc:postgresql://".length(), prefix.length() - 1);
         int colon = hostPort.lastIndexOf(':');
-        return colon < 0 ? new FreezingProxy(hostPort, 5432)
+        return colon < 0
+                ? new FreezingProxy(hostPort, 5432)
                 : new FreezingProxy(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
     }
 
@@ -90,7 +91,7 @@ public final class FreezingProxy implements AutoCloseable {
         Thread.ofPlatform().daemon().name("freezing-proxy-pump").start(() -> {
             byte[] buffer = new byte[8192];
             try {
-                for (int n; (n = in.read(buffer)) >= 0; ) {
+                for (int n; (n = in.read(buffer)) >= 0;) {
                     if (pair.frozen) {
                         closed.await(); // the bytes go nowhere, and nothing tells either end
                         return;

@@ -24,7 +24,7 @@ public final class OneConnection {
      */
     public static DataSource dataSource(Connection connection) {
         Connection kept = (Connection) Proxy.newProxyInstance(OneConnection.class.getClassLoader(),
-                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                new Class<?>[]{Connection.class}, (proxy, method, args) -> {
                     if (method.getName().equals("close")) {
                         return null;
                     }
@@ -35,7 +35,7 @@ public final class OneConnection {
                     }
                 });
         return (DataSource) Proxy.newProxyInstance(OneConnection.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                new Class<?>[]{DataSource.class}, (proxy, method, args) -> {
                     if (method.getName().equals("getConnection")) {
                         return kept;
                     }
@@ -51,8 +51,9 @@ public final class OneConnection {
      */
     public static long rowsRead(Connection connection, String... tables) throws SQLException {
         try (Statement s = connection.createStatement();
-                ResultSet rs = s.executeQuery("SELECT coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0)"
-                        + " FROM pg_stat_xact_user_tables WHERE relid IN (" + regclasses(tables) + ")")) {
+                ResultSet rs = s
+                        .executeQuery("SELECT coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0)"
+                                + " FROM pg_stat_xact_user_tables WHERE relid IN (" + regclasses(tables) + ")")) {
             rs.next();
             return rs.getLong(1);
         }

@@ -58,7 +58,8 @@ class DatabaseTemplateTest {
         String template = DatabaseTemplates.ensure(server, KEY, failing);
         String copy = "wm_template_copy_" + Long.toHexString(System.nanoTime());
         server.createDatabase(copy, template);
-        try (Connection c = server.connect(copy); Statement s = c.createStatement();
+        try (Connection c = server.connect(copy);
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT count(*) FROM migrated")) {
             rs.next();
             assertThat(rs.getLong(1)).isEqualTo(2);
@@ -98,7 +99,8 @@ class DatabaseTemplateTest {
             pool.shutdownNow();
         }
         assertThat(runs).hasValue(1);
-        try (Connection c = server.connect(name); Statement s = c.createStatement();
+        try (Connection c = server.connect(name);
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_tables WHERE tablename = 'built'")) {
             rs.next();
             assertThat(rs.getLong(1)).isEqualTo(1);

@@ -36,7 +36,8 @@ class PostgresExtensionTest {
         JdbcUrl url = JdbcUrl.parse("jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres&ssl=false");
         assertThat(url.withDatabase("other").toString())
                 .isEqualTo("jdbc:postgresql://127.0.0.1:5432/other?user=postgres&ssl=false");
-        assertThat(JdbcUrl.parse("jdbc:postgresql://h/db").withDatabase("x").toString()).isEqualTo("jdbc:postgresql://h/x");
+        assertThat(JdbcUrl.parse("jdbc:postgresql://h/db").withDatabase("x").toString())
+                .isEqualTo("jdbc:postgresql://h/x");
         assertThatThrownBy(() -> JdbcUrl.parse("jdbc:mysql://h/db")).hasMessageContaining("not a PostgreSQL JDBC URL");
     }
 

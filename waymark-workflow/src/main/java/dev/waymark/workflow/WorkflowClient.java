@@ -78,7 +78,8 @@ public final class WorkflowClient {
         this.hooks = hooks;
         this.runtime = runtime;
         this.instances = runtime.instances();
-        this.collection = new CollectionSql(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
+        this.collection = new CollectionSql(StoreInternals.of(store).dataSource(), store.schema(),
+                TransactionBounds.of(store));
         this.maxPayloadBytes = maxPayloadBytes;
     }
 
@@ -103,9 +104,10 @@ public final class WorkflowClient {
     public static WorkflowClient create(EventStore store, WorkflowCodec codec, int maxPayloadBytes) {
         Args.notNull(store, "store");
         requireMaxPayloadBytes(maxPayloadBytes);
-        Instances instances = new Instances(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
+        Instances instances = new Instances(StoreInternals.of(store).dataSource(), store.schema(),
+                TransactionBounds.of(store));
         return new WorkflowClient(store, new EngineRuntime(instances, Args.notNull(codec, "codec"), null,
-                new WorkflowListener() {}, maxPayloadBytes, StoreInternals.of(store)::signalAppended, (p, c, s) -> { },
+                new WorkflowListener() {}, maxPayloadBytes, StoreInternals.of(store)::signalAppended, (p, c, s) -> {},
                 null, Duration.ZERO), maxPayloadBytes, ClientHooks.NONE);
     }
 
@@ -296,7 +298,8 @@ public final class WorkflowClient {
      */
     public List<WorkflowInfo> list(WorkflowQuery query) {
         Args.notNull(query, "query");
-        Instances.Key after = query.afterName().map(n -> new Instances.Key(n, query.afterId().orElseThrow())).orElse(null);
+        Instances.Key after = query.afterName().map(n -> new Instances.Key(n, query.afterId().orElseThrow()))
+                .orElse(null);
         return instances.queries().list(query.status().orElse(null), query.name().orElse(null), after, query.limit());
     }
 
@@ -417,7 +420,8 @@ public final class WorkflowClient {
         return switch (r) {
             case SETTLED -> {
                 StoreInternals.of(store).signalAppended();
-                instances.awakeables().state(awakeable).ifPresent(s -> hooks.afterWake(new Instances.Key(s.name(), s.id())));
+                instances.awakeables().state(awakeable)
+                        .ifPresent(s -> hooks.afterWake(new Instances.Key(s.name(), s.id())));
                 yield AwakeableOutcome.SETTLED;
             }
             case ALREADY_COMPLETED -> AwakeableOutcome.ALREADY_COMPLETED;

@@ -69,8 +69,8 @@ public final class WorkflowEngine implements AutoCloseable {
      * The default crash retry of a workflow, whoever runs it ({@link WorkflowEngineBuilder#retry}, {@link ResumeOptions#retry()}):
      * 5 attempts, the n-th crash followed by 2 s doubling up to 64 s.
      */
-    public static final RetryPolicy DEFAULT_RETRY =
-            RetryPolicy.exponential(5, Duration.ofSeconds(2), Duration.ofSeconds(64));
+    public static final RetryPolicy DEFAULT_RETRY = RetryPolicy.exponential(5, Duration.ofSeconds(2),
+            Duration.ofSeconds(64));
 
     /**
      * The default of {@link WorkflowEngineBuilder#backlogSampleInterval}: the runnable backlog is read from the
@@ -115,7 +115,8 @@ public final class WorkflowEngine implements AutoCloseable {
         this.cancelNotices = StoreInternals.of(store).onBroadcast(WorkflowClient.CANCEL_TOPIC, message -> {
             int slash = message.indexOf('/'); // a workflow name has no '/'
             if (slash > 0) {
-                runtime.cancels().cancelled(new Instances.Key(message.substring(0, slash), message.substring(slash + 1)));
+                runtime.cancels()
+                        .cancelled(new Instances.Key(message.substring(0, slash), message.substring(slash + 1)));
             }
         });
     }

@@ -161,10 +161,12 @@ public final class WorkflowEngineBuilder {
     /** Builds the engine; it runs started workflows at once. Logs its effective configuration (INFO, one line). */
     public WorkflowEngine build() {
         String id = owner != null ? owner : "engine-" + UUID.randomUUID();
-        Instances instances = new Instances(StoreInternals.of(store).dataSource(), store.schema(), TransactionBounds.of(store));
+        Instances instances = new Instances(StoreInternals.of(store).dataSource(), store.schema(),
+                TransactionBounds.of(store));
         // the runtime tells the local runs of a child a local run spawned; the runs need the runtime
         AtomicReference<InProcessRuns> local = new AtomicReference<>();
-        EngineRuntime runtime = new EngineRuntime(instances, codec, registry, listener, maxPayloadBytes, StoreInternals.of(store)::signalAppended,
+        EngineRuntime runtime = new EngineRuntime(instances, codec, registry, listener, maxPayloadBytes,
+                StoreInternals.of(store)::signalAppended,
                 (parent, child, started) -> local.get().childSpawned(parent, child, started), id, leaseTtl);
         LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
         local.set(new InProcessRuns(runtime, registry, keeper, Advancer.Policy.of(retry, "retry"), runOnStart,

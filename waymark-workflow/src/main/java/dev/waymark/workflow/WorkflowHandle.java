@@ -97,8 +97,9 @@ public final class WorkflowHandle<R> {
                 // began no longer counts as under way: its (committed) end is read from the row.
                 if (client.runsHere(key)) {
                     try {
-                        WorkflowOutcome<R> adopted = adopt(local.get(Math.min(deadline - System.nanoTime(), MAX_WAIT_SLICE.toNanos()),
-                                TimeUnit.NANOSECONDS));
+                        WorkflowOutcome<R> adopted = adopt(
+                                local.get(Math.min(deadline - System.nanoTime(), MAX_WAIT_SLICE.toNanos()),
+                                        TimeUnit.NANOSECONDS));
                         if (adopted != null) {
                             return adopted;
                         }

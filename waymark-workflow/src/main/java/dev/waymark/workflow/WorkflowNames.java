@@ -24,8 +24,8 @@ public final class WorkflowNames {
     /** Longest step, sleep, awakeable or patch name. */
     public static final int MAX_STEP_NAME = 200;
     /** Step-name prefixes Waymark uses for its own journal entries. */
-    public static final List<String> RESERVED_STEP_PREFIXES =
-            List.of("sleep:", "sleepat:", "awk:", "awkid:", "child:", "patch:", "__");
+    public static final List<String> RESERVED_STEP_PREFIXES = List.of("sleep:", "sleepat:", "awk:", "awkid:", "child:",
+            "patch:", "__");
     /**
      * A suffix no child step name may end with: the result of child {@code s} is journaled under
      * {@code child:s:result}, so a child named {@code s:result} would share that entry.

@@ -32,7 +32,8 @@ public final class WorkflowRegistry {
      * @param <I> the input type
      * @param <R> the result type
      */
-    public record Definition<I, R>(String name, Class<I> inputType, Class<R> resultType, Supplier<Workflow<I, R>> factory) {
+    public record Definition<I, R>(String name, Class<I> inputType, Class<R> resultType,
+            Supplier<Workflow<I, R>> factory) {
         /**
          * Validates.
          *

@@ -54,7 +54,8 @@ class AwakeableRowTest {
                     Awakeable<String> a = ctx.awakeable("go", String.class);
                     return a.await();
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).listener(WorkflowTesting.collectingErrors(runErrors)).build();
+        engine = WorkflowTesting.fastEngine(store, registry).listener(WorkflowTesting.collectingErrors(runErrors))
+                .build();
     }
 
     @AfterAll

@@ -97,7 +97,8 @@ class BackgroundErrorTest {
             }
         };
         try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).runOnStart(false).build();
-                ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().listener(broken).build()).start()) {
+                ResumeWorker worker = engine
+                        .resumeWorker(WorkflowTesting.fastResume().toBuilder().listener(broken).build()).start()) {
             assertThat(firstPass.await(20, TimeUnit.SECONDS)).isTrue(); // the listener has thrown once
             WorkflowHandle<String> h = engine.start("plain", "resumed-1", "y", String.class); // left to the worker
             assertThat(h.await(WAIT)).isEqualTo("done y");
@@ -124,7 +125,8 @@ class BackgroundErrorTest {
             }
         };
         try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).runOnStart(false).build();
-                ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().listener(overflowing).build())
+                ResumeWorker worker = engine
+                        .resumeWorker(WorkflowTesting.fastResume().toBuilder().listener(overflowing).build())
                         .start()) {
             await().atMost(WAIT).until(() -> passes.get() >= 1); // a pass has thrown
             WorkflowHandle<String> h = engine.start("plain", "after-error", "y", String.class); // left to the worker
@@ -152,7 +154,8 @@ class BackgroundErrorTest {
             }
         };
         try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).build();
-                WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofMillis(20), 10,
+                WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO,
+                        Duration.ofMillis(20), 10,
                         overflowing)) {
             await().atMost(WAIT).until(() -> passes.get() >= 3);
             assertThat(collector.failedPasses()).isEqualTo(1);

@@ -67,7 +67,8 @@ class BackpressureTest {
                 ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().concurrency(2).build()).start()) {
             long maxSeen = intake(engine, "bp-");
             await("every workflow completed").atMost(WAIT).until(() -> completed("bp-") == WORKFLOWS);
-            assertThat(maxSeen).as("largest backlog the observer saw").isLessThanOrEqualTo(BOUND).isGreaterThan(BOUND / 3);
+            assertThat(maxSeen).as("largest backlog the observer saw").isLessThanOrEqualTo(BOUND)
+                    .isGreaterThan(BOUND / 3);
             assertThat(engine.acceptsStarts()).isTrue();
         }
     }
@@ -132,7 +133,8 @@ class BackpressureTest {
     }
 
     private static long count(String sql) {
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);

@@ -43,11 +43,12 @@ class CascadeRepairTest {
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
         WorkflowRegistry registry = new WorkflowRegistry()
-                .register("top", String.class, String.class, (ctx, in) ->
-                        ctx.child("c", "middle", ctx.workflowId() + ".m", in, String.class).await())
-                .register("middle", String.class, String.class, (ctx, in) ->
-                        ctx.child("c", "leaf", ctx.workflowId() + ".l", in, String.class).await())
-                .register("leaf", String.class, String.class, (ctx, in) -> ctx.awakeable("never", String.class).await());
+                .register("top", String.class, String.class,
+                        (ctx, in) -> ctx.child("c", "middle", ctx.workflowId() + ".m", in, String.class).await())
+                .register("middle", String.class, String.class,
+                        (ctx, in) -> ctx.child("c", "leaf", ctx.workflowId() + ".l", in, String.class).await())
+                .register("leaf", String.class, String.class,
+                        (ctx, in) -> ctx.awakeable("never", String.class).await());
         engine = WorkflowTesting.fastEngine(store, registry).build();
     }
 
@@ -61,7 +62,8 @@ class CascadeRepairTest {
     void a_resume_worker_cancels_the_chain_under_a_parent_whose_cascade_was_cut_short() {
         engine.start("top", "t", "x", String.class);
         await().atMost(WAIT).until(() -> status("leaf", "t.m.l") == WorkflowStatus.SUSPENDED
-                && status("middle", "t.m") == WorkflowStatus.SUSPENDED && status("top", "t") == WorkflowStatus.SUSPENDED);
+                && status("middle", "t.m") == WorkflowStatus.SUSPENDED
+                && status("top", "t") == WorkflowStatus.SUSPENDED);
         // what `cancel` commits before it cascades: the process dies right after it
         Instances instances = new Instances(POSTGRES.dataSource(), store.schema());
         assertThat(instances.appendTerminal("top", "t", "WorkflowCancelled", "{}", null, WorkflowStatus.CANCELLED, null)
@@ -69,7 +71,8 @@ class CascadeRepairTest {
         assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.SUSPENDED); // nobody cascades now
         // a cancelled parent with live children is not collected: that would hide them from the repair
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("t");
-        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("top", "t", Duration.ZERO))
+        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("top", "t",
+                Duration.ZERO))
                 .isEqualTo(SqlOutcomes.Collect.KEPT);
         engine.collect(Duration.ZERO, 100);
         assertThat(status("top", "t")).isEqualTo(WorkflowStatus.CANCELLED);
@@ -78,12 +81,15 @@ class CascadeRepairTest {
         ResumeListener hearing = hearing(events);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         ResumeListener metered = new WorkflowMetrics(registry, hearing);
-        try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().listener(metered).build()).start()) {
+        try (ResumeWorker worker = engine
+                .resumeWorker(WorkflowTesting.fastResume().toBuilder().listener(metered).build()).start()) {
             // before: the middle and the leaf stayed suspended under their cancelled parent for ever
             await().atMost(WAIT).until(() -> status("leaf", "t.m.l") == WorkflowStatus.CANCELLED);
             assertThat(status("middle", "t.m")).isEqualTo(WorkflowStatus.CANCELLED);
-            await().atMost(WAIT).until(() -> events.contains(new ResumeEvent.CascadeRepaired("middle", "t.m", "top", "t")));
-            assertThat(events).noneMatch(e -> e instanceof ResumeEvent.TransientError || e instanceof ResumeEvent.PassFailed);
+            await().atMost(WAIT)
+                    .until(() -> events.contains(new ResumeEvent.CascadeRepaired("middle", "t.m", "top", "t")));
+            assertThat(events)
+                    .noneMatch(e -> e instanceof ResumeEvent.TransientError || e instanceof ResumeEvent.PassFailed);
             // the middle only: the leaf was cancelled by the middle's own cascade
             assertThat(registry.get("waymark.workflow.resume.cascades_repaired").counter().count()).isEqualTo(1);
         }
@@ -97,13 +103,17 @@ class CascadeRepairTest {
         List<ResumeEvent> events = new CopyOnWriteArrayList<>();
         ResumeListener hearing = hearing(events);
         // a poll interval of 1 s: under the old rule (every 60 poll intervals) the next look was a minute away
-        try (ResumeWorker worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().pollInterval(Duration.ofSeconds(1))
-                .cascadeRepairInterval(Duration.ofMillis(200)).listener(hearing).build()).start()) {
+        try (ResumeWorker worker = engine
+                .resumeWorker(WorkflowTesting.fastResume().toBuilder().pollInterval(Duration.ofSeconds(1))
+                        .cascadeRepairInterval(Duration.ofMillis(200)).listener(hearing).build())
+                .start()) {
             engine.start("top", "r", "x", String.class);
             await().atMost(WAIT).until(() -> status("leaf", "r.m.l") == WorkflowStatus.SUSPENDED
-                    && status("middle", "r.m") == WorkflowStatus.SUSPENDED && status("top", "r") == WorkflowStatus.SUSPENDED);
+                    && status("middle", "r.m") == WorkflowStatus.SUSPENDED
+                    && status("top", "r") == WorkflowStatus.SUSPENDED);
             Instances instances = new Instances(POSTGRES.dataSource(), store.schema());
-            assertThat(instances.appendTerminal("top", "r", "WorkflowCancelled", "{}", null, WorkflowStatus.CANCELLED, null)
+            assertThat(instances
+                    .appendTerminal("top", "r", "WorkflowCancelled", "{}", null, WorkflowStatus.CANCELLED, null)
                     .kind()).isEqualTo(SqlOutcomes.Append.APPENDED);
             await().atMost(Duration.ofSeconds(10)).until(() -> status("leaf", "r.m.l") == WorkflowStatus.CANCELLED
                     && status("middle", "r.m") == WorkflowStatus.CANCELLED);

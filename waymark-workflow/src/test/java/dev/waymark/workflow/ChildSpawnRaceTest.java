@@ -82,7 +82,8 @@ class ChildSpawnRaceTest {
         start("parent", p, null, null);
         try (Connection spawning = POSTGRES.dataSource().getConnection()) {
             spawning.setAutoCommit(false);
-            assertThat(batched ? startInBatch(spawning, "child", p + ".c", "parent", p)
+            assertThat(batched
+                    ? startInBatch(spawning, "child", p + ".c", "parent", p)
                     : start(spawning, "child", p + ".c", "parent", p)).isEqualTo("created");
             // the parent is cancelled while its child's start is not yet committed
             CompletableFuture<CancelOutcome> cancel = CompletableFuture.supplyAsync(() -> client.cancel("parent", p));
@@ -121,9 +122,10 @@ class ChildSpawnRaceTest {
     /** {@code wf_journal} with one start entry, as a spawn runs it in a shared batch. */
     private static String startInBatch(Connection c, String name, String id, String parentName, String parentId)
             throws Exception {
-        try (PreparedStatement ps = c.prepareStatement("SELECT waymark.wf_journal(ARRAY[?], ARRAY[?], ARRAY[0], ARRAY[?],"
-                + " ARRAY['WorkflowStarted'], ARRAY['\"x\"'::jsonb], ARRAY[NULL::bigint], ARRAY[NULL::text],"
-                + " ARRAY[NULL::jsonb], ARRAY[?], ARRAY[?], ARRAY[NULL::text], ARRAY[60000::bigint])")) {
+        try (PreparedStatement ps = c
+                .prepareStatement("SELECT waymark.wf_journal(ARRAY[?], ARRAY[?], ARRAY[0], ARRAY[?],"
+                        + " ARRAY['WorkflowStarted'], ARRAY['\"x\"'::jsonb], ARRAY[NULL::bigint], ARRAY[NULL::text],"
+                        + " ARRAY[NULL::jsonb], ARRAY[?], ARRAY[?], ARRAY[NULL::text], ARRAY[60000::bigint])")) {
             return firstKind(ps, name, id, parentName, parentId);
         }
     }

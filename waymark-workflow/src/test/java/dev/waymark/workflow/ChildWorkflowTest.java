@@ -55,7 +55,8 @@ class ChildWorkflowTest {
         WorkflowRegistry registry = new WorkflowRegistry()
                 .register("level", Integer.class, String.class, (ctx, depth) -> {
                     effects.hit(ctx.workflowId() + ":body");
-                    String below = depth == 0 ? "leaf"
+                    String below = depth == 0
+                            ? "leaf"
                             : ctx.child("below", "level", ctx.workflowId() + ".c", depth - 1, String.class).await();
                     return ctx.step("wrap", String.class, () -> depth + "(" + below + ")");
                 })
@@ -69,17 +70,17 @@ class ChildWorkflowTest {
                         return "fallback after " + e.childId() + ": " + e.reason();
                     }
                 })
-                .register("blocked", String.class, String.class, (ctx, in) ->
-                        ctx.awakeable("never", String.class).await())
+                .register("blocked", String.class, String.class,
+                        (ctx, in) -> ctx.awakeable("never", String.class).await())
                 .register("chain", Integer.class, String.class, (ctx, depth) -> depth == 0
                         ? ctx.child("leaf", "blocked", ctx.workflowId() + ".leaf", "x", String.class).await()
                         : ctx.child("next", "chain", ctx.workflowId() + ".c", depth - 1, String.class).await())
                 // a child id made afresh on every run: replay must follow the journaled one
-                .register("freshChild", String.class, String.class, (ctx, in) ->
-                        ctx.child("c", "level", UUID.randomUUID().toString(), 0, String.class).await())
+                .register("freshChild", String.class, String.class,
+                        (ctx, in) -> ctx.child("c", "level", UUID.randomUUID().toString(), 0, String.class).await())
                 // awaits an instance it did not create (it existed before: the spawn attaches)
-                .register("attacher", String.class, String.class, (ctx, in) ->
-                        "attached: " + ctx.child("c", "gated", "shared-" + in, "x", String.class).await())
+                .register("attacher", String.class, String.class,
+                        (ctx, in) -> "attached: " + ctx.child("c", "gated", "shared-" + in, "x", String.class).await())
                 .register("gated", String.class, String.class, (ctx, in) -> {
                     Awakeable<String> gate = ctx.awakeable("gate", String.class);
                     ctx.step("publish", () -> {
@@ -113,16 +114,19 @@ class ChildWorkflowTest {
                         return "child cancelled";
                     }
                 });
-        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(2)).listener(new WorkflowListener() {
-            @Override
-            public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
-                    Duration elapsed) {
-                if (error != null) {
-                    runErrors.put(name + "/" + id, error);
-                }
-            }
-        }).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build()).start();
+        engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(2))
+                .listener(new WorkflowListener() {
+                    @Override
+                    public void runFinished(String name, String id, WorkflowOutcome<?> outcome, Throwable error,
+                            Duration elapsed) {
+                        if (error != null) {
+                            runErrors.put(name + "/" + id, error);
+                        }
+                    }
+                }).build();
+        worker = engine.resumeWorker(
+                WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build())
+                .start();
     }
 
     @AfterAll
@@ -160,7 +164,8 @@ class ChildWorkflowTest {
                 .orElse(null) == WorkflowStatus.SUSPENDED);
         assertThat(h.cancel()).isEqualTo(CancelOutcome.CANCELLED);
         assertThat(h.cancel()).isEqualTo(CancelOutcome.ALREADY_CANCELLED);
-        for (String[] k : new String[][] {{"chain", "z"}, {"chain", "z.c"}, {"chain", "z.c.c"}, {"blocked", "z.c.c.leaf"}}) {
+        for (String[] k : new String[][]{{"chain", "z"}, {"chain", "z.c"}, {"chain", "z.c.c"},
+                {"blocked", "z.c.c.leaf"}}) {
             assertThat(engine.handle(k[0], k[1], String.class).status()).as(k[1]).isEqualTo(WorkflowStatus.CANCELLED);
         }
         assertThatThrownBy(() -> h.await(WAIT)).isInstanceOf(WorkflowCancelledException.class);

@@ -66,7 +66,7 @@ class CodecFormatTest {
                 StandardCharsets.UTF_8);
         Thread thread = Thread.currentThread();
         ClassLoader original = thread.getContextClassLoader();
-        try (URLClassLoader withModule = new URLClassLoader(new URL[] {dir.toUri().toURL()}, original)) {
+        try (URLClassLoader withModule = new URLClassLoader(new URL[]{dir.toUri().toURL()}, original)) {
             thread.setContextClassLoader(withModule);
             assertThat(new com.fasterxml.jackson.databind.ObjectMapper().findAndRegisterModules()
                     .writeValueAsString(BOOKING.at())).as("the module is discoverable").isEqualTo("\"LOUD\"");

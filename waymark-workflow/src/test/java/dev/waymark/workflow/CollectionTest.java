@@ -100,7 +100,9 @@ class CollectionTest {
                     return ctx.awakeable("hold", String.class).await();
                 });
         engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build()).start();
+        worker = engine.resumeWorker(
+                WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(1)).build())
+                .start();
     }
 
     @AfterAll
@@ -156,7 +158,8 @@ class CollectionTest {
 
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).contains("d1", "c1")
                 .doesNotContain("live1");
-        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("waiter", "live1", Duration.ZERO))
+        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("waiter", "live1",
+                Duration.ZERO))
                 .isEqualTo(SqlOutcomes.Collect.KEPT);
         engine.collect(Duration.ZERO, 100);
         assertThat(engine.describe("doomed", "d1")).isEmpty();
@@ -171,7 +174,8 @@ class CollectionTest {
                 && engine.handle("plain", "p.kid", String.class).status() == WorkflowStatus.COMPLETED);
         finishedAgo("plain", "p.kid", Duration.ofDays(1));
         assertThat(engine.collectable(Duration.ZERO, 100)).extracting(FinishedWorkflow::id).doesNotContain("p.kid");
-        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("plain", "p.kid", Duration.ZERO))
+        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("plain", "p.kid",
+                Duration.ZERO))
                 .isEqualTo(SqlOutcomes.Collect.KEPT);
         assertThat(engine.describe("plain", "p.kid")).isPresent();
 
@@ -186,8 +190,8 @@ class CollectionTest {
     void a_collected_parents_unfinished_child_is_detached_and_runs_to_its_end() throws Exception {
         WorkflowHandle<String> leaver = engine.start("leaver", "l", "x", String.class);
         assertThat(leaver.await(WAIT)).isEqualTo("left");
-        await().atMost(WAIT).until(() -> engine.handle("waiter", "l.kid", String.class).status()
-                == WorkflowStatus.SUSPENDED);
+        await().atMost(WAIT)
+                .until(() -> engine.handle("waiter", "l.kid", String.class).status() == WorkflowStatus.SUSPENDED);
         engine.collect(Duration.ZERO, 100);
         assertThat(engine.describe("leaver", "l")).isEmpty();
 
@@ -202,7 +206,8 @@ class CollectionTest {
         assertThat(engine.start("host", "h1", "leave", String.class).await(WAIT)).isEqualTo("left");
         WorkflowHandle<String> kid = engine.handle("waiter", "h1.kid", String.class);
         await().atMost(WAIT).until(() -> kid.status() == WorkflowStatus.SUSPENDED);
-        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("host", "h1", Duration.ZERO))
+        assertThat(new CollectionSql(StoreInternals.of(store).dataSource(), store.schema()).collect("host", "h1",
+                Duration.ZERO))
                 .isEqualTo(SqlOutcomes.Collect.DELETED);
 
         WorkflowHandle<String> again = engine.start("host", "h1", "stay", String.class);
@@ -309,7 +314,8 @@ class CollectionTest {
     void the_collector_deletes_in_the_background_and_reports_its_passes() throws Exception {
         assertThat(engine.start("plain", "bg", "x", String.class).await(WAIT)).isEqualTo("x");
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofMillis(50), 1,
+        try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO,
+                Duration.ofMillis(50), 1,
                 new CollectorMetrics(registry))) {
             await().atMost(WAIT).until(() -> engine.describe("plain", "bg").isEmpty());
             await().atMost(WAIT).until(() -> collector.lastPass().isPresent());
@@ -322,12 +328,13 @@ class CollectionTest {
     @Test
     void collecting_continuously_beside_busy_workflows_never_touches_a_live_one() throws Exception {
         int count = 60;
-        try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofMillis(10), 5)) {
+        try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ZERO,
+                Duration.ofMillis(10), 5)) {
             for (int i = 0; i < count; i++) {
                 engine.start("counted", "busy-" + i, i, Integer.class);
             }
-            await().atMost(WAIT).until(() -> results.keySet().stream().filter(k -> k.startsWith("busy-")).count()
-                    == count);
+            await().atMost(WAIT)
+                    .until(() -> results.keySet().stream().filter(k -> k.startsWith("busy-")).count() == count);
             await().atMost(WAIT).until(() -> engine.collectable(Duration.ZERO, 100).stream()
                     .noneMatch(f -> f.id().startsWith("busy-")) && collector.failedPasses() == 0);
         }
@@ -350,7 +357,8 @@ class CollectionTest {
                 .isInstanceOf(WorkflowConfigException.class).hasMessageContaining("interval");
         assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofSeconds(1), 0))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("batchSize");
-        assertThatThrownBy(() -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofSeconds(1), 1, null))
+        assertThatThrownBy(
+                () -> WorkflowCollector.start(engine.client(), Duration.ZERO, Duration.ofSeconds(1), 1, null))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessage("listener must not be null");
     }
 

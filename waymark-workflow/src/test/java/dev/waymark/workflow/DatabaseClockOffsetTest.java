@@ -36,8 +36,8 @@ class DatabaseClockOffsetTest {
             store.migrate();
             try (WorkflowEngine engine = WorkflowEngine.builder(store, REGISTRY).build()) {
                 engine.start("napper", "long", Duration.ofDays(3).toMillis(), String.class);
-                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() ->
-                        engine.handle("napper", "long", String.class).info().status() == WorkflowStatus.SUSPENDED);
+                Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> engine
+                        .handle("napper", "long", String.class).info().status() == WorkflowStatus.SUSPENDED);
             }
             try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement()) {
                 assertThat(runnable(s)).as("no offset").isZero();

@@ -125,7 +125,8 @@ class EngineOptionsEffectTest {
         }
     }
 
-    private static void assertNullOptionRefused(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String what) {
+    private static void assertNullOptionRefused(org.assertj.core.api.ThrowableAssert.ThrowingCallable call,
+            String what) {
         assertThatThrownBy(call).as(what).isInstanceOf(WorkflowConfigException.class)
                 .hasMessage(what + " must not be null");
     }
@@ -241,7 +242,8 @@ class EngineOptionsEffectTest {
                     gate.await();
                     return in;
                 }));
-        try (WorkflowEngine engine = WorkflowEngine.builder(store, bulky).maxPayloadBytes(128).retry(WorkflowEngine.DEFAULT_RETRY.withMaxAttempts(1))
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, bulky).maxPayloadBytes(128)
+                .retry(WorkflowEngine.DEFAULT_RETRY.withMaxAttempts(1))
                 .owner("api-1").build()) {
             String fits = "y".repeat(100);
             assertThat(engine.start("echoes", "fits", fits, String.class).await(WAIT)).isEqualTo(fits);
@@ -250,8 +252,8 @@ class EngineOptionsEffectTest {
             assertThat(client.describe("echoes", "too-big")).as("nothing written").isEmpty();
 
             engine.start("bloats", "b1", "x", String.class);
-            await().atMost(WAIT).until(() -> client.handle("bloats", "b1", String.class).status()
-                    == WorkflowStatus.FAILED);
+            await().atMost(WAIT)
+                    .until(() -> client.handle("bloats", "b1", String.class).status() == WorkflowStatus.FAILED);
             assertThat(client.handle("bloats", "b1", String.class).info().failure())
                     .contains("result of step 'bloat'").contains("the limit is 128");
             assertThat(journaledSteps("bloats", "b1")).as("the oversized result is not journaled").isEmpty();
@@ -409,7 +411,8 @@ class EngineOptionsEffectTest {
                 finishedAgo("plain", "old-" + i, Duration.ofHours(2));
             }
             // an hour between passes: only the first pass (at once) runs while this test looks
-            try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ofHours(1), Duration.ofHours(1),
+            try (WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ofHours(1),
+                    Duration.ofHours(1),
                     2)) {
                 CollectResult pass = await("the first scheduled pass").atMost(WAIT)
                         .until(() -> collector.lastPass().orElse(null), r -> r != null);
@@ -430,7 +433,8 @@ class EngineOptionsEffectTest {
     @Test
     void a_collector_batch_takes_batch_size_candidates_and_one_that_deletes_fewer_ends_the_pass() throws Exception {
         try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).build();
-                WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ofHours(1), Duration.ofHours(1),
+                WorkflowCollector collector = WorkflowCollector.start(engine.client(), Duration.ofHours(1),
+                        Duration.ofHours(1),
                         2)) {
             // the scheduled first pass runs at once, before anything here is old enough
             assertThat(await("the first scheduled pass").atMost(WAIT).until(() -> collector.lastPass().orElse(null),

@@ -72,7 +72,8 @@ class GroupCommitTest {
     void concurrent_steps_share_transactions_and_each_is_journaled_and_run_once() throws Exception {
         WorkflowTesting.Effects effects = new WorkflowTesting.Effects();
         CountDownLatch together = new CountDownLatch(WORKFLOWS);
-        try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry("grouped", effects, together)).build()) {
+        try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry("grouped", effects, together))
+                .build()) {
             runAll(engine, "grouped");
         }
         for (int w = 0; w < WORKFLOWS; w++) {
@@ -169,7 +170,8 @@ class GroupCommitTest {
     }
 
     private static long distinctSteps(String name) {
-        return WorkflowTesting.count(POSTGRES, "SELECT count(DISTINCT (s.stream_name, e.data->>'step')) " + steps(name));
+        return WorkflowTesting.count(POSTGRES,
+                "SELECT count(DISTINCT (s.stream_name, e.data->>'step')) " + steps(name));
     }
 
     /** The most entries of {@code entries} that any one transaction journaled. */

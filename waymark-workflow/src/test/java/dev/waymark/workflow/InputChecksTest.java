@@ -48,12 +48,12 @@ class InputChecksTest {
                 .register("order", Order.class, String.class, (ctx, o) -> "order " + o.id())
                 .register("nothing", Void.class, String.class, (ctx, none) -> "no input: " + none)
                 .register("text", String.class, String.class, (ctx, s) -> "text " + s)
-                .register("stepNamed", String.class, String.class, (ctx, name) ->
-                        ctx.step(name, String.class, () -> "ran " + effects.hit(ctx.workflowId())))
-                .register("spawns", String.class, String.class, (ctx, childId) ->
-                        ctx.child("c", "text", childId, "x", String.class).await())
-                .register("spawnsNull", String.class, String.class, (ctx, in) ->
-                        ctx.child("c", "order", ctx.workflowId() + ".c", null, String.class).await())
+                .register("stepNamed", String.class, String.class,
+                        (ctx, name) -> ctx.step(name, String.class, () -> "ran " + effects.hit(ctx.workflowId())))
+                .register("spawns", String.class, String.class,
+                        (ctx, childId) -> ctx.child("c", "text", childId, "x", String.class).await())
+                .register("spawnsNull", String.class, String.class,
+                        (ctx, in) -> ctx.child("c", "order", ctx.workflowId() + ".c", null, String.class).await())
                 .register("badResult", String.class, String.class, (ctx, in) -> {
                     ctx.step("receipt", Object.class, () -> {
                         effects.hit(ctx.workflowId() + ":receipt");
@@ -62,7 +62,9 @@ class InputChecksTest {
                     return "unreachable";
                 });
         engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build()).start();
+        worker = engine.resumeWorker(
+                WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build())
+                .start();
     }
 
     @AfterAll
@@ -109,7 +111,8 @@ class InputChecksTest {
         WorkflowHandle<String> h = engine.start("stepNamed", "sn-1", "pay\u2028ment", String.class);
         // before: journaled, and listed as two lines
         assertThatThrownBy(() -> h.await(WAIT)).isInstanceOf(WorkflowFailedException.class)
-                .hasMessageContaining("step name 'pay\\u2028ment' contains an invisible or control character (\\u2028)");
+                .hasMessageContaining(
+                        "step name 'pay\\u2028ment' contains an invisible or control character (\\u2028)");
         assertThat(effects.count("sn-1")).isZero();
         assertThat(engine.start("stepNamed", "sn-2", "pay ment", String.class).await(WAIT))
                 .as("a plain space is fine").isEqualTo("ran 1");
@@ -156,12 +159,14 @@ class InputChecksTest {
         assertThatThrownBy(() -> engine.start("n".repeat(WorkflowNames.MAX_NAME), id, "x", String.class))
                 .isInstanceOf(InvalidWorkflowInputException.class)
                 .hasMessageContaining("the event store's limit is 512")
-                .satisfies(e -> assertThat(lone(e.getMessage())).as("a lone surrogate in: " + e.getMessage()).isFalse());
+                .satisfies(
+                        e -> assertThat(lone(e.getMessage())).as("a lone surrogate in: " + e.getMessage()).isFalse());
         // 116 characters of JSON, then an emoji: the 117-unit cut fell inside it
         String json = "\"" + "j".repeat(115) + "\uD83D\uDE00".repeat(10) + "\"";
         assertThatThrownBy(() -> WorkflowCodec.jackson().decode(json, Integer.class))
                 .isInstanceOf(StepDecodeException.class)
-                .satisfies(e -> assertThat(lone(e.getMessage())).as("a lone surrogate in: " + e.getMessage()).isFalse());
+                .satisfies(
+                        e -> assertThat(lone(e.getMessage())).as("a lone surrogate in: " + e.getMessage()).isFalse());
     }
 
     private static boolean lone(String s) {

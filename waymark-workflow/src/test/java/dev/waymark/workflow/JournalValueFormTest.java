@@ -59,10 +59,12 @@ class JournalValueFormTest {
                     return fruit.keySet() + " " + big;
                 })
                 .register("echo", String.class, String.class, (ctx, in) -> ctx.step("echo", String.class, () -> in))
-                .register("nul", String.class, String.class, (ctx, in) ->
-                        ctx.step("nul", String.class, () -> "a\u0000b"));
+                .register("nul", String.class, String.class,
+                        (ctx, in) -> ctx.step("nul", String.class, () -> "a\u0000b"));
         engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build()).start();
+        worker = engine.resumeWorker(
+                WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build())
+                .start();
     }
 
     @AfterAll

@@ -44,7 +44,8 @@ class LeaseFencingTest {
             });
             return a + ctx.step("b", String.class, () -> "b" + effects.hit("b"));
         });
-        engine = WorkflowTesting.fastEngine(store, registry).listener(WorkflowTesting.collectingErrors(runErrors)).build();
+        engine = WorkflowTesting.fastEngine(store, registry).listener(WorkflowTesting.collectingErrors(runErrors))
+                .build();
     }
 
     @AfterAll

@@ -36,8 +36,8 @@ class LeaseLossLoggingTest {
     @BeforeAll
     static void setUp() {
         store = EventStore.builder(POSTGRES.dataSource()).build();
-        WorkflowRegistry registry = new WorkflowRegistry().register("stalled", String.class, String.class, (ctx, in) ->
-                ctx.step("a", String.class, () -> {
+        WorkflowRegistry registry = new WorkflowRegistry().register("stalled", String.class, String.class,
+                (ctx, in) -> ctx.step("a", String.class, () -> {
                     inStep.countDown();
                     proceed.await(30, TimeUnit.SECONDS); // a paused process, as far as its lease is concerned
                     return "a";

@@ -139,8 +139,9 @@ class LifecycleTest {
             assertThat(effects.count("loop:add:" + round)).isEqualTo(1);
         }
         // each generation holds its start, its one step and its closing marker: never more
-        assertThat(count(POSTGRES, "SELECT max(n) FROM (SELECT count(*) AS n FROM waymark.events e JOIN waymark.streams s"
-                + " ON s.stream_id = e.stream_id WHERE s.stream_name LIKE '$wf-looper-loop%' GROUP BY s.stream_id) x"))
+        assertThat(count(POSTGRES,
+                "SELECT max(n) FROM (SELECT count(*) AS n FROM waymark.events e JOIN waymark.streams s"
+                        + " ON s.stream_id = e.stream_id WHERE s.stream_name LIKE '$wf-looper-loop%' GROUP BY s.stream_id) x"))
                 .isEqualTo(3);
         assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.streams WHERE stream_name LIKE '$wf-looper-loop%'"))
                 .isEqualTo(1001);
@@ -269,6 +270,8 @@ class LifecycleTest {
         second.forEach(i -> both.add(i.id()));
         assertThat(both).containsExactlyElementsOf(ids);
         assertThat(second).extracting(WorkflowInfo::name).containsOnly("paged");
-        assertThat(engine.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("nothing").limit(10).build())).isEmpty();
+        assertThat(
+                engine.list(WorkflowQuery.builder().status(WorkflowStatus.COMPLETED).name("nothing").limit(10).build()))
+                .isEmpty();
     }
 }

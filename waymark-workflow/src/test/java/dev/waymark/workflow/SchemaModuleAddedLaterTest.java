@@ -48,7 +48,8 @@ class SchemaModuleAddedLaterTest {
     }
 
     private static long count(String sql) throws SQLException {
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);

@@ -103,7 +103,9 @@ class StepNameReuseTest {
                     return x + ", " + opened + ", " + child + ", patched " + (first == ctx.patch("p"));
                 });
         engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build()).start();
+        worker = engine.resumeWorker(
+                WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(2)).build())
+                .start();
     }
 
     @AfterAll

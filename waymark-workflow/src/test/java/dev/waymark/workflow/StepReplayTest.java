@@ -62,8 +62,8 @@ class StepReplayTest {
                         return "caught " + e.getMessage();
                     }
                 })
-                .register("roundTrip", String.class, Double.class, (ctx, in) ->
-                        ctx.step("approx", Double.class, () -> 2.0d))
+                .register("roundTrip", String.class, Double.class,
+                        (ctx, in) -> ctx.step("approx", Double.class, () -> 2.0d))
                 .register("typeClash", String.class, String.class, (ctx, in) -> {
                     ctx.step("x", Integer.class, () -> 1);
                     return ctx.step("x", String.class, () -> "one");
@@ -72,20 +72,20 @@ class StepReplayTest {
                     ctx.step("bad", Object.class, Object::new);
                     return "unreachable";
                 })
-                .register("halfEmoji", String.class, String.class, (ctx, in) ->
-                        ctx.step("item-\uD83D", String.class, () -> "x"))
-                .register("reserved", String.class, String.class, (ctx, in) ->
-                        ctx.step("sleep:sneaky", String.class, () -> "x"))
+                .register("halfEmoji", String.class, String.class,
+                        (ctx, in) -> ctx.step("item-\uD83D", String.class, () -> "x"))
+                .register("reserved", String.class, String.class,
+                        (ctx, in) -> ctx.step("sleep:sneaky", String.class, () -> "x"))
                 .register("negativeSleep", String.class, String.class, (ctx, in) -> {
                     ctx.sleep("back", Duration.ofSeconds(-1));
                     return "unreachable";
                 })
-                .register("selfChild", String.class, String.class, (ctx, in) ->
-                        ctx.child("me", "selfChild", ctx.workflowId(), in, String.class).await())
+                .register("selfChild", String.class, String.class,
+                        (ctx, in) -> ctx.child("me", "selfChild", ctx.workflowId(), in, String.class).await())
                 .register("amounts", Amount.class, Double.class, (ctx, a) -> a.amount())
                 // spawns an "amounts" child with the id it is given
-                .register("spawner", String.class, Double.class, (ctx, childId) ->
-                        ctx.child("c", "amounts", childId, new Amount(1.0), Double.class).await())
+                .register("spawner", String.class, Double.class,
+                        (ctx, childId) -> ctx.child("c", "amounts", childId, new Amount(1.0), Double.class).await())
                 // generation 0 of id "x" goes on as generation 1; steps "s" (generation 0), "0:s" (1)
                 .register("colon", Integer.class, String.class, (ctx, gen) -> {
                     if (gen == 0 && ctx.workflowId().equals("x")) {
@@ -94,7 +94,9 @@ class StepReplayTest {
                     return ctx.step(gen == 0 ? "s" : "0:s", String.class, () -> ctx.workflowId() + "/" + gen);
                 });
         engine = WorkflowTesting.fastEngine(store, registry).retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build();
-        worker = engine.resumeWorker(WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build()).start();
+        worker = engine.resumeWorker(
+                WorkflowTesting.fastResume().toBuilder().retry(WorkflowTesting.RETRY.withMaxAttempts(3)).build())
+                .start();
     }
 
     @AfterAll
@@ -110,7 +112,8 @@ class StepReplayTest {
         assertThat(h.await(WAIT)).isEqualTo("o-1:111");
         List<JournalEntry> journal = engine.describe("threeSteps", "o-1").orElseThrow().journal();
         assertThat(journal).extracting(JournalEntry::type)
-                .containsExactly("WorkflowStarted", "StepRecorded", "StepRecorded", "StepRecorded", "WorkflowCompleted");
+                .containsExactly("WorkflowStarted", "StepRecorded", "StepRecorded", "StepRecorded",
+                        "WorkflowCompleted");
         assertThat(journal).extracting(JournalEntry::step).containsExactly(null, "reserve", "charge", "ship", null);
         assertThat(h.status()).isEqualTo(WorkflowStatus.COMPLETED);
     }
@@ -162,7 +165,8 @@ class StepReplayTest {
                 .hasMessageContaining("cannot serialize java.lang.Object");
         assertThatThrownBy(() -> engine.start("threeSteps", "big-1", "x".repeat(2 << 20), String.class))
                 .isInstanceOf(InvalidWorkflowInputException.class)
-                .hasMessageContaining("input of workflow threeSteps/big-1 is").hasMessageContaining("the limit is 1048576");
+                .hasMessageContaining("input of workflow threeSteps/big-1 is")
+                .hasMessageContaining("the limit is 1048576");
         assertThatThrownBy(() -> engine.start("three-steps", "1", "x", String.class))
                 .isInstanceOf(InvalidWorkflowInputException.class).hasMessageContaining("contains '-'");
         assertThatThrownBy(() -> engine.start("threeSteps", "a#1", "x", String.class))
@@ -185,10 +189,11 @@ class StepReplayTest {
         // '$wf-amounts-<id>#2147483647' must fit 512 bytes: 12 + 11 bytes leave 489 for the id
         // ('账' is 3 bytes of UTF-8). Before: 171 of them (within 200 characters) failed with a
         // StoreException, and 164 started, to fail when continue-as-new reached generation 10,000,000.
-        for (int chars : new int[] {171, 164}) {
+        for (int chars : new int[]{171, 164}) {
             assertThatThrownBy(() -> engine.start("amounts", "账".repeat(chars), new Amount(1.0), Double.class))
                     .isInstanceOf(InvalidWorkflowInputException.class)
-                    .hasMessageContaining("workflow id of amounts is " + chars * 3 + " bytes of UTF-8, more than the 489")
+                    .hasMessageContaining(
+                            "workflow id of amounts is " + chars * 3 + " bytes of UTF-8, more than the 489")
                     .hasMessageContaining("the event store's limit is 512");
         }
         assertThat(count(POSTGRES, "SELECT count(*) FROM waymark.workflows")).isEqualTo(before);
@@ -258,11 +263,11 @@ class StepReplayTest {
         // name ending in ':result' and for the child's name and id
         String invalid = InvalidWorkflowInputException.class.getName() + ": ";
         List<String[]> cases = List.of(
-                new String[] {"typeClash", "step 'x' is used twice in one run of workflow typeClash/ic-typeClash"},
-                new String[] {"reserved", "step name 'sleep:sneaky' uses the reserved prefix 'sleep:'"},
-                new String[] {"halfEmoji", "step name 'item-?' contains a lone UTF-16 surrogate"},
-                new String[] {"negativeSleep", "sleep 'back' needs a duration >= 0, got PT-1S"},
-                new String[] {"selfChild", "workflow selfChild/ic-selfChild cannot be its own child"});
+                new String[]{"typeClash", "step 'x' is used twice in one run of workflow typeClash/ic-typeClash"},
+                new String[]{"reserved", "step name 'sleep:sneaky' uses the reserved prefix 'sleep:'"},
+                new String[]{"halfEmoji", "step name 'item-?' contains a lone UTF-16 surrogate"},
+                new String[]{"negativeSleep", "sleep 'back' needs a duration >= 0, got PT-1S"},
+                new String[]{"selfChild", "workflow selfChild/ic-selfChild cannot be its own child"});
         for (String[] c : cases) {
             WorkflowHandle<String> h = engine.start(c[0], "ic-" + c[0], "x", String.class);
             assertThatThrownBy(() -> h.await(WAIT)).as(c[0]).isInstanceOf(WorkflowFailedException.class)

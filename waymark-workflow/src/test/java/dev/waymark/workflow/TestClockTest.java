@@ -27,15 +27,17 @@ class TestClockTest {
 
     @Test
     void a_workflow_sleeping_three_days_ends_in_well_under_a_second_once_the_clock_skips_them() throws Exception {
-        WorkflowRegistry registry = new WorkflowRegistry().register("fulfil", String.class, String.class, (ctx, item) -> {
-            ctx.step("charge", Integer.class, charged::incrementAndGet);
-            ctx.sleep("cooling-off", Duration.ofDays(3));
-            return ctx.step("ship", String.class, () -> "shipped " + item);
-        });
+        WorkflowRegistry registry = new WorkflowRegistry().register("fulfil", String.class, String.class,
+                (ctx, item) -> {
+                    ctx.step("charge", Integer.class, charged::incrementAndGet);
+                    ctx.sleep("cooling-off", Duration.ofDays(3));
+                    return ctx.step("ship", String.class, () -> "shipped " + item);
+                });
         // Polls a minute apart: only the clock's wake can resume the run within the second asserted.
         EventStore store = WAYMARK.newStore(WAYMARK.storeBuilder().fallbackPoll(Duration.ofMinutes(1)));
         try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).build();
-                ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofMinutes(1)).build())
+                ResumeWorker worker = engine
+                        .resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofMinutes(1)).build())
                         .start()) {
             // Warm-up: the same path once (first claims, first replay), so that what is measured
             // below is the skip itself, not class loading and JIT on a loaded machine.

@@ -200,11 +200,12 @@ class WaitTest {
                 });
                 List<AwakeableOutcome> outcomes = List.of(complete.get(), cancel.get());
                 assertThat(outcomes).containsOnlyOnce(AwakeableOutcome.SETTLED);
-                await().atMost(WAIT).until(() -> engine.handle("approval", id, String.class).status()
-                        != WorkflowStatus.SUSPENDED);
+                await().atMost(WAIT)
+                        .until(() -> engine.handle("approval", id, String.class).status() != WorkflowStatus.SUSPENDED);
                 engine.runNow("approval", id);
                 String result = engine.handle("approval", id, String.class).await(WAIT);
-                assertThat(result).isEqualTo(complete.get() == AwakeableOutcome.SETTLED ? "approved by racer" : "withdrawn");
+                assertThat(result)
+                        .isEqualTo(complete.get() == AwakeableOutcome.SETTLED ? "approved by racer" : "withdrawn");
             }
         } finally {
             pool.shutdownNow();

@@ -56,7 +56,8 @@ public final class ClientSettings {
      * @param headroom the most bytes the dead-letter headers add
      */
     static Map<String, Object> producer(KafkaSourceConfig config, long largestSourceRecord, int headroom) {
-        Map<String, Object> props = producer(config.bootstrapServers(), config.groupId(), config.brokerRetry().timeout(),
+        Map<String, Object> props = producer(config.bootstrapServers(), config.groupId(),
+                config.brokerRetry().timeout(),
                 config.producerProperties());
         AbstractConfig parsed = new AbstractConfig(ProducerConfig.configDef(), props, false);
         long limit = Math.max(parsed.getInt(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), largestSourceRecord) + headroom;
@@ -145,7 +146,8 @@ public final class ClientSettings {
                     + " in-sync replica before the offset moves past its record");
         }
         if (parsed.getString(ProducerConfig.TRANSACTIONAL_ID_CONFIG) != null) {
-            throw refused(ProducerConfig.TRANSACTIONAL_ID_CONFIG, properties.get(ProducerConfig.TRANSACTIONAL_ID_CONFIG),
+            throw refused(ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+                    properties.get(ProducerConfig.TRANSACTIONAL_ID_CONFIG),
                     "is not supported: dead letters are published outside transactions");
         }
         if (parsed.getBoolean(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG)) {
@@ -157,7 +159,7 @@ public final class ClientSettings {
             if (inFlight > IDEMPOTENT_MAX_IN_FLIGHT) {
                 throw refused(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, Integer.toString(inFlight),
                         "must be at most " + IDEMPOTENT_MAX_IN_FLIGHT + " for the idempotent producer"
-                        + " (or set enable.idempotence=false)");
+                                + " (or set enable.idempotence=false)");
             }
         }
         long lingerAndRequest = parsed.getLong(ProducerConfig.LINGER_MS_CONFIG)

@@ -175,7 +175,8 @@ final class ConsumerLoop {
         try {
             // LEAVE_GROUP: the default leaves only as a dynamic member; a static one (group.instance.id)
             // keeps its partitions from the group until its session times out.
-            GroupMembershipOperation membership = config.leaveGroupOnClose() ? GroupMembershipOperation.LEAVE_GROUP
+            GroupMembershipOperation membership = config.leaveGroupOnClose()
+                    ? GroupMembershipOperation.LEAVE_GROUP
                     : GroupMembershipOperation.DEFAULT;
             c.close(CloseOptions.groupMembershipOperation(membership).withTimeout(config.brokerRetry().timeout()));
         } catch (RuntimeException e) {
@@ -276,7 +277,7 @@ final class ConsumerLoop {
             return;
         }
         int attempts = config.brokerRetry().attempts();
-        for (int attempt = 1; ; attempt++) {
+        for (int attempt = 1;; attempt++) {
             try {
                 consumer.commitSync(offsets, config.brokerRetry().timeout());
                 ledger.committed(offsets);

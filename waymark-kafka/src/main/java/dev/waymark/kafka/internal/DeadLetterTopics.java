@@ -77,7 +77,7 @@ final class DeadLetterTopics {
             return true;
         }
         int attempts = config.brokerRetry().attempts();
-        for (int attempt = 1; ; attempt++) {
+        for (int attempt = 1;; attempt++) {
             Admin admin = Admin.create(ClientSettings.admin(config));
             try {
                 check(admin, targets);

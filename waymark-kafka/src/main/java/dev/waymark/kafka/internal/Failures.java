@@ -29,12 +29,13 @@ final class Failures {
             case InvalidOffsetException ioe when !ioe.partitions().isEmpty() -> {
                 TopicPartition tp = ioe.partitions().iterator().next();
                 long offset = ioe instanceof org.apache.kafka.clients.consumer.OffsetOutOfRangeException oor
-                        ? oor.offsetOutOfRangePartitions().getOrDefault(tp, -1L) : -1L;
+                        ? oor.offsetOutOfRangePartitions().getOrDefault(tp, -1L)
+                        : -1L;
                 yield new KafkaSourceException(what, tp.topic(), tp.partition(), offset, e);
             }
             case RecordDeserializationException rde ->
-                    new KafkaSourceException(what, rde.topicPartition().topic(), rde.topicPartition().partition(),
-                            rde.offset(), e);
+                new KafkaSourceException(what, rde.topicPartition().topic(), rde.topicPartition().partition(),
+                        rde.offset(), e);
             default -> new KafkaSourceException(what, null, -1, -1, e);
         };
     }

@@ -24,7 +24,6 @@ abstract sealed class LedgerCore permits AckLedger {
 
     static final Logger log = LoggerFactory.getLogger(AckLedger.class);
 
-
     final ReentrantLock lock = new ReentrantLock();
     final Condition available = lock.newCondition();
     final Map<TopicPartition, PartitionState> partitions = new HashMap<>();

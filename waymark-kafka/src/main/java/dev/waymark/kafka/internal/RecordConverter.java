@@ -55,10 +55,12 @@ public final class RecordConverter {
             tracestate = null; // tracestate means nothing without a parent
         }
         Instant eventTime = record.timestampType() == TimestampType.NO_TIMESTAMP_TYPE || record.timestamp() < 0
-                ? null : Instant.ofEpochMilli(record.timestamp());
+                ? null
+                : Instant.ofEpochMilli(record.timestamp());
         String offset = Long.toString(record.offset());
         String id = partitionId + "-" + offset;
-        Envelope.Builder builder = record.value() == null ? Envelope.tombstoneBuilder(id)
+        Envelope.Builder builder = record.value() == null
+                ? Envelope.tombstoneBuilder(id)
                 : Envelope.builder(id, record.value());
         return builder
                 .key(key)

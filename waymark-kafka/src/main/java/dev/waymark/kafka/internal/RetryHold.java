@@ -17,7 +17,8 @@ final class RetryHold {
     private record Waiting(Lane lane, long readyAt, int version) {}
 
     private final long budget;
-    private final PriorityQueue<Waiting> waiting = new PriorityQueue<>((a, b) -> Long.compare(a.readyAt - b.readyAt, 0));
+    private final PriorityQueue<Waiting> waiting = new PriorityQueue<>(
+            (a, b) -> Long.compare(a.readyAt - b.readyAt, 0));
     private final ArrayDeque<Lane> ready = new ArrayDeque<>();
     private long bytes;
     private int records;

@@ -35,9 +35,11 @@ public final class SourceRuntime {
         this.config = config;
         this.events = new Events(config.name(), config.listeners());
         DeadLetterTopics deadLetterTopics = config.deadLetters() instanceof DeadLetterPolicy.Named named
-                ? new DeadLetterTopics(config, named) : null;
+                ? new DeadLetterTopics(config, named)
+                : null;
         this.publisher = config.deadLetters() instanceof DeadLetterPolicy.Named named
-                ? new DeadLetterPublisher(config, named, deadLetterTopics, events) : null;
+                ? new DeadLetterPublisher(config, named, deadLetterTopics, events)
+                : null;
         this.loop = new ConsumerLoop(config, events, deadLetterTopics, this::closePublisher);
     }
 
@@ -106,8 +108,9 @@ public final class SourceRuntime {
             throwIfFailed();
             return Optional.empty();
         }
-        return Optional.of(Ingested.of(RecordConverter.toEnvelope(h.record(), h.attempt(), config.ordering(), h.partitionId()),
-                new KafkaAckHandle(this, h.record(), h.delivery(), h.attempt())));
+        return Optional
+                .of(Ingested.of(RecordConverter.toEnvelope(h.record(), h.attempt(), config.ordering(), h.partitionId()),
+                        new KafkaAckHandle(this, h.record(), h.delivery(), h.attempt())));
     }
 
     private void throwIfFailed() {

@@ -87,7 +87,8 @@ public final class KafkaSourceMetrics implements KafkaSourceListener {
                         .tag("partition", Integer.toString(e.partition())).register(registry);
                 return new Lag(value, gauge);
             }).value().set(e.value());
-            case RESUMED, HALTED -> { }
+            case RESUMED, HALTED -> {
+            }
         }
     }
 

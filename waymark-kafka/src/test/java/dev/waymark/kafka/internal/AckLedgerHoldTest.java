@@ -95,7 +95,7 @@ class AckLedgerHoldTest {
         assertThat(zero.partition).isEqualTo(TP);
         ledger.retry(zero, Duration.ofSeconds(30));
         List<String> handed = new ArrayList<>();
-        for (AckLedger.Handout h; (h = take()) != null; ) {
+        for (AckLedger.Handout h; (h = take()) != null;) {
             handed.add(h.delivery().partition.partition() + ":" + h.delivery().offset);
             ledger.ack(h.delivery());
         }
@@ -118,7 +118,7 @@ class AckLedgerHoldTest {
         assertThat(ledger.ack(two)).isFalse();
         ledger.ack(one);
         List<Long> handed = new ArrayList<>();
-        for (AckLedger.Handout h; (h = take()) != null; ) {
+        for (AckLedger.Handout h; (h = take()) != null;) {
             handed.add(h.delivery().offset);
             ledger.ack(h.delivery());
         }

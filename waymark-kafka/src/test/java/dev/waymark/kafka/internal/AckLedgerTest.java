@@ -41,7 +41,7 @@ class AckLedgerTest {
     private void fetch(long from, long toInclusive) {
         List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
         for (long o = from; o <= toInclusive; o++) {
-            records.add(new ConsumerRecord<>(TP.topic(), TP.partition(), o, null, new byte[] {(byte) o}));
+            records.add(new ConsumerRecord<>(TP.topic(), TP.partition(), o, null, new byte[]{(byte) o}));
         }
         ledger.accept(new ConsumerRecords<>(Map.of(TP, records), Map.of()));
     }
@@ -324,8 +324,8 @@ class AckLedgerTest {
         self.set(l);
         l.assign(List.of(TP)); // ASSIGNED, on the consumer thread
         l.accept(new ConsumerRecords<>(Map.of(TP, List.of(
-                new ConsumerRecord<>(TP.topic(), TP.partition(), 0L, null, new byte[] {0}),
-                new ConsumerRecord<>(TP.topic(), TP.partition(), 1L, null, new byte[] {1}))), Map.of()));
+                new ConsumerRecord<>(TP.topic(), TP.partition(), 0L, null, new byte[]{0}),
+                new ConsumerRecord<>(TP.topic(), TP.partition(), 1L, null, new byte[]{1}))), Map.of()));
         Delivery zero = l.next(Duration.ZERO).delivery();
         assertThat(l.retry(zero, Duration.ofSeconds(30))).isFalse(); // RETRY_HELD, on a processor thread
         assertThat(l.next(Duration.ZERO)).as("offset 1 joins the held lane").isNull();
@@ -333,7 +333,7 @@ class AckLedgerTest {
         l.revoke(List.of(TP));
         l.assign(List.of(TP));
         l.accept(new ConsumerRecords<>(Map.of(TP, List.of(
-                new ConsumerRecord<>(TP.topic(), TP.partition(), 0L, null, new byte[] {0}))), Map.of()));
+                new ConsumerRecord<>(TP.topic(), TP.partition(), 0L, null, new byte[]{0}))), Map.of()));
         assertThat(l.halt(l.next(Duration.ZERO).delivery())).isTrue(); // HALTED, on a processor thread
         assertThat(seen).contains(Kind.ASSIGNED, Kind.RETRY_HELD, Kind.COMMITTED, Kind.HALTED);
         assertThat(blocked).isEmpty();

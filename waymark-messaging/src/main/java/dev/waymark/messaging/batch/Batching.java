@@ -33,8 +33,8 @@ public final class Batching implements Handler, AutoCloseable {
     private final Duration timeout;
     private final Function<Envelope, String> key;
     private final BatchHandler handler;
-    private final ScheduledExecutorService timer =
-            Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("waymark-batch-timer").daemon(true).factory());
+    private final ScheduledExecutorService timer = Executors
+            .newSingleThreadScheduledExecutor(Thread.ofPlatform().name("waymark-batch-timer").daemon(true).factory());
     private final Map<String, Batch> open = new HashMap<>();
 
     private static final class Batch {
@@ -90,7 +90,8 @@ public final class Batching implements Handler, AutoCloseable {
             Batch batch = open.get(k);
             if (batch == null) {
                 Batch created = new Batch(k);
-                created.timeout = timer.schedule(() -> closeByTimeout(created), timeout.toNanos(), TimeUnit.NANOSECONDS);
+                created.timeout = timer.schedule(() -> closeByTimeout(created), timeout.toNanos(),
+                        TimeUnit.NANOSECONDS);
                 open.put(k, created);
                 batch = created;
             }

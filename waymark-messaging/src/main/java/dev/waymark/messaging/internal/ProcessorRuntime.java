@@ -75,7 +75,8 @@ public final class ProcessorRuntime {
         this.finalizing = inline ? FinalizeGate.singleThread() : FinalizeGate.manyThreads();
         this.counters = new ProcessorCounters(inline);
         this.handling = new MessageHandling(id, handler, listener, retry, finalizing, counters, new Host());
-        this.executor = inline ? null
+        this.executor = inline
+                ? null
                 : Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-" + id + "-", 0).factory());
         this.dispatcher = switch (concurrency) {
             case Concurrency.Serial s -> new SerialDispatcher(this::processOne);

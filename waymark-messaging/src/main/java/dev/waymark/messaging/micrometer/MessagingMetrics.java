@@ -76,8 +76,8 @@ public final class MessagingMetrics implements ProcessorListener {
             case AckDecision.Halt h -> "halt";
         };
         timers.computeIfAbsent(processorId + "/" + outcome, k -> Timer.builder("waymark.messaging.handler")
-                        .tag("processor", processorId).tag("outcome", outcome).publishPercentileHistogram()
-                        .register(registry))
+                .tag("processor", processorId).tag("outcome", outcome).publishPercentileHistogram()
+                .register(registry))
                 .record(handlerNanos, TimeUnit.NANOSECONDS);
     }
 }

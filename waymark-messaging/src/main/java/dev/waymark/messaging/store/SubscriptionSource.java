@@ -127,7 +127,8 @@ public final class SubscriptionSource implements MessageSource {
                                 Long.toString(e.streamVersion()).getBytes(StandardCharsets.UTF_8))))
                 .eventTime(e.createdAt())
                 .attempt(item.delivery().attempt())
-                .trace(e.traceparent().orElse(null), dev.waymark.store.TraceContext.tracestate(e.metadata()).orElse(null))
+                .trace(e.traceparent().orElse(null),
+                        dev.waymark.store.TraceContext.tracestate(e.metadata()).orElse(null))
                 .cursor(e.position().toString())
                 .build();
     }

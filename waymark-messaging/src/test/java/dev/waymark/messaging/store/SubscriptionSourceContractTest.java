@@ -50,7 +50,8 @@ class SubscriptionSourceContractTest extends MessageSourceContract {
         List<String> ids = result.eventIds().stream().map(UUID::toString).toList();
         GlobalPosition head = result.lastPosition();
         SubscriptionSource source = SubscriptionSource.of(Subscription.builder(store, "sub-" + category,
-                Target.category(category)).retry(RetryPolicy.fixed(5, Duration.ZERO)).checkpointEvery(1, Duration.ZERO));
+                Target.category(category)).retry(RetryPolicy.fixed(5, Duration.ZERO))
+                .checkpointEvery(1, Duration.ZERO));
         return new Fixture() {
             @Override
             public MessageSource source() {

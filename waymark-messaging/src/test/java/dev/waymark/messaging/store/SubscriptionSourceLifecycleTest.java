@@ -92,7 +92,8 @@ class SubscriptionSourceLifecycleTest {
         ProcessingApp app = ProcessingApp.builder().processor("p", source("blank"), Concurrency.serial(), m -> {
             seen.add(m.id());
             return m.id().equals(appended.eventIds().get(0).toString())
-                    ? AckDecision.deadLetter(DeadLetterReason.other(" ", null)) : AckDecision.ok();
+                    ? AckDecision.deadLetter(DeadLetterReason.other(" ", null))
+                    : AckDecision.ok();
         }).build().start();
         try {
             // before: the source's handle counted as done before the subscription refused the reason,

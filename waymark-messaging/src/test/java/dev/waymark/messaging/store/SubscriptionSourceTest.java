@@ -59,9 +59,13 @@ class SubscriptionSourceTest {
     void halt_stops_the_reader_without_acknowledging_and_the_event_comes_back_on_restart() throws Exception {
         var appended = store.append("halting-1", ExpectedVersion.noStream(),
                 IntStream.range(0, 3).mapToObj(i -> EventData.json("E" + i, "{}")).toList());
-        ProcessingApp first = ProcessingApp.builder().processor("p", source("halting"), Concurrency.serial(), m ->
-                m.envelope().headers().stream().anyMatch(h -> new String(h.value(), StandardCharsets.UTF_8).equals("E1"))
-                        ? AckDecision.halt("cannot go on") : AckDecision.ok()).build().start();
+        ProcessingApp first = ProcessingApp.builder()
+                .processor("p", source("halting"), Concurrency.serial(),
+                        m -> m.envelope().headers().stream()
+                                .anyMatch(h -> new String(h.value(), StandardCharsets.UTF_8).equals("E1"))
+                                        ? AckDecision.halt("cannot go on")
+                                        : AckDecision.ok())
+                .build().start();
         assertThat(first.awaitTermination(WAIT)).isTrue();
         assertThat(first.snapshot().get("p").lifecycle()).isEqualTo(ProcessorState.Lifecycle.HALTED);
         await().atMost(WAIT).until(() -> Checkpoints.of(store).get("sub-halting", Partition.WHOLE)
@@ -129,10 +133,11 @@ class SubscriptionSourceTest {
             throws Exception {
         store.append("other-1", ExpectedVersion.noStream(), EventData.json("Refund", "{}"));
         store.append("other-2", ExpectedVersion.noStream(), EventData.json("Refund", "{}"));
-        ProcessingApp app = ProcessingApp.builder().processor("p", source("other"), Concurrency.serial(), m ->
-                AckDecision.deadLetter(m.envelope().key().asUtf8().equals("other-1")
-                        ? DeadLetterReason.other("rejected by the ledger", "account 7 is \"closed\"")
-                        : DeadLetterReason.other("rejected by the ledger", null)))
+        ProcessingApp app = ProcessingApp.builder()
+                .processor("p", source("other"), Concurrency.serial(),
+                        m -> AckDecision.deadLetter(m.envelope().key().asUtf8().equals("other-1")
+                                ? DeadLetterReason.other("rejected by the ledger", "account 7 is \"closed\"")
+                                : DeadLetterReason.other("rejected by the ledger", null)))
                 .build().start();
         try {
             await().atMost(WAIT).until(() -> DeadLetters.of(store).count("sub-other") == 2

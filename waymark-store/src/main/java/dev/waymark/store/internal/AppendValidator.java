@@ -57,7 +57,8 @@ final class AppendValidator {
                     throw new InvalidInputException(where + " is null");
                 }
                 Json.check(event.data(), where + ": data");
-                if (event.metadata() != null && Json.check(event.metadata(), where + ": metadata") != JsonToken.START_OBJECT) {
+                if (event.metadata() != null
+                        && Json.check(event.metadata(), where + ": metadata") != JsonToken.START_OBJECT) {
                     throw new InvalidInputException(where + ": metadata must be a JSON object");
                 }
                 if (event.eventId() == null) {

@@ -53,8 +53,8 @@ final class Appender {
      * all is taken, so that appenders that failed together (both sides of a deadlock, say) do not
      * collide again in step.
      */
-    static final RetryPolicy RETRY =
-            RetryPolicy.exponential(5, Duration.ofMillis(10), Duration.ofMillis(50)).withJitter(0.5);
+    static final RetryPolicy RETRY = RetryPolicy.exponential(5, Duration.ofMillis(10), Duration.ofMillis(50))
+            .withJitter(0.5);
 
     private final DataSource dataSource;
     private final String schema;
@@ -102,7 +102,7 @@ final class Appender {
 
     /** {@link #appendCommitted} of validated appends in a transaction of their own, with the retries. */
     private List<AppendResult> appendAlone(List<StreamAppend> prepared, boolean checkResend, OffsetDateTime now) {
-        for (int attempt = 1; ; attempt++) {
+        for (int attempt = 1;; attempt++) {
             try (Connection connection = dataSource.getConnection()) {
                 List<AppendResult> results;
                 try {

@@ -69,7 +69,8 @@ final class EventReader {
         return global(null, forward, from, limit, partition);
     }
 
-    List<RecordedEvent> category(String category, boolean forward, GlobalPosition from, int limit, Partition partition) {
+    List<RecordedEvent> category(String category, boolean forward, GlobalPosition from, int limit,
+            Partition partition) {
         requireCategory(category);
         return global(category, forward, from, limit, partition);
     }

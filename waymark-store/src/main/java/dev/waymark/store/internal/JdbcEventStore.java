@@ -200,19 +200,22 @@ public final class JdbcEventStore implements EventStore {
     @Override
     public Stream<RecordedEvent> allForward(GlobalPosition after, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(after, p -> read().all(true, p, pageSize, Partition.WHOLE), RecordedEvent::position, pageSize);
+        return Pages.lazily(after, p -> read().all(true, p, pageSize, Partition.WHOLE), RecordedEvent::position,
+                pageSize);
     }
 
     @Override
     public Stream<RecordedEvent> allBackward(GlobalPosition before, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(before, p -> read().all(false, p, pageSize, Partition.WHOLE), RecordedEvent::position, pageSize);
+        return Pages.lazily(before, p -> read().all(false, p, pageSize, Partition.WHOLE), RecordedEvent::position,
+                pageSize);
     }
 
     @Override
     public Stream<RecordedEvent> categoryForward(String category, GlobalPosition after, int pageSize) {
         requirePageSize(pageSize);
-        return Pages.lazily(after, p -> read().category(category, true, p, pageSize, Partition.WHOLE), RecordedEvent::position,
+        return Pages.lazily(after, p -> read().category(category, true, p, pageSize, Partition.WHOLE),
+                RecordedEvent::position,
                 pageSize);
     }
 

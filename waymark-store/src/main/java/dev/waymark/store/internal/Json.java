@@ -96,7 +96,7 @@ public final class Json {
                 throw new InvalidInputException(what + " is not valid JSON: it is empty");
             }
             int depth = 0;
-            for (JsonToken t = first; ; t = parser.nextToken()) {
+            for (JsonToken t = first;; t = parser.nextToken()) {
                 if (t == JsonToken.VALUE_STRING || t == JsonToken.FIELD_NAME) {
                     checkString(parser, t, what);
                 } else if (t == JsonToken.VALUE_NUMBER_FLOAT) {
@@ -187,7 +187,8 @@ public final class Json {
     private static InvalidInputException beyondLimit(String what, StreamConstraintsException e) {
         Matcher m = LIMIT.matcher(e.getOriginalMessage());
         if (!m.find()) {
-            return new InvalidInputException(what + " is beyond a JSON limit of the store: " + e.getOriginalMessage(), e);
+            return new InvalidInputException(what + " is beyond a JSON limit of the store: " + e.getOriginalMessage(),
+                    e);
         }
         String limit = switch (m.group(3)) {
             case "NestingDepth" -> "nesting depth %s, more than the limit of %s (EventData.MAX_JSON_DEPTH)";

@@ -408,7 +408,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         StringBuilder app = new StringBuilder();
         int bytes = 0;
         int room = MAX_APPLICATION_NAME_BYTES - suffix.length();
-        for (int i = 0; i < application.length(); ) {
+        for (int i = 0; i < application.length();) {
             int cp = application.codePointAt(i);
             int n = new String(Character.toChars(cp)).getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
             if (bytes + n > room) {

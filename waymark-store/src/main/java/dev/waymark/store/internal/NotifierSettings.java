@@ -12,4 +12,5 @@ import java.time.Duration;
  * @param reconnectMax the cap of the doubling reconnect delay
  */
 public record NotifierSettings(
-        boolean enabled, Duration coalesceWindow, Duration fallbackPoll, Duration reconnectInitial, Duration reconnectMax) {}
+        boolean enabled, Duration coalesceWindow, Duration fallbackPoll, Duration reconnectInitial,
+        Duration reconnectMax) {}

@@ -213,8 +213,10 @@ final class SharedHeadWatch implements HeadWatch, AutoCloseable {
             } catch (SQLException | RuntimeException e) { // a store error, or a bug: the watch must go on
                 if (!failing) {
                     log.warn("waymark: the head probe of schema {} failed, retrying within {} ms: {}", schema,
-                            fallback.toMillis(), e instanceof SQLException s ? SqlErrors.translate(s, "probe the head",
-                                    schema).toString() : e.toString());
+                            fallback.toMillis(), e instanceof SQLException s
+                                    ? SqlErrors.translate(s, "probe the head",
+                                            schema).toString()
+                                    : e.toString());
                 }
                 failing = true;
                 retryAt = System.nanoTime() + fallback.toNanos();

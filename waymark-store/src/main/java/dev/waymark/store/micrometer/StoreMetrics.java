@@ -43,7 +43,8 @@ public final class StoreMetrics {
         StoreMetrics metrics = new StoreMetrics(store, minInterval);
         Gauge.builder("waymark.store.horizon.hidden_events", metrics, m -> m.horizon().hiddenEvents())
                 .tag("schema", store.schema()).strongReference(true).register(registry);
-        Gauge.builder("waymark.store.horizon.oldest_writer", metrics, m -> m.horizon().oldestWriter().toMillis() / 1000.0)
+        Gauge.builder("waymark.store.horizon.oldest_writer", metrics,
+                m -> m.horizon().oldestWriter().toMillis() / 1000.0)
                 .tag("schema", store.schema()).baseUnit("seconds").strongReference(true).register(registry);
         for (QueryPurpose purpose : QueryPurpose.values()) {
             FunctionCounter.builder("waymark.store.queries", store, s -> s.queryCount(purpose))

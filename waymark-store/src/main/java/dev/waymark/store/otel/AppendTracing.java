@@ -51,7 +51,8 @@ public final class AppendTracing {
         Span span = tracer.spanBuilder("append " + StreamNames.category(stream)).setSpanKind(SpanKind.PRODUCER)
                 .setAttribute("waymark.stream", stream).setAttribute("waymark.events", events.size()).startSpan();
         try (Scope ignored = span.makeCurrent()) {
-            AppendResult r = store.append(stream, expected, events.stream().map(AppendTracing::withCurrentContext).toList());
+            AppendResult r = store.append(stream, expected,
+                    events.stream().map(AppendTracing::withCurrentContext).toList());
             span.setAttribute("waymark.stream.version", r.streamVersion());
             return r;
         } catch (RuntimeException e) {

@@ -84,7 +84,8 @@ public final class SqlErrors {
                 return new StoreException(detail, state, e);
             }
             case "22P02", "22P05", "22023" -> {
-                return new InvalidInputException(action + " failed: the database refused a value: " + e.getMessage(), e);
+                return new InvalidInputException(action + " failed: the database refused a value: " + e.getMessage(),
+                        e);
             }
             default -> {
                 return new StoreException(detail, state, e);

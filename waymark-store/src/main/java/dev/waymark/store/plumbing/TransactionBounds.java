@@ -30,8 +30,8 @@ import java.time.Duration;
 public record TransactionBounds(Duration timeout) {
 
     /** The bounds of a store built with the default timeout. */
-    public static final TransactionBounds DEFAULT =
-            new TransactionBounds(EventStoreBuilder.DEFAULT_INTERNAL_TRANSACTION_TIMEOUT);
+    public static final TransactionBounds DEFAULT = new TransactionBounds(
+            EventStoreBuilder.DEFAULT_INTERNAL_TRANSACTION_TIMEOUT);
 
     /** {@code idle_in_transaction_session_timeout}: the server ended the session of an idle transaction. */
     static final String IDLE_TIMEOUT = "25P03";

@@ -74,7 +74,7 @@ public final class Utf16 {
             return null;
         }
         StringBuilder out = new StringBuilder(cut.length());
-        for (int i = 0; i < cut.length(); ) {
+        for (int i = 0; i < cut.length();) {
             int cp = cut.codePointAt(i);
             if (cp != ' ' && (isInvisible(cp) || Character.getType(cp) == Character.SURROGATE)) {
                 for (char c : Character.toChars(cp)) {
@@ -125,7 +125,8 @@ public final class Utf16 {
     public static int lineOrBidiControl(String text) {
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);
-            if (c == '\u2028' || c == '\u2029' || (c >= '\u202A' && c <= '\u202E') || (c >= '\u2066' && c <= '\u2069')) {
+            if (c == '\u2028' || c == '\u2029' || (c >= '\u202A' && c <= '\u202E')
+                    || (c >= '\u2066' && c <= '\u2069')) {
                 return i;
             }
         }

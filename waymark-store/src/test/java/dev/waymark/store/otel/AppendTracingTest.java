@@ -31,7 +31,8 @@ class AppendTracingTest {
     void a_traced_append_makes_a_producer_span_whose_context_the_events_carry() {
         InMemorySpanExporter exporter = InMemorySpanExporter.create();
         OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
-                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setTracerProvider(
+                        SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
                 .build();
         try (EventStore store = EventStore.builder(POSTGRES.dataSource()).build()) {
             store.migrate();
@@ -51,7 +52,8 @@ class AppendTracingTest {
     void bad_input_is_refused_as_the_store_refuses_it_and_starts_no_span() {
         InMemorySpanExporter exporter = InMemorySpanExporter.create();
         OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
-                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setTracerProvider(
+                        SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
                 .build();
         AppendTracing tracing = new AppendTracing(otel);
         try (EventStore store = EventStore.builder(POSTGRES.dataSource()).build()) {

@@ -133,7 +133,7 @@ class TransactionBoundsTest {
 
     @Test
     void the_bound_is_validated() {
-        for (Duration bad : new Duration[] {null, Duration.ofMillis(99), Duration.ofHours(1).plusMillis(1)}) {
+        for (Duration bad : new Duration[]{null, Duration.ofMillis(99), Duration.ofHours(1).plusMillis(1)}) {
             assertThatThrownBy(() -> EventStore.builder(single).internalTransactionTimeout(bad).build())
                     .isInstanceOf(StoreConfigException.class)
                     .hasMessageContaining("internalTransactionTimeout must be between 100 ms and 3600000 ms");

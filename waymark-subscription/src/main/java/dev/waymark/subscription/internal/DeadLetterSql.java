@@ -167,7 +167,8 @@ public final class DeadLetterSql {
     private static DeadLetter map(ResultSet rs) throws SQLException {
         OffsetDateTime replayed = rs.getObject(15, OffsetDateTime.class);
         String errorType = rs.getString(17);
-        Optional<DeadLetter.HandlerError> error = errorType == null ? Optional.empty()
+        Optional<DeadLetter.HandlerError> error = errorType == null
+                ? Optional.empty()
                 : Optional.of(new DeadLetter.HandlerError(errorType, Optional.ofNullable(rs.getString(18))));
         return new DeadLetter(rs.getLong(1), rs.getString(2), rs.getInt(3), rs.getObject(4, UUID.class),
                 rs.getString(5), rs.getLong(6), new GlobalPosition(rs.getLong(7), rs.getLong(8)), rs.getString(9),

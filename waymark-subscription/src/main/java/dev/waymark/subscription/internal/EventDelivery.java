@@ -68,7 +68,7 @@ final class EventDelivery {
      */
     void deliver(RecordedEvent event) throws InterruptedException {
         Throwable lastError = null; // the handler's last exception for this event, kept with a dead letter
-        for (int attempt = 0; ; attempt++) {
+        for (int attempt = 0;; attempt++) {
             Delivery delivery = new Delivery(config.name(), event, attempt, config.partition());
             Ack ack;
             try {

@@ -25,9 +25,9 @@ final class MemberPacing {
      * the member runs, 100 ms doubling up to 30 s, a random half to all of each pause taken so that
      * the readers of a pool do not retry in step.
      */
-    static final RetryPolicy DATABASE_RETRY =
-            RetryPolicy.exponential(RetryPolicy.UNLIMITED, Duration.ofMillis(100), Duration.ofSeconds(30))
-                    .withJitter(0.5);
+    static final RetryPolicy DATABASE_RETRY = RetryPolicy
+            .exponential(RetryPolicy.UNLIMITED, Duration.ofMillis(100), Duration.ofSeconds(30))
+            .withJitter(0.5);
 
     private static final Logger log = LoggerFactory.getLogger(SubscriptionWorker.class);
     private static final Duration WAIT_SLICE = Duration.ofMillis(100);
@@ -49,7 +49,7 @@ final class MemberPacing {
 
     /** Runs a database step, retrying transient and connection failures as {@link #DATABASE_RETRY} says. */
     <T> T retrying(String what, Attempt<T> attempt) throws InterruptedException {
-        for (int retry = 1; ; retry++) {
+        for (int retry = 1;; retry++) {
             try {
                 return attempt.run();
             } catch (LeaseLostException | CheckpointMissingException | ConsumerGroupSizeMismatchException e) {

@@ -16,7 +16,7 @@ public final class Names {
      * of the kinds above.
      */
     public static String invisible(String name) {
-        for (int i = 0; i < name.length(); ) {
+        for (int i = 0; i < name.length();) {
             int cp = name.codePointAt(i);
             if (refused(cp)) {
                 return String.format("U+%04X at index %d", cp, i);
@@ -29,7 +29,7 @@ public final class Names {
     /** {@code name} with each refused character written as {@code \\uXXXX}, for messages. */
     public static String printable(String name) {
         StringBuilder out = new StringBuilder(name.length() + 8);
-        for (int i = 0; i < name.length(); ) {
+        for (int i = 0; i < name.length();) {
             int cp = name.codePointAt(i);
             if (refused(cp)) {
                 out.append(String.format("\\u%04X", cp));
@@ -58,7 +58,8 @@ public final class Names {
     private static boolean refused(int cp) {
         return switch (Character.getType(cp)) {
             case Character.CONTROL, Character.FORMAT, Character.LINE_SEPARATOR, Character.PARAGRAPH_SEPARATOR,
-                    Character.SURROGATE -> true;
+                    Character.SURROGATE ->
+                true;
             default -> false;
         };
     }

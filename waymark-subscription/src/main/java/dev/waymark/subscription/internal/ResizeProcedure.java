@@ -15,12 +15,18 @@ public final class ResizeProcedure {
         String s = subscription.replace("'", "''");
         String j = subscription.replace("\\", "\\\\").replace("\"", "\\\"");
         return "To resize, follow docs/OPERATIONS.md, \"Resizing\": 1. stop every " + (pool ? "worker" : "member")
-                + " of '" + subscription + "'" + (pool ? " and check that `waymark shards status --subscription "
-                + subscription + "` shows every bucket free" : "") + "; 2. note the smallest checkpoint position P of"
+                + " of '" + subscription + "'" + (pool
+                        ? " and check that `waymark shards status --subscription "
+                                + subscription + "` shows every bucket free"
+                        : "")
+                + "; 2. note the smallest checkpoint position P of"
                 + " its members (`waymark subscriptions status --subscription " + subscription + " --json`); 3. in one"
-                + " transaction, delete its " + (pool ? "shard and checkpoint rows (`DELETE FROM waymark.shards"
-                + " WHERE subscription = '" + s + "'; DELETE FROM waymark.checkpoints WHERE subscription = '" + s
-                + "';`" : "checkpoint rows (`DELETE FROM waymark.checkpoints WHERE subscription = '" + s + "';`")
+                + " transaction, delete its " + (pool
+                        ? "shard and checkpoint rows (`DELETE FROM waymark.shards"
+                                + " WHERE subscription = '" + s
+                                + "'; DELETE FROM waymark.checkpoints WHERE subscription = '" + s
+                                + "';`"
+                        : "checkpoint rows (`DELETE FROM waymark.checkpoints WHERE subscription = '" + s + "';`")
                 + ", in the store's schema); 4. for each new member i in 0.." + (size - 1) + ", run"
                 + " `Checkpoints.of(store).reset(\"" + j + "\", Partition.of(i, " + size + "), P)`; 5. start every "
                 + (pool ? "worker with shards(" + size + ")" : "member with consumerGroup(i, " + size + ")")

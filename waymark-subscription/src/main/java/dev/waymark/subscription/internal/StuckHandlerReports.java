@@ -25,7 +25,8 @@ final class StuckHandlerReports implements HandlerWatch.Reports {
     /** Who runs the handler: the subscription, or a pool's bucket and worker. */
     private String who() {
         LeaseFence f = config.fence();
-        return f == null ? "subscription " + config.memberLabel()
+        return f == null
+                ? "subscription " + config.memberLabel()
                 : "sharded pool '" + f.subscription() + "' bucket " + f.bucket() + " (worker " + f.owner() + ")";
     }
 
@@ -33,7 +34,7 @@ final class StuckHandlerReports implements HandlerWatch.Reports {
     public void stuck(Delivery delivery, Duration running) {
         RecordedEvent e = delivery.event();
         log.warn("{}: the handler has not returned after {} ms on event {} ({}@{}, attempt {}), with no stop"
-                        + " requested (stuckHandlerThreshold {} ms); nothing moves on meanwhile", who(),
+                + " requested (stuckHandlerThreshold {} ms); nothing moves on meanwhile", who(),
                 running.toMillis(), e.eventId(), e.streamName(), e.streamVersion(), delivery.attempt() + 1,
                 config.stuckHandlerThreshold().toMillis());
         safely(() -> listener.handlerStuck(config, delivery, running));

@@ -156,7 +156,9 @@ public final class SubscriptionWorker implements Subscription {
         delivery = new EventDelivery(store, config, handler, listener, checkpoints, deadLetters, cadence, pacing,
                 watch, () -> stopping, this::flush, position -> handled = position);
         try {
-            GlobalPosition cursor = resolved != null ? resolved : pacing.retrying("load checkpoint", startResolver::resolve);
+            GlobalPosition cursor = resolved != null
+                    ? resolved
+                    : pacing.retrying("load checkpoint", startResolver::resolve);
             handled = cursor;
             cadence.startAt(cursor); // the interval counts from the start, not from construction
             pacing.safely(() -> listener.started(config, cursor));

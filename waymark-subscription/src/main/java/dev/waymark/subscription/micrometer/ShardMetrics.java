@@ -33,7 +33,7 @@ public final class ShardMetrics {
         counter(registry, worker, tags, "waymark.shard.retries", ShardStats::retries);
         counter(registry, worker, tags, "waymark.shard.dead_letters", ShardStats::deadLetters);
         FunctionTimer.builder("waymark.shard.handler", worker, w -> w.stats().deliveries(),
-                        w -> w.stats().handlerTime().toNanos(), TimeUnit.NANOSECONDS)
+                w -> w.stats().handlerTime().toNanos(), TimeUnit.NANOSECONDS)
                 .tags(tags).register(registry);
         return worker;
     }

@@ -127,7 +127,7 @@ public final class ShardedSubscriptionBuilder {
         ShardOptions options = options();
         String workerId = "w-" + UUID.randomUUID().toString().substring(0, 13);
         log.info("waymark sharded subscription {}: worker={}, target={}, shards={}, leaseTtl={}ms, renewInterval={}ms,"
-                        + " batchSize={}, retry={}, stuckHandlerThreshold={}ms", probe.name(),
+                + " batchSize={}, retry={}, stuckHandlerThreshold={}ms", probe.name(),
                 workerId, options.target(), options.shardCount(), options.leaseTtl().toMillis(),
                 options.renewInterval().toMillis(), options.batchSize(), options.retry(),
                 options.stuckHandlerThreshold().toMillis());

@@ -111,16 +111,17 @@ public final class FrozenWorkerProcess {
 
     private static DataSource hooked(DataSource real, AtomicBoolean armed, Path release) {
         return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                new Class<?>[]{DataSource.class}, (proxy, method, args) -> {
                     Object result = invoke(method, real, args);
                     return method.getName().equals("getConnection")
-                            ? connection((Connection) result, armed, release) : result;
+                            ? connection((Connection) result, armed, release)
+                            : result;
                 });
     }
 
     private static Connection connection(Connection real, AtomicBoolean armed, Path release) {
         AtomicBoolean windowOpen = new AtomicBoolean();
-        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[]{Connection.class},
                 (proxy, method, args) -> {
                     if (method.getName().equals("commit") && windowOpen.getAndSet(false)) {
                         try {
@@ -141,7 +142,7 @@ public final class FrozenWorkerProcess {
                         String sql = (String) args[0];
                         PreparedStatement statement = (PreparedStatement) result;
                         return Proxy.newProxyInstance(PreparedStatement.class.getClassLoader(),
-                                new Class<?>[] {PreparedStatement.class}, (p, m, a) -> {
+                                new Class<?>[]{PreparedStatement.class}, (p, m, a) -> {
                                     Object r = invoke(m, statement, a);
                                     if (m.getName().startsWith("execute") && !real.getAutoCommit()
                                             && armed.compareAndSet(true, false)) {

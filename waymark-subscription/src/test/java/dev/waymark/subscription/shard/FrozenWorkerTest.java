@@ -271,7 +271,8 @@ class FrozenWorkerTest {
             appender.join(TimeUnit.SECONDS.toMillis(10));
             long events = store.categoryForward("frz", GlobalPosition.START, 2000).count();
             await("every event handled, checkpoints at the head").atMost(Duration.ofSeconds(60))
-                    .until(() -> query("SELECT count(DISTINCT event_id) FROM handled") == events && checkpointsAtHead());
+                    .until(() -> query("SELECT count(DISTINCT event_id) FROM handled") == events
+                            && checkpointsAtHead());
             List<UUID> probes = store.categoryForward("probe", GlobalPosition.START, 2000)
                     .map(RecordedEvent::eventId).toList();
             await("every probe event delivered").atMost(Duration.ofSeconds(30))

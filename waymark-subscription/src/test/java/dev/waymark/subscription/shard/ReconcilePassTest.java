@@ -493,8 +493,8 @@ class ReconcilePassTest {
         b.pass(); // then b crashes: it never passes again, and never leaves
         // lease time is the database's, moved on by ageing rows: real time passes too, so "silent for
         // exactly ten TTLs" is a few milliseconds more, and the last silence checked is just below it
-        for (Duration silent = Duration.ZERO; silent.compareTo(TTL.multipliedBy(10)) < 0;
-                silent = silent.plusSeconds(10)) {
+        for (Duration silent = Duration.ZERO; silent.compareTo(TTL.multipliedBy(10)) < 0; silent = silent
+                .plusSeconds(10)) {
             assertThat(workerRows(pool)).as("b silent for %s", silent).containsExactlyInAnyOrder("a", "b");
             clock.advance(Duration.ofSeconds(10));
             a.pass();
@@ -536,12 +536,18 @@ class ReconcilePassTest {
         Duration s = Duration.ofSeconds(1);
         assertThatThrownBy(() -> new ShardOptions(t, 0, s.multipliedBy(3), s, 1, RetryPolicy.fixed(1, s)))
                 .isInstanceOf(SubscriptionConfigException.class).hasMessage("shardCount must be >= 1, got 0");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, Duration.ZERO, s, 1, RetryPolicy.fixed(1, s))).hasMessageContaining("leaseTtl must be > 0");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), Duration.ZERO, 1, RetryPolicy.fixed(1, s))).hasMessageContaining("renewInterval must be > 0");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s, s, 1, RetryPolicy.fixed(1, s))).hasMessageContaining("must be shorter than leaseTtl");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 0, RetryPolicy.fixed(1, s))).hasMessage("batchSize must be between 1 and 10000, got 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, Duration.ZERO, s, 1, RetryPolicy.fixed(1, s)))
+                .hasMessageContaining("leaseTtl must be > 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), Duration.ZERO, 1, RetryPolicy.fixed(1, s)))
+                .hasMessageContaining("renewInterval must be > 0");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s, s, 1, RetryPolicy.fixed(1, s)))
+                .hasMessageContaining("must be shorter than leaseTtl");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 0, RetryPolicy.fixed(1, s)))
+                .hasMessage("batchSize must be between 1 and 10000, got 0");
         // a bucket's reader is a plain subscription: a larger batch would pass here and fail every pass
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 10_001, RetryPolicy.fixed(1, s))).hasMessage("batchSize must be between 1 and 10000, got 10001");
-        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, null)).hasMessageContaining("retry must not be null");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 10_001, RetryPolicy.fixed(1, s)))
+                .hasMessage("batchSize must be between 1 and 10000, got 10001");
+        assertThatThrownBy(() -> new ShardOptions(t, 1, s.multipliedBy(3), s, 1, null))
+                .hasMessageContaining("retry must not be null");
     }
 }

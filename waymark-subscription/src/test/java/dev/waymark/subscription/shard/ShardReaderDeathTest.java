@@ -83,7 +83,8 @@ class ShardReaderDeathTest {
             await().atMost(WAIT).until(() -> handled.size() == 8 && heard.size() >= 2);
             // before: nothing was reported as the reader died; the next pass only said it restarted it
             assertThat(heard).containsExactly("died " + fatalBucket, "restarted " + fatalBucket);
-            assertThat(causes).allSatisfy(c -> assertThat(c).isInstanceOf(OutOfMemoryError.class).hasMessage("injected"));
+            assertThat(causes)
+                    .allSatisfy(c -> assertThat(c).isInstanceOf(OutOfMemoryError.class).hasMessage("injected"));
             assertThat(worker.stats().readerRestarts()).isOne();
             assertThat(thrown).hasValue(2); // delivered again by the restarted reader, not acknowledged by the dead one
         } finally {

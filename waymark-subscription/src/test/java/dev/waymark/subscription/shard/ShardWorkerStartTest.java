@@ -64,10 +64,10 @@ class ShardWorkerStartTest {
         PGSimpleDataSource unreachable = new PGSimpleDataSource();
         unreachable.setUrl(POSTGRES.jdbcUrl());
         try (ServerSocket s = new ServerSocket(0)) {
-            unreachable.setPortNumbers(new int[] {s.getLocalPort()}); // closed again below
+            unreachable.setPortNumbers(new int[]{s.getLocalPort()}); // closed again below
         }
         DataSource real = POSTGRES.dataSource();
-        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[]{DataSource.class},
                 (proxy, method, args) -> {
                     try {
                         return method.invoke(down.get() ? unreachable : real, args);
@@ -180,7 +180,8 @@ class ShardWorkerStartTest {
                                 .hasMessageContaining("start every worker with shards(16)");
                     });
         }
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT count(*), min(shard_count), max(shard_count) FROM waymark.shards"
                         + " WHERE subscription = 'eight'")) {
             rs.next();
@@ -189,7 +190,8 @@ class ShardWorkerStartTest {
     }
 
     private static int waitingForLocks() throws Exception {
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
                         + " AND wait_event_type = 'Lock'")) {
             rs.next();

@@ -175,8 +175,10 @@ class ShardedPoolProcessTest {
             }
             w1.process().destroyForcibly(); // SIGKILL
             assertThat(w1.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
-            Instant killedAt = Instant.ofEpochMilli(query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"));
-            assertThat(query("SELECT count(DISTINCT event_id) FROM handled")).as("killed mid-run").isLessThan(TOTAL - 5);
+            Instant killedAt = Instant
+                    .ofEpochMilli(query("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint"));
+            assertThat(query("SELECT count(DISTINCT event_id) FROM handled")).as("killed mid-run")
+                    .isLessThan(TOTAL - 5);
             assertThat(killedBuckets).isNotEmpty();
             // buckets of the killed worker that still had events to handle: these must resume in time
             Map<Integer, Long> perBucket = new HashMap<>();
@@ -187,7 +189,8 @@ class ShardedPoolProcessTest {
             }
             Set<Integer> unfinished = new HashSet<>();
             for (int bucket : killedBuckets) {
-                if (query("SELECT count(DISTINCT event_id) FROM handled WHERE bucket = " + bucket) < perBucket.get(bucket)) {
+                if (query("SELECT count(DISTINCT event_id) FROM handled WHERE bucket = " + bucket) < perBucket
+                        .get(bucket)) {
                     unfinished.add(bucket);
                 }
             }

@@ -328,8 +328,7 @@ class ShardedSubscriptionTest {
         assertThat(Duration.between(stopped, Instant.now())).isLessThan(ttl.dividedBy(2));
         append("drain", 12, 1);
         await().atMost(WAIT).until(() -> handledBy.size() == 72);
-        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
-                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
         dev.waymark.subscription.micrometer.ShardMetrics.bind(b, "drainer", registry);
         assertThat(registry.get("waymark.shard.owned").tag("worker", b.workerId()).gauge().value()).isEqualTo(4);
         assertThat(registry.get("waymark.shard.deliveries").functionCounter().count())

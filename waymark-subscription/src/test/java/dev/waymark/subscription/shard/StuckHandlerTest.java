@@ -103,7 +103,7 @@ class StuckHandlerTest {
 
     @Test
     void the_threshold_is_validated() {
-        for (Duration bad : new Duration[] {null, Duration.ofMillis(9), Duration.ofHours(24).plusMillis(1)}) {
+        for (Duration bad : new Duration[]{null, Duration.ofMillis(9), Duration.ofHours(24).plusMillis(1)}) {
             assertThatThrownBy(() -> ShardedSubscription.builder(store, "p", Target.all()).shards(1)
                     .stuckHandlerThreshold(bad).options()).isInstanceOf(SubscriptionConfigException.class)
                     .hasMessageContaining("stuckHandlerThreshold must be between 10 ms and 24 h");

@@ -22,5 +22,6 @@ import java.util.UUID;
  * @param createdAt when it was created (database clock)
  * @param completedAt when it was settled or abandoned (database clock), else null
  */
-public record AwakeableInfo(UUID id, String workflowName, String workflowId, int generation, String label, String status, String payload, String failure,
+public record AwakeableInfo(UUID id, String workflowName, String workflowId, int generation, String label,
+        String status, String payload, String failure,
         Instant createdAt, Instant completedAt) {}

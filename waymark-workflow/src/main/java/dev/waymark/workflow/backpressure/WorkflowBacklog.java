@@ -19,7 +19,8 @@ import java.time.Instant;
  *     resume workers' attempts)
  * @param sampledAt the database time of the sample
  */
-public record WorkflowBacklog(long runnable, long sleeping, long waiting, Duration oldestWaiting, long pendingAwakeables,
+public record WorkflowBacklog(long runnable, long sleeping, long waiting, Duration oldestWaiting,
+        long pendingAwakeables,
         long inFlightHere, Instant sampledAt) {
 
     /** Checks the components: counts are never negative, the age and time never null. */

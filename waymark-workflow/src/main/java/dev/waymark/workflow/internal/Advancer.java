@@ -129,7 +129,8 @@ public final class Advancer {
         }
         boolean interrupted = Thread.interrupted(); // release even when shutting down
         try {
-            WorkflowStatus status = rt.instances.leases().release(key.name(), key.id(), keeper.owner(), epoch, done.outcome() != null);
+            WorkflowStatus status = rt.instances.leases().release(key.name(), key.id(), keeper.owner(), epoch,
+                    done.outcome() != null);
             if (done.result() == Result.SUSPENDED && status == WorkflowStatus.RUNNING) {
                 return done.woken(); // a wake landed after the suspend write, before the release
             }
@@ -198,7 +199,8 @@ public final class Advancer {
         String rendered = render(error);
         OptionalInt attempts;
         try {
-            attempts = rt.instances.leases().recordCrash(key.name(), key.id(), rendered, policy.backoffBase(), policy.backoffCap(),
+            attempts = rt.instances.leases().recordCrash(key.name(), key.id(), rendered, policy.backoffBase(),
+                    policy.backoffCap(),
                     epoch);
         } catch (StoreException e) {
             log.warn("waymark workflow: recording the crash of {}/{} failed", key.name(), key.id(), e);
@@ -216,11 +218,14 @@ public final class Advancer {
         if (n < policy.maxAttempts() && !permanent) {
             return new Advance(Result.CRASHED, null, error, n, false);
         }
-        String reason = permanent ? "failed on attempt " + n + " without retries (no attempt could end otherwise): "
-                + rendered : "crashed " + n + " times; last error: " + rendered;
+        String reason = permanent
+                ? "failed on attempt " + n + " without retries (no attempt could end otherwise): "
+                        + rendered
+                : "crashed " + n + " times; last error: " + rendered;
         try {
             if (!markFailed(key, epoch, reason)) { // lease lost, or terminal meanwhile
-                return lostTheLease(key, epoch) ? leaseLost(key, owner, epoch, error)
+                return lostTheLease(key, epoch)
+                        ? leaseLost(key, owner, epoch, error)
                         : new Advance(Result.TRANSIENT, null, error, n, false);
             }
         } catch (RuntimeException e) {
@@ -295,7 +300,8 @@ public final class Advancer {
         StringBuilder out = new StringBuilder(Math.min(message.length(), 2000));
         for (int i = 0; i < message.length() && out.length() < 2000; i++) {
             char c = message.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < message.length() && Character.isLowSurrogate(message.charAt(i + 1))) {
+            if (Character.isHighSurrogate(c) && i + 1 < message.length()
+                    && Character.isLowSurrogate(message.charAt(i + 1))) {
                 if (out.length() + 2 > 2000) {
                     break;
                 }

@@ -58,7 +58,8 @@ public final class CancelNotices {
         long now = nanoTime.getAsLong();
         noticed.put(key, new Notice(now));
         if (noticed.size() > PRUNE_ABOVE) {
-            noticed.entrySet().removeIf(e -> now - e.getValue().heardAt > KEEP_NANOS && !running.containsKey(e.getKey()));
+            noticed.entrySet()
+                    .removeIf(e -> now - e.getValue().heardAt > KEEP_NANOS && !running.containsKey(e.getKey()));
         }
     }
 

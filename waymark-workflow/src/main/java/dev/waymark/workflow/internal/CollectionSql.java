@@ -29,7 +29,8 @@ public final class CollectionSql {
     public List<FinishedWorkflow> candidates(Duration retention, int limit) {
         return sql.query("list finished workflows to collect",
                 "SELECT name, id, status, completed_at FROM " + s
-                        + "wf_gc_candidates(? * interval '1 millisecond', ?)", ps -> {
+                        + "wf_gc_candidates(? * interval '1 millisecond', ?)",
+                ps -> {
                     ps.setLong(1, retention.toMillis());
                     ps.setInt(2, limit);
                 }, rs -> {

@@ -26,8 +26,7 @@ public final class EngineRuntime {
     /** Cancellations heard of for runs under way here (see {@link CancelNotices}). */
     final CancelNotices cancels = new CancelNotices();
     /** Told of every wake time a run here parked on (resume workers plan their next pass by it). */
-    private final java.util.List<java.util.function.Consumer<java.time.Instant>> dueHints =
-            new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.List<java.util.function.Consumer<java.time.Instant>> dueHints = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** Told when a run created a child workflow (leased to this runtime's owner when it has one). */
     @FunctionalInterface

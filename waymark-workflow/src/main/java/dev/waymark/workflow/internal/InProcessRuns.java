@@ -45,7 +45,7 @@ public final class InProcessRuns implements ClientHooks {
     private final Backpressure backpressure;
     private final Duration sampleInterval;
     /** Cancels the live children of a cancelled instance (the client's cascade). */
-    private volatile BiConsumer<String, String> cancelLiveChildren = (name, id) -> { };
+    private volatile BiConsumer<String, String> cancelLiveChildren = (name, id) -> {};
     private volatile boolean closed;
 
     /** Runs of {@code registry}'s workflows leased by {@code keeper}, crash-retried by {@code policy}. */
@@ -90,7 +90,8 @@ public final class InProcessRuns implements ClientHooks {
                 WorkflowBacklog b = backlog.current();
                 throw new WorkflowBackpressureException("start of workflow " + name + "/" + id + " refused after "
                         + bound.maxWait().toMillis() + " ms: backlog " + b.total() + " (bound " + bound.maxBacklog()
-                        + "; " + b.runnable() + " runnable, " + b.sleeping() + " sleeping), " + b.waiting() + " waiting for a worker, the oldest for "
+                        + "; " + b.runnable() + " runnable, " + b.sleeping() + " sleeping), " + b.waiting()
+                        + " waiting for a worker, the oldest for "
                         + b.oldestWaiting().toMillis() + " ms", b);
             }
             try {
@@ -248,7 +249,8 @@ public final class InProcessRuns implements ClientHooks {
                     tryRun(parent);
                 }
             }
-            default -> { }
+            default -> {
+            }
         }
     }
 

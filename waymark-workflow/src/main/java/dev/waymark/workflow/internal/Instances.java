@@ -163,36 +163,37 @@ public final class Instances {
      * its instance cancelled) or loses to another writer's entry leaves no row behind.
      */
     public Appended appendAwakeable(Entry entry, UUID awakeable, String label) {
-        return sql.inTransaction("journal awakeable " + label + " of workflow " + entry.name() + "/" + entry.id(), c -> {
-            Appended a;
-            try (PreparedStatement ps = c.prepareStatement(appendSql())) {
-                ps.setString(1, entry.name());
-                ps.setString(2, entry.id());
-                ps.setInt(3, entry.generation());
-                ps.setObject(4, entry.eventId());
-                ps.setString(5, entry.type());
-                ps.setString(6, entry.data());
-                ps.setObject(7, entry.epoch(), Types.BIGINT);
-                ps.setString(8, null);
-                ps.setString(9, null);
-                ps.setString(10, null);
-                try (ResultSet rs = ps.executeQuery()) {
-                    a = appended(rs);
-                }
-            }
-            if (a.kind() == SqlOutcomes.Append.APPENDED) {
-                try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + s
-                        + "workflow_awakeables (awakeable_id, name, id, generation, label) VALUES (?, ?, ?, ?, ?)")) {
-                    ps.setObject(1, awakeable);
-                    ps.setString(2, entry.name());
-                    ps.setString(3, entry.id());
-                    ps.setInt(4, entry.generation());
-                    ps.setString(5, label);
-                    ps.executeUpdate();
-                }
-            }
-            return a;
-        });
+        return sql.inTransaction("journal awakeable " + label + " of workflow " + entry.name() + "/" + entry.id(),
+                c -> {
+                    Appended a;
+                    try (PreparedStatement ps = c.prepareStatement(appendSql())) {
+                        ps.setString(1, entry.name());
+                        ps.setString(2, entry.id());
+                        ps.setInt(3, entry.generation());
+                        ps.setObject(4, entry.eventId());
+                        ps.setString(5, entry.type());
+                        ps.setString(6, entry.data());
+                        ps.setObject(7, entry.epoch(), Types.BIGINT);
+                        ps.setString(8, null);
+                        ps.setString(9, null);
+                        ps.setString(10, null);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            a = appended(rs);
+                        }
+                    }
+                    if (a.kind() == SqlOutcomes.Append.APPENDED) {
+                        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + s
+                                + "workflow_awakeables (awakeable_id, name, id, generation, label) VALUES (?, ?, ?, ?, ?)")) {
+                            ps.setObject(1, awakeable);
+                            ps.setString(2, entry.name());
+                            ps.setString(3, entry.id());
+                            ps.setInt(4, entry.generation());
+                            ps.setString(5, label);
+                            ps.executeUpdate();
+                        }
+                    }
+                    return a;
+                });
     }
 
     private String appendSql() {
@@ -231,7 +232,8 @@ public final class Instances {
         /** A completion marker with the workflow's result (JSON). */
         public static Entry completion(String name, String id, int generation, UUID eventId, String result,
                 Long epoch) {
-            return new Entry(name, id, generation, eventId, "WorkflowCompleted", WorkflowJson.withRaw("result", result), epoch,
+            return new Entry(name, id, generation, eventId, "WorkflowCompleted", WorkflowJson.withRaw("result", result),
+                    epoch,
                     result, null);
         }
 
@@ -261,7 +263,8 @@ public final class Instances {
         public Started started() {
             SqlOutcomes.Start start = SqlOutcomes.Start.fromSql(kind);
             if (start == SqlOutcomes.Start.PARENT_ENDED) { // detail: the parent's status, or 'missing'
-                return new Started(false, "missing".equals(detail) ? null : WorkflowStatus.fromSql(detail), null, 0, true);
+                return new Started(false, "missing".equals(detail) ? null : WorkflowStatus.fromSql(detail), null, 0,
+                        true);
             }
             return new Started(start == SqlOutcomes.Start.CREATED, WorkflowStatus.fromSql(detail), existingInput,
                     epoch == null ? 0 : Long.parseLong(epoch), false);
@@ -356,8 +359,9 @@ public final class Instances {
                 return a;
             }
         }
-        throw new dev.waymark.workflow.exception.WorkflowException("journaling " + type + " of workflow " + name + "/" + id
-                + " kept racing continue-as-new");
+        throw new dev.waymark.workflow.exception.WorkflowException(
+                "journaling " + type + " of workflow " + name + "/" + id
+                        + " kept racing continue-as-new");
     }
 
     /** {@code wf_suspend}: parks the run unless its wake source resolved. */
@@ -396,7 +400,8 @@ public final class Instances {
     public Optional<Row> find(String name, String id) { // wf_find (schema version 9): by primary key whatever its plan's age
         return sql.query("read workflow " + name + "/" + id,
                 "SELECT " + COLUMNS + ", input::text AS input_json, result::text AS result_json FROM " + s
-                        + "wf_find(?, ?)", ps -> {
+                        + "wf_find(?, ?)",
+                ps -> {
                     ps.setString(1, name);
                     ps.setString(2, id);
                 }, rs -> rs.next()
@@ -408,8 +413,10 @@ public final class Instances {
     public List<JournalEntry> journal(String name, String id, int generation) {
         return sql.query("read the journal of " + name + "/" + id,
                 "SELECT stream_version, event_id, event_type, step, data::text, created_at FROM " + s
-                        + "wf_read_journal(?)", ps -> ps.setString(1,
-                        Ids.stream(name, id, generation)), rs -> {
+                        + "wf_read_journal(?)",
+                ps -> ps.setString(1,
+                        Ids.stream(name, id, generation)),
+                rs -> {
                     List<JournalEntry> out = new ArrayList<>();
                     while (rs.next()) {
                         out.add(new JournalEntry(generation, rs.getLong(1), rs.getObject(2, UUID.class),

@@ -23,7 +23,8 @@ public final class JacksonCodec implements WorkflowCodec {
             return mapper.writeValueAsString(value);
         } catch (JsonProcessingException | IllegalArgumentException e) {
             throw new InvalidWorkflowInputException("cannot serialize "
-                    + (value == null ? "null" : value.getClass().getName()) + " to JSON: " + Utf16.storable(e.getMessage()),
+                    + (value == null ? "null" : value.getClass().getName()) + " to JSON: "
+                    + Utf16.storable(e.getMessage()),
                     e);
         }
     }

@@ -116,7 +116,8 @@ final class JsonbText {
                 out.append(']');
             }
             case STRING -> string(node.textValue(), out, what);
-            case NUMBER -> out.append(node.isIntegralNumber() ? node.bigIntegerValue().toString()
+            case NUMBER -> out.append(node.isIntegralNumber()
+                    ? node.bigIntegerValue().toString()
                     : node.decimalValue().toPlainString());
             default -> out.append(node); // true, false, null
         }
@@ -124,7 +125,8 @@ final class JsonbText {
 
     private static void string(String s, StringBuilder out, String what) {
         if (s.indexOf('\u0000') >= 0) {
-            throw new InvalidWorkflowInputException(what + " holds a NUL character (\\u0000), which jsonb cannot store");
+            throw new InvalidWorkflowInputException(
+                    what + " holds a NUL character (\\u0000), which jsonb cannot store");
         }
         int at = Utf16.loneSurrogate(s);
         if (at >= 0) {

@@ -44,7 +44,8 @@ public final class Leases {
                     ps.setString(3, owner);
                     ps.setLong(4, ttl.toMillis());
                 }, rs -> rs.next()
-                        ? Optional.of(new Claim(rs.getLong(1), Sql.instant(rs, "expired"), Sql.instant(rs, "claimed_at")))
+                        ? Optional
+                                .of(new Claim(rs.getLong(1), Sql.instant(rs, "expired"), Sql.instant(rs, "claimed_at")))
                         : Optional.empty());
     }
 
@@ -57,7 +58,8 @@ public final class Leases {
     public DueBatch claimDue(java.util.Collection<String> names, String owner, Duration ttl, int limit) {
         return sql.query("claim due workflows for " + owner,
                 "SELECT name, id, epoch, previous_expiry AS expired, claimed_at, next_due FROM " + s
-                        + "wf_claim_due(?, ?, ?, ?)", ps -> {
+                        + "wf_claim_due(?, ?, ?, ?)",
+                ps -> {
                     ps.setArray(1, ps.getConnection().createArrayOf("text", names.toArray(String[]::new)));
                     ps.setString(2, owner);
                     ps.setLong(3, ttl.toMillis());
@@ -73,11 +75,13 @@ public final class Leases {
                             now = Sql.instant(rs, "claimed_at");
                         } else {
                             out.add(new Claimed(new Instances.Key(name, rs.getString(2)),
-                                    new Claim(rs.getLong(3), Sql.instant(rs, "expired"), Sql.instant(rs, "claimed_at"))));
+                                    new Claim(rs.getLong(3), Sql.instant(rs, "expired"),
+                                            Sql.instant(rs, "claimed_at"))));
                         }
                     }
                     if (out.size() > limit) {
-                        throw new IllegalStateException("claimed " + out.size() + " workflows, asked for at most " + limit);
+                        throw new IllegalStateException(
+                                "claimed " + out.size() + " workflows, asked for at most " + limit);
                     }
                     return new DueBatch(List.copyOf(out), next, now);
                 });

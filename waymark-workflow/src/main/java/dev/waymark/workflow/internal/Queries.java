@@ -35,7 +35,8 @@ public final class Queries {
     }
 
     /** {@code wf_discover} (schema version 9): walks the active instances whatever its plan's age. */
-    private List<Instances.Key> discover(String action, java.util.Collection<String> names, boolean unknown, int limit) {
+    private List<Instances.Key> discover(String action, java.util.Collection<String> names, boolean unknown,
+            int limit) {
         return sql.query(action, "SELECT name, id FROM " + s + "wf_discover(?, ?, ?)", ps -> {
             ps.setArray(1, ps.getConnection().createArrayOf("text", names.toArray(String[]::new)));
             ps.setBoolean(2, unknown);
@@ -87,7 +88,8 @@ public final class Queries {
         return sql.query("list workflows",
                 "SELECT " + Instances.COLUMNS + " FROM " + s + "workflows WHERE (?::text IS NULL OR status = ?)"
                         + " AND (?::text IS NULL OR name = ?) AND (?::text IS NULL OR (name, id) > (?, ?))"
-                        + " ORDER BY name, id LIMIT ?", ps -> {
+                        + " ORDER BY name, id LIMIT ?",
+                ps -> {
                     String st = status == null ? null : status.sqlValue();
                     ps.setString(1, st);
                     ps.setString(2, st);
@@ -108,14 +110,17 @@ public final class Queries {
     /** The runnable backlog as the database sees it now ({@code wf_backlog}, schema V19). */
     public dev.waymark.workflow.backpressure.WorkflowBacklog backlog(long inFlightHere) {
         return sql.query("measure the workflow backlog",
-                "SELECT runnable, sleeping, waiting, oldest_waiting, pending_awakeables, sampled_at FROM " + s + "wf_backlog()",
+                "SELECT runnable, sleeping, waiting, oldest_waiting, pending_awakeables, sampled_at FROM " + s
+                        + "wf_backlog()",
                 ps -> {}, rs -> {
                     rs.next();
                     java.time.Instant sampled = Sql.instant(rs, "sampled_at");
                     java.time.Instant oldest = Sql.instant(rs, "oldest_waiting");
-                    java.time.Duration age = oldest == null || oldest.isAfter(sampled) ? java.time.Duration.ZERO
+                    java.time.Duration age = oldest == null || oldest.isAfter(sampled)
+                            ? java.time.Duration.ZERO
                             : java.time.Duration.between(oldest, sampled);
-                    return new dev.waymark.workflow.backpressure.WorkflowBacklog(rs.getLong(1), rs.getLong(2), rs.getLong(3), age,
+                    return new dev.waymark.workflow.backpressure.WorkflowBacklog(rs.getLong(1), rs.getLong(2),
+                            rs.getLong(3), age,
                             rs.getLong(5), inFlightHere, sampled);
                 });
     }

@@ -30,7 +30,6 @@ import java.util.function.Supplier;
 /** The context of one run of one generation: replays journaled entries by name, journals fresh ones. */
 final class RunContext implements WorkflowContext {
 
-
     /** How often a workflow checks an awaited instance that is not its own child (see {@link #spawn}). */
     static final Duration ATTACHED_CHILD_POLL = Duration.ofSeconds(2);
 
@@ -293,7 +292,8 @@ final class RunContext implements WorkflowContext {
 
     private String awaitSource(String key, String waitingOn, Instant wakeAfter, UUID awakeable, Instances.Key child,
             Supplier<String> value) {
-        SqlOutcomes.Suspend r = rt.instances.suspend(name, id, generation, epoch, waitingOn, wakeAfter, awakeable, child);
+        SqlOutcomes.Suspend r = rt.instances.suspend(name, id, generation, epoch, waitingOn, wakeAfter, awakeable,
+                child);
         return switch (r) {
             case SUSPENDED -> {
                 if (wakeAfter != null) {
@@ -304,8 +304,9 @@ final class RunContext implements WorkflowContext {
             case RESOLVED -> journalStep(key, Objects.requireNonNull(value.get(), "resolved source without a value"));
             case LEASE_LOST -> throw leaseLost();
             case COMPLETED, CANCELLED, FAILED -> throw new Unwind.Terminal(WorkflowStatus.valueOf(r.name()));
-            case MISSING, STALE -> throw new WorkflowException("cannot suspend workflow " + name + "/" + id + " generation "
-                    + generation + ": " + r);
+            case MISSING, STALE ->
+                throw new WorkflowException("cannot suspend workflow " + name + "/" + id + " generation "
+                        + generation + ": " + r);
         };
     }
 
@@ -325,8 +326,9 @@ final class RunContext implements WorkflowContext {
             case PRESENT -> a.detail();
             case REFUSED -> throw new Unwind.Terminal(WorkflowStatus.fromSql(a.detail()));
             case LEASE_LOST -> throw leaseLost();
-            case STALE, MISSING, BUSY -> throw new WorkflowException("cannot journal step '" + key + "' of workflow " + name + "/" + id
-                    + " generation " + generation + ": " + a.kind() + (a.detail() == null ? "" : " " + a.detail()));
+            case STALE, MISSING, BUSY ->
+                throw new WorkflowException("cannot journal step '" + key + "' of workflow " + name + "/" + id
+                        + " generation " + generation + ": " + a.kind() + (a.detail() == null ? "" : " " + a.detail()));
         };
         journal.put(key, stored);
         return stored;
@@ -418,7 +420,8 @@ final class RunContext implements WorkflowContext {
             return rt.encode(value, "result of step '" + Text.escape(key) + "' of " + name + "/" + Text.escape(id));
         } catch (InvalidWorkflowInputException e) {
             throw new Unwind.Fail(new InvalidWorkflowInputException("step '" + Text.escape(key) + "' of workflow "
-                    + name + "/" + Text.escape(id) + " returned a " + (value == null ? "null" : value.getClass().getName())
+                    + name + "/" + Text.escape(id) + " returned a "
+                    + (value == null ? "null" : value.getClass().getName())
                     + " (declared " + type.getName() + ") that cannot be journaled: " + e.getMessage() + "; the"
                     + " workflow fails at once, since every attempt would run the action again to the same end: make"
                     + " the result journalable, then retry the workflow", e));

@@ -30,7 +30,6 @@ public final class Runner {
         }
     }
 
-
     private final EngineRuntime rt;
 
     /** A runner over the shared runtime. */
@@ -75,7 +74,8 @@ public final class Runner {
             switch (e.type()) {
                 case "WorkflowStarted" -> input = data.get("input").toString();
                 case "StepRecorded" -> journal.putIfAbsent(e.step(), data.get("result").toString());
-                default -> { } // lifecycle markers carry no step
+                default -> {
+                } // lifecycle markers carry no step
             }
         }
         if (input == null) {
@@ -107,8 +107,9 @@ public final class Runner {
                 case REFUSED -> new Attempt(terminalNow(def, name, id), ctx.progressed());
                 case LEASE_LOST -> throw new WorkflowLeaseLostException("workflow " + name + "/" + id
                         + ": lease epoch " + epoch + " was taken over before completion was journaled");
-                case STALE, MISSING, BUSY -> throw new WorkflowException("cannot journal completion of workflow " + name + "/" + id
-                        + ": " + a.kind() + " " + a.detail());
+                case STALE, MISSING, BUSY ->
+                    throw new WorkflowException("cannot journal completion of workflow " + name + "/" + id
+                            + ": " + a.kind() + " " + a.detail());
             };
         } catch (Unwind.Suspend s) {
             return new Attempt(new WorkflowOutcome.Suspended<>(s.getMessage()), ctx.progressed());
@@ -124,8 +125,9 @@ public final class Runner {
                 case LEASE_LOST -> throw new WorkflowLeaseLostException("workflow " + name + "/" + id
                         + ": lease epoch " + epoch + " was taken over before continue-as-new");
                 case COMPLETED, CANCELLED, FAILED -> new Attempt(terminalNow(def, name, id), ctx.progressed());
-                case MISSING, STALE -> throw new WorkflowException("cannot continue workflow " + name + "/" + id + " as new: "
-                        + outcome);
+                case MISSING, STALE ->
+                    throw new WorkflowException("cannot continue workflow " + name + "/" + id + " as new: "
+                            + outcome);
             };
         }
     }

@@ -60,8 +60,10 @@ final class StepBatcher implements AutoCloseable {
             return p.outcome().get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt(); // the entry may still commit: replay then finds it
-            throw new WorkflowException("interrupted while journaling " + entry.type() + " of workflow " + entry.name() + "/"
-                    + entry.id(), e);
+            throw new WorkflowException(
+                    "interrupted while journaling " + entry.type() + " of workflow " + entry.name() + "/"
+                            + entry.id(),
+                    e);
         } catch (ExecutionException e) {
             throw e.getCause() instanceof RuntimeException r ? r : new WorkflowException(e.getMessage(), e);
         }
@@ -116,7 +118,7 @@ final class StepBatcher implements AutoCloseable {
                 break;
             }
         }
-        for (Pending p; (p = queue.poll()) != null; ) {
+        for (Pending p; (p = queue.poll()) != null;) {
             p.outcome().complete(null);
         }
     }

@@ -20,7 +20,7 @@ public final class Text {
 
     /** The index of the first {@link #garbling} code point of {@code s}, or -1. */
     public static int firstGarbling(String s) {
-        for (int i = 0; i < s.length(); ) {
+        for (int i = 0; i < s.length();) {
             int cp = s.codePointAt(i);
             if (garbling(cp)) {
                 return i;
@@ -42,7 +42,8 @@ public final class Text {
         StringBuilder out = null;
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            boolean pair = Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
+            boolean pair = Character.isHighSurrogate(c) && i + 1 < s.length()
+                    && Character.isLowSurrogate(s.charAt(i + 1));
             int cp = pair ? s.codePointAt(i) : c;
             boolean escaped = garbling(cp) || (!pair && Character.isSurrogate(c));
             if (escaped && out == null) {

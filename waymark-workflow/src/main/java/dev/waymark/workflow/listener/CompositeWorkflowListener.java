@@ -51,7 +51,8 @@ final class CompositeWorkflowListener implements WorkflowListener {
                 // LinkageError too: a listener whose optional library is missing throws
                 // NoClassDefFoundError on every call, and the others (a span to end) must still run
                 if (warned.add(i + ":" + callback)) {
-                    log.warn("waymark workflow: listener {} ({}) threw from {}; ignored, and logged at DEBUG from now on",
+                    log.warn(
+                            "waymark workflow: listener {} ({}) threw from {}; ignored, and logged at DEBUG from now on",
                             i, listener.getClass().getName(), callback, e);
                 } else {
                     log.debug("waymark workflow: listener {} ({}) threw from {}; ignored", i,

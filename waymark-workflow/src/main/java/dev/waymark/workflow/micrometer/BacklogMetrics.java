@@ -23,7 +23,8 @@ public final class BacklogMetrics {
     /** Registers the backlog gauges of {@code engine} on {@code registry}. */
     public static void bind(MeterRegistry registry, WorkflowEngine engine) {
         gauge(registry, engine, "waymark.workflow.backlog.runnable",
-                "instances runnable now (running, or with a due wake time), in flight included", WorkflowBacklog::runnable);
+                "instances runnable now (running, or with a due wake time), in flight included",
+                WorkflowBacklog::runnable);
         gauge(registry, engine, "waymark.workflow.backlog.sleeping",
                 "instances suspended until a wake time still ahead", WorkflowBacklog::sleeping);
         gauge(registry, engine, "waymark.workflow.backlog.waiting",
@@ -31,7 +32,8 @@ public final class BacklogMetrics {
         gauge(registry, engine, "waymark.workflow.backlog.oldest",
                 "seconds the oldest waiting instance has been due", b -> b.oldestWaiting().toNanos() / 1e9);
         gauge(registry, engine, "waymark.workflow.backlog.in_flight",
-                "attempts running in this process (engine runs and resume-worker attempts)", WorkflowBacklog::inFlightHere);
+                "attempts running in this process (engine runs and resume-worker attempts)",
+                WorkflowBacklog::inFlightHere);
         Gauge.builder("waymark.workflow.intake.open", engine, e -> {
             try {
                 return e.acceptsStarts() ? 1 : 0;

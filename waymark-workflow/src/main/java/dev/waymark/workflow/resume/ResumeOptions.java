@@ -173,8 +173,10 @@ public final class ResumeOptions {
     @Override
     public String toString() {
         return "ResumeOptions[pollInterval=" + pollInterval + ", retry=" + retry + ", leaseTtl=" + leaseTtl
-                + ", batchLimit=" + batchLimit + ", concurrency=" + concurrency + ", push=" + push + ", cascadeRepairInterval=" + cascadeRepairInterval
-                + ", listener=" + (listener == ResumeListener.LOGGING ? "LOGGING" : listener.getClass().getName()) + "]";
+                + ", batchLimit=" + batchLimit + ", concurrency=" + concurrency + ", push=" + push
+                + ", cascadeRepairInterval=" + cascadeRepairInterval
+                + ", listener=" + (listener == ResumeListener.LOGGING ? "LOGGING" : listener.getClass().getName())
+                + "]";
     }
 
     /**

@@ -16,4 +16,5 @@ import java.util.UUID;
  * @param data the entry's JSON
  * @param recordedAt when it was appended (database clock)
  */
-public record JournalEntry(int generation, long version, UUID eventId, String type, String step, String data, Instant recordedAt) {}
+public record JournalEntry(int generation, long version, UUID eventId, String type, String step, String data,
+        Instant recordedAt) {}

@@ -116,11 +116,13 @@ class CollectionFencesTest {
                 + " WHERE name = 'crash' AND id = 'k1'");
         long taken = instances.leases().claim("crash", "k1", "worker-b", TTL).orElseThrow().epoch();
 
-        assertThat(instances.leases().recordCrash("crash", "k1", "boom", Duration.ofMillis(1), Duration.ofMillis(5), old))
+        assertThat(
+                instances.leases().recordCrash("crash", "k1", "boom", Duration.ofMillis(1), Duration.ofMillis(5), old))
                 .isEmpty(); // worker-a's body threw after worker-b took over
         assertThat(query("SELECT attempts::text FROM " + s + "workflows WHERE name = 'crash' AND id = 'k1'"))
                 .isEqualTo("0");
-        assertThat(instances.leases().recordCrash("crash", "k1", "boom", Duration.ofMillis(1), Duration.ofMillis(5), taken))
+        assertThat(instances.leases().recordCrash("crash", "k1", "boom", Duration.ofMillis(1), Duration.ofMillis(5),
+                taken))
                 .hasValue(1);
     }
 

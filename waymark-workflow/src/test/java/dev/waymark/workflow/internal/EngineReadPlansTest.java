@@ -58,7 +58,8 @@ class EngineReadPlansTest {
         long epoch = instances.start("plans", "j", "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5)).epoch();
         for (int i = 0; i < STEPS; i++) {
             assertThat(instances.append("plans", "j", 0, Ids.entryId("plans", "j", 0, "s" + i), "StepCompleted",
-                    "{\"step\":\"s" + i + "\",\"result\":1}", epoch, null, null, null).kind()).isEqualTo(SqlOutcomes.Append.APPENDED);
+                    "{\"step\":\"s" + i + "\",\"result\":1}", epoch, null, null, null).kind())
+                    .isEqualTo(SqlOutcomes.Append.APPENDED);
         }
         // as autovacuum does early on: statistics that say the journal tables are tiny
         POSTGRES.execute("ANALYZE \"" + store.schema() + "\".events, \"" + store.schema() + "\".streams");
@@ -82,7 +83,6 @@ class EngineReadPlansTest {
         }
     }
 
-
     @Test
     void a_resume_pass_reads_the_active_instances_however_many_finished_ones_the_tables_hold() throws Exception {
         String schema = "\"" + store.schema() + "\"";
@@ -100,16 +100,20 @@ class EngineReadPlansTest {
             reads.put("count runnable", onThisConnection.queries()::countRunnable);
             reads.put("count pending awakeables", onThisConnection.awakeables()::countPending);
             // a claim that finds nothing of its names (a claim that took r1 and r2 would change the next answer)
-            reads.put("claim due", () -> onThisConnection.leases().claimDue(List.of("nobody"), "me", Duration.ofMinutes(1),
-                    10).claimed());
+            reads.put("claim due",
+                    () -> onThisConnection.leases().claimDue(List.of("nobody"), "me", Duration.ofMinutes(1),
+                            10).claimed());
             reads.put("backlog", () -> {
                 dev.waymark.workflow.backpressure.WorkflowBacklog b = onThisConnection.queries().backlog(0);
                 return List.of(b.runnable(), b.sleeping(), b.waiting(), b.pendingAwakeables());
             });
             Map<String, Object> expected = new LinkedHashMap<>(); // what the small tables answer: the finished rows change nothing
             reads.forEach((what, read) -> expected.put(what, read.get()));
-            assertThat(expected.get("discover")).isEqualTo(List.of(new Instances.Key("pass", "r1"), new Instances.Key("pass", "r2")));
-            assertThat(expected.get("discover unknown names")).asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.LIST).contains(new Instances.Key("gone", "r3"));
+            assertThat(expected.get("discover"))
+                    .isEqualTo(List.of(new Instances.Key("pass", "r1"), new Instances.Key("pass", "r2")));
+            assertThat(expected.get("discover unknown names"))
+                    .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.LIST)
+                    .contains(new Instances.Key("gone", "r3"));
             assertThat(expected.get("count pending awakeables")).isEqualTo(1L);
             assertThat(expected.get("claim due")).isEqualTo(List.of());
             assertThat(expected.get("backlog")).isEqualTo(List.of(3L, 0L, 3L, 1L));
@@ -118,10 +122,12 @@ class EngineReadPlansTest {
                 c.commit();
             }
             POSTGRES.execute("INSERT INTO " + schema + ".workflows (name, id, status, input, completed_at)"
-                    + " SELECT 'pass', 'done-' || g, 'completed', '1', now() FROM generate_series(1, " + FINISHED + ") g");
-            POSTGRES.execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label, status)"
-                    + " SELECT gen_random_uuid(), 'pass', 'done-' || g, 0, 'a', 'completed'"
-                    + " FROM generate_series(1, " + FINISHED + ") g");
+                    + " SELECT 'pass', 'done-' || g, 'completed', '1', now() FROM generate_series(1, " + FINISHED
+                    + ") g");
+            POSTGRES.execute(
+                    "INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label, status)"
+                            + " SELECT gen_random_uuid(), 'pass', 'done-' || g, 0, 'a', 'completed'"
+                            + " FROM generate_series(1, " + FINISHED + ") g");
             SoftAssertions softly = new SoftAssertions();
             String[] tables = {schema + ".workflows", schema + ".workflow_awakeables"};
             for (Map.Entry<String, Supplier<Object>> read : reads.entrySet()) {
@@ -142,10 +148,12 @@ class EngineReadPlansTest {
         List<Long> epochs = new java.util.ArrayList<>();
         List<UUID> awakeables = new java.util.ArrayList<>();
         for (int k = 0; k < instancesUsed; k++) {
-            epochs.add(instances.start("settle", "s" + k, "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5)).epoch());
+            epochs.add(instances.start("settle", "s" + k, "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5))
+                    .epoch());
             UUID awakeable = UUID.randomUUID();
-            POSTGRES.execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
-                    + " VALUES ('" + awakeable + "', 'settle', 's" + k + "', 0, 'a')");
+            POSTGRES.execute(
+                    "INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
+                            + " VALUES ('" + awakeable + "', 'settle', 's" + k + "', 0, 'a')");
             awakeables.add(awakeable);
         }
         POSTGRES.execute("ANALYZE " + schema + ".workflows, " + schema + ".workflow_awakeables");
@@ -157,25 +165,32 @@ class EngineReadPlansTest {
             for (int k = 0; k < instancesUsed; k++) {
                 if (k == EARLY_READS) { // the plans were made on small tables: now many instances wait on awakeables
                     POSTGRES.execute("INSERT INTO " + schema + ".workflows (name, id, status, input, waiting_on)"
-                            + " SELECT 'other', 'o-' || g, 'suspended', '1', 'awakeable' FROM generate_series(1, " + FINISHED + ") g");
-                    POSTGRES.execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
-                            + " SELECT gen_random_uuid(), 'other', 'o-' || g, 0, 'a' FROM generate_series(1, " + FINISHED + ") g");
+                            + " SELECT 'other', 'o-' || g, 'suspended', '1', 'awakeable' FROM generate_series(1, "
+                            + FINISHED + ") g");
+                    POSTGRES.execute(
+                            "INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id, generation, label)"
+                                    + " SELECT gen_random_uuid(), 'other', 'o-' || g, 0, 'a' FROM generate_series(1, "
+                                    + FINISHED + ") g");
                 }
                 String id = "s" + k;
                 Map<String, Supplier<Object>> steps = new LinkedHashMap<>();
                 int at = k;
                 steps.put("suspend", () -> onThisConnection.suspend("settle", id, 0, epochs.get(at), "awakeable", null,
                         awakeables.get(at), null));
-                steps.put("read the awakeable", () -> onThisConnection.awakeables().state(awakeables.get(at)).orElseThrow().status());
-                steps.put("settle", () -> onThisConnection.awakeables().settle(awakeables.get(at), "completed", "1", null));
+                steps.put("read the awakeable",
+                        () -> onThisConnection.awakeables().state(awakeables.get(at)).orElseThrow().status());
+                steps.put("settle",
+                        () -> onThisConnection.awakeables().settle(awakeables.get(at), "completed", "1", null));
                 steps.put("continue as new", () -> onThisConnection.rotate("settle", id, 0, epochs.get(at), "2"));
                 Map<String, Object> outcomes = Map.of("suspend", SqlOutcomes.Suspend.SUSPENDED, "read the awakeable",
                         "pending", "settle", SqlOutcomes.Settle.SETTLED, "continue as new", SqlOutcomes.Rotate.ROTATED);
                 for (Map.Entry<String, Supplier<Object>> step : steps.entrySet()) {
                     long before = OneConnection.rowsRead(c, tables);
-                    softly.assertThat(step.getValue().get()).as(step.getKey() + " of " + id).isEqualTo(outcomes.get(step.getKey()));
+                    softly.assertThat(step.getValue().get()).as(step.getKey() + " of " + id)
+                            .isEqualTo(outcomes.get(step.getKey()));
                     if (k == EARLY_READS) {
-                        softly.assertThat(OneConnection.rowsRead(c, tables) - before).as("rows read by " + step.getKey())
+                        softly.assertThat(OneConnection.rowsRead(c, tables) - before)
+                                .as("rows read by " + step.getKey())
                                 .isLessThan(FINISHED / 10);
                     }
                     c.commit();

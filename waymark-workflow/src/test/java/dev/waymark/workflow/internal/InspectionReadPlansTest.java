@@ -67,7 +67,8 @@ class InspectionReadPlansTest {
                             + " parent_id) SELECT 'kid', 'o-' || g, 'running', '1', 'par', 'o-' || (g % 100)"
                             + " FROM generate_series(1, " + OTHERS + ") g");
                     POSTGRES.execute("INSERT INTO " + schema + ".workflows (name, id, status, input, failure)"
-                            + " SELECT 'bad', 'o-' || g, 'failed', '1', 'boom' FROM generate_series(1, " + OTHERS + ") g");
+                            + " SELECT 'bad', 'o-' || g, 'failed', '1', 'boom' FROM generate_series(1, " + OTHERS
+                            + ") g");
                     POSTGRES.execute("INSERT INTO " + schema + ".workflow_awakeables (awakeable_id, name, id,"
                             + " generation, label) SELECT gen_random_uuid(), 'par', 'o-' || (g % 100), 0, 'a'"
                             + " FROM generate_series(1, " + OTHERS + ") g");
@@ -79,13 +80,15 @@ class InspectionReadPlansTest {
                 reads.put("live children", () -> onThisConnection.queries().liveChildren("par", parent).size());
                 reads.put("awakeables", () -> onThisConnection.awakeables().of("par", parent).size());
                 reads.put("retry", () -> onThisConnection.retry("bad", failed));
-                Map<String, Object> outcomes = Map.of("children", 2, "live children", 1, "awakeables", 1, "retry", true);
+                Map<String, Object> outcomes = Map.of("children", 2, "live children", 1, "awakeables", 1, "retry",
+                        true);
                 for (Map.Entry<String, Supplier<Object>> read : reads.entrySet()) {
                     long before = OneConnection.rowsRead(c, tables);
                     softly.assertThat(read.getValue().get()).as(read.getKey() + " of " + parent)
                             .isEqualTo(outcomes.get(read.getKey()));
                     if (k == EARLY_READS) {
-                        softly.assertThat(OneConnection.rowsRead(c, tables) - before).as("rows read by " + read.getKey())
+                        softly.assertThat(OneConnection.rowsRead(c, tables) - before)
+                                .as("rows read by " + read.getKey())
                                 .isLessThan(OTHERS / 10);
                     }
                     c.commit();

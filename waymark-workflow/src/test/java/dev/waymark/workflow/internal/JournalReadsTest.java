@@ -89,7 +89,8 @@ class JournalReadsTest {
                 // reads only: the transaction has no xid yet, as wf_journal wants
                 long instancesBefore = OneConnection.rowsRead(c, instanceTable);
                 long eventsBefore = OneConnection.rowsRead(c, eventTable);
-                assertThat(onThisConnection.journal(batch)).extracting(Instances.Outcome::kind).containsOnly("appended");
+                assertThat(onThisConnection.journal(batch)).extracting(Instances.Outcome::kind)
+                        .containsOnly("appended");
                 if (k >= PLANNED_BATCHES) {
                     instanceRows += OneConnection.rowsRead(c, instanceTable) - instancesBefore;
                     eventRows += OneConnection.rowsRead(c, eventTable) - eventsBefore;
@@ -106,9 +107,9 @@ class JournalReadsTest {
                 + "\".workflows WHERE name = 'reads' AND status = 'completed'")).isEqualTo(ids.size());
     }
 
-
     private static long query(String sql) throws SQLException {
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);

@@ -63,30 +63,35 @@ class LeaseReadPlansTest {
             SoftAssertions softly = new SoftAssertions();
             for (int k = 0; k < instancesUsed; k++) {
                 if (k == EARLY_READS) { // the plans were made on a small table: now many instances run elsewhere
-                    POSTGRES.execute("INSERT INTO " + schema + ".workflows (name, id, status, input, lease_owner, lease_epoch,"
-                            + " lease_expires_at) SELECT 'other', 'o-' || g, 'running', '1', 'elsewhere', 1,"
-                            + " now() + interval '1 hour' FROM generate_series(1, " + OTHERS_RUNNING + ") g");
+                    POSTGRES.execute(
+                            "INSERT INTO " + schema + ".workflows (name, id, status, input, lease_owner, lease_epoch,"
+                                    + " lease_expires_at) SELECT 'other', 'o-' || g, 'running', '1', 'elsewhere', 1,"
+                                    + " now() + interval '1 hour' FROM generate_series(1, " + OTHERS_RUNNING + ") g");
                 }
                 String id = "l" + k;
                 long[] epoch = {0};
                 Map<String, Supplier<Object>> steps = new LinkedHashMap<>();
                 steps.put("read the instance", () -> onThisConnection.find("lease", id).isPresent());
                 steps.put("claim", () -> {
-                    epoch[0] = onThisConnection.leases().claim("lease", id, "me", Duration.ofMinutes(1)).orElseThrow().epoch();
+                    epoch[0] = onThisConnection.leases().claim("lease", id, "me", Duration.ofMinutes(1)).orElseThrow()
+                            .epoch();
                     return true;
                 });
                 steps.put("renew", () -> onThisConnection.leases().renew("me", List.of(new Instances.Key("lease", id)),
                         Duration.ofMinutes(1)));
-                steps.put("record a crash", () -> onThisConnection.leases().recordCrash("lease", id, "boom", Duration.ZERO,
-                        Duration.ZERO, epoch[0]).orElseThrow());
+                steps.put("record a crash",
+                        () -> onThisConnection.leases().recordCrash("lease", id, "boom", Duration.ZERO,
+                                Duration.ZERO, epoch[0]).orElseThrow());
                 steps.put("release", () -> onThisConnection.leases().release("lease", id, "me", epoch[0], true));
                 Map<String, Object> outcomes = Map.of("read the instance", true, "claim", true, "renew", 1,
                         "record a crash", 1, "release", dev.waymark.workflow.status.WorkflowStatus.RUNNING);
                 for (Map.Entry<String, Supplier<Object>> step : steps.entrySet()) {
                     long before = OneConnection.rowsRead(c, tables);
-                    softly.assertThat(step.getValue().get()).as(step.getKey() + " of " + id).isEqualTo(outcomes.get(step.getKey()));
+                    softly.assertThat(step.getValue().get()).as(step.getKey() + " of " + id)
+                            .isEqualTo(outcomes.get(step.getKey()));
                     if (k == EARLY_READS) {
-                        softly.assertThat(OneConnection.rowsRead(c, tables) - before).as("rows read by " + step.getKey())
+                        softly.assertThat(OneConnection.rowsRead(c, tables) - before)
+                                .as("rows read by " + step.getKey())
                                 .isLessThan(OTHERS_RUNNING / 10);
                     }
                     c.commit();

@@ -168,7 +168,8 @@ class StepBatchTest {
     void a_completion_closes_the_instance_row_abandons_its_awakeables_and_journals_its_entry_together()
             throws Exception {
         long epoch = started("closing");
-        execute("UPDATE \"" + store.schema() + "\".workflows SET attempts = 2, last_error = 'boom' WHERE id = 'closing'");
+        execute("UPDATE \"" + store.schema()
+                + "\".workflows SET attempts = 2, last_error = 'boom' WHERE id = 'closing'");
         execute("INSERT INTO \"" + store.schema() + "\".workflow_awakeables (awakeable_id, name, id, generation, label)"
                 + " VALUES (gen_random_uuid(), 'batch', 'closing', 0, 'approval')");
         long suspendedEpoch = started("parked");
@@ -218,7 +219,7 @@ class StepBatchTest {
         assertThat(instances.journal(List.of(a, entry("busy-stepping", "s", busy), c, b)))
                 .extracting(Instances.Outcome::kind).containsExactly("appended", "appended", "lease_lost", "appended");
 
-        for (String[] done : List.of(new String[] {"first-done", "\"one\""}, new String[] {"second-done", "\"two\""})) {
+        for (String[] done : List.of(new String[]{"first-done", "\"one\""}, new String[]{"second-done", "\"two\""})) {
             assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = '" + done[0]
                     + "' AND status = 'completed' AND result = '" + done[1] + "'::jsonb AND lease_owner IS NULL"
                     + " AND completed_at IS NOT NULL")).as(done[0]).isEqualTo(1);
@@ -247,7 +248,8 @@ class StepBatchTest {
 
         List<Instances.Outcome> out = instances.journal(List.of(start));
         assertThat(out).extracting(Instances.Outcome::kind).containsExactly("created");
-        assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".streams WHERE stream_name = '$wf-batch-ghost'"))
+        assertThat(
+                query("SELECT count(*) FROM \"" + store.schema() + "\".streams WHERE stream_name = '$wf-batch-ghost'"))
                 .isEqualTo(1);
         assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'ghost'"
                 + " AND input = '5'::jsonb AND lease_epoch = " + out.get(0).started().epoch())).isEqualTo(1);
@@ -323,7 +325,7 @@ class StepBatchTest {
 
     @Test
     void the_database_names_journal_streams_as_the_engine_does() throws Exception {
-        for (int generation : new int[] {0, 1, 12}) {
+        for (int generation : new int[]{0, 1, 12}) {
             try (Connection c = POSTGRES.dataSource().getConnection();
                     PreparedStatement ps = c.prepareStatement("SELECT \"" + store.schema() + "\".wf_stream(?, ?, ?)")) {
                 ps.setString(1, "orders");
@@ -362,7 +364,8 @@ class StepBatchTest {
     /** Entries {@code e} of instance {@code id}'s generation-0 journal stream that match {@code condition}. */
     private static long journalled(String id, String condition) throws SQLException {
         return query("SELECT count(*) FROM \"" + store.schema() + "\".events e JOIN \"" + store.schema()
-                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-" + id + "' AND (" + condition + ")");
+                + "\".streams s USING (stream_id) WHERE s.stream_name = '$wf-batch-" + id + "' AND (" + condition
+                + ")");
     }
 
     private static long transactions(String a, String b) throws SQLException {

@@ -30,7 +30,8 @@ class WorkflowTelemetryTest {
     void a_run_makes_one_span_with_a_child_span_per_fresh_step_and_counts_its_steps() throws Exception {
         InMemorySpanExporter exporter = InMemorySpanExporter.create();
         OpenTelemetrySdk otel = OpenTelemetrySdk.builder()
-                .setTracerProvider(SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
+                .setTracerProvider(
+                        SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(exporter)).build())
                 .build();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         WorkflowRegistry workflows = new WorkflowRegistry().register("traced", String.class, String.class,
@@ -39,7 +40,8 @@ class WorkflowTelemetryTest {
             store.migrate();
             try (WorkflowEngine engine = WorkflowEngine.builder(store, workflows)
                     .listener(WorkflowListener.of(new WorkflowTracing(otel), new WorkflowMetrics(registry))).build()) {
-                assertThat(engine.start("traced", "t-1", "x", String.class).await(Duration.ofSeconds(20))).isEqualTo("AB");
+                assertThat(engine.start("traced", "t-1", "x", String.class).await(Duration.ofSeconds(20)))
+                        .isEqualTo("AB");
             }
         }
         List<SpanData> spans = exporter.getFinishedSpanItems();

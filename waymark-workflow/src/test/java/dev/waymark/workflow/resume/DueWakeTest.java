@@ -55,9 +55,9 @@ class DueWakeTest {
             // claim returns the wake time, and the worker passes then, not an hour later
             try (WorkflowEngine elsewhere = WorkflowEngine.builder(store, REGISTRY).build()) {
                 elsewhere.start("napper", "remote", 2000L, String.class);
-                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() ->
-                        elsewhere.handle("napper", "remote", String.class).info().status()
-                                == dev.waymark.workflow.status.WorkflowStatus.SUSPENDED);
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20))
+                        .until(() -> elsewhere.handle("napper", "remote", String.class).info()
+                                .status() == dev.waymark.workflow.status.WorkflowStatus.SUSPENDED);
             }
             try (WorkflowEngine engine = WorkflowEngine.builder(store, REGISTRY).runOnStart(false).build();
                     ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().push(false)

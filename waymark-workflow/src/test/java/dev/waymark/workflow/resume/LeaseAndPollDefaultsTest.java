@@ -86,7 +86,8 @@ class LeaseAndPollDefaultsTest {
                     .pollInterval(Duration.ofHours(1)).listener(counting(passes)).build()).start()) {
                 await().atMost(WAIT).until(() -> passes.get() == 1);
                 engine.start("quick", "unnoticed", "x", String.class); // an append signalled on this store
-                await("no second pass while the store ticks every 20 ms and signals a start").during(Duration.ofSeconds(1))
+                await("no second pass while the store ticks every 20 ms and signals a start")
+                        .during(Duration.ofSeconds(1))
                         .atMost(Duration.ofSeconds(3)).until(() -> passes.get() == 1);
             }
             try (ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().push(false)
@@ -118,7 +119,8 @@ class LeaseAndPollDefaultsTest {
         // and a start signalled on the store is run at once, whatever the tick and the poll
         try (EventStore quiet = EventStore.builder(POSTGRES.dataSource()).fallbackPoll(Duration.ofMinutes(10)).build();
                 WorkflowEngine engine = WorkflowEngine.builder(quiet, registry).runOnStart(false).build();
-                ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofHours(1)).build())
+                ResumeWorker worker = engine
+                        .resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofHours(1)).build())
                         .start()) {
             assertThat(engine.start("quick", "pushed", "ran", String.class).await(Duration.ofSeconds(5)))
                     .isEqualTo("ran");

@@ -30,7 +30,8 @@ class LeaseRenewalLockTest {
         }
         try (Connection holder = POSTGRES.dataSource().getConnection();
                 Connection renewer = POSTGRES.dataSource().getConnection();
-                Statement h = holder.createStatement(); Statement r = renewer.createStatement()) {
+                Statement h = holder.createStatement();
+                Statement r = renewer.createStatement()) {
             h.execute("INSERT INTO renew_locks.workflows (name, id, status, input, lease_owner, lease_epoch,"
                     + " lease_expires_at) VALUES ('job', 'a', 'running', '{}', 'w1', 1, now()),"
                     + " ('job', 'b', 'running', '{}', 'w1', 2, now()), ('job', 'c', 'running', '{}', 'w2', 3, now())");

@@ -110,7 +110,8 @@ class ResumeOptionsEffectTest {
 
     @Test
     void the_crash_backoff_doubles_from_its_base_up_to_its_cap_and_hides_the_instance_until_due() {
-        ResumeOptions options = ResumeOptions.builder().concurrency(1).retry(RetryPolicy.exponential(6, Duration.ofSeconds(10), Duration.ofSeconds(30)))
+        ResumeOptions options = ResumeOptions.builder().concurrency(1)
+                .retry(RetryPolicy.exponential(6, Duration.ofSeconds(10), Duration.ofSeconds(30)))
                 .leaseTtl(Duration.ofSeconds(5)).build();
         engine.start("alwaysCrashes", "c1", "x", String.class);
         // 10 s, 20 s, then 40 s, 80 s and 160 s capped at 30 s (long enough that the checks right after a
@@ -160,7 +161,8 @@ class ResumeOptionsEffectTest {
         for (int i = 1; i <= 3; i++) {
             engine.start("meet", "m" + i, "m" + i, String.class);
         }
-        ResumeOptions options = ResumeOptions.builder().concurrency(3).retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
+        ResumeOptions options = ResumeOptions.builder().concurrency(3)
+                .retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
                 .leaseTtl(Duration.ofSeconds(30)).build();
         long t0 = System.nanoTime();
         ResumeSummary pass;
@@ -185,7 +187,8 @@ class ResumeOptionsEffectTest {
         for (int i = 1; i <= 4; i++) {
             engine.start("paced", "p" + i, "p" + i, String.class);
         }
-        ResumeOptions options = ResumeOptions.builder().concurrency(2).retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
+        ResumeOptions options = ResumeOptions.builder().concurrency(2)
+                .retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
                 .leaseTtl(Duration.ofSeconds(30)).build();
         ResumeSummary pass;
         try (ResumeWorker worker = engine.resumeWorker(options)) {

@@ -84,7 +84,8 @@ class ResumeWorkerTest {
                 .register("failedMidRun", String.class, String.class, (ctx, in) -> {
                     ctx.step("fail", () -> {
                         sql("UPDATE waymark.workflows SET status = 'failed', failure = 'marked elsewhere',"
-                                + " completed_at = now() WHERE name = 'failedMidRun' AND id = '" + ctx.workflowId() + "'");
+                                + " completed_at = now() WHERE name = 'failedMidRun' AND id = '" + ctx.workflowId()
+                                + "'");
                         return null;
                     });
                     return "never";
@@ -116,7 +117,8 @@ class ResumeWorkerTest {
     }
 
     private static ResumeOptions options() {
-        return ResumeOptions.builder().concurrency(1).retry(RetryPolicy.exponential(2, Duration.ofMillis(1), Duration.ofMillis(1)))
+        return ResumeOptions.builder().concurrency(1)
+                .retry(RetryPolicy.exponential(2, Duration.ofMillis(1), Duration.ofMillis(1)))
                 .leaseTtl(Duration.ofSeconds(5)).build();
     }
 
@@ -184,7 +186,8 @@ class ResumeWorkerTest {
                     .retry(RetryPolicy.exponential(2, Duration.ofHours(1), Duration.ofHours(1))).build())) { // LOGGING; not due again soon
                 assertThat(worker.resumeOnce().crashed()).isEqualTo(1);
             }
-            try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().listener(new ResumeListener() {}).build())) {
+            try (ResumeWorker worker = engine
+                    .resumeWorker(options().toBuilder().listener(new ResumeListener() {}).build())) {
                 assertThat(worker.resumeOnce().crashed()).isEqualTo(1); // the other one is in its backoff
             }
         } finally {
@@ -205,7 +208,8 @@ class ResumeWorkerTest {
         RecordingResumeListener recorder = new RecordingResumeListener();
         engine.start("cancelledMidRun", "cm-1", "x", String.class);
         engine.start("failedMidRun", "fm-1", "x", String.class);
-        try (ResumeWorker worker = engine.resumeWorker(options().toBuilder().listener(new WorkflowMetrics(registry, recorder)).build())) {
+        try (ResumeWorker worker = engine
+                .resumeWorker(options().toBuilder().listener(new WorkflowMetrics(registry, recorder)).build())) {
             // before: the run that found fm-1 failed counted failed + 1, so every worker that ran into
             // a failure some other worker had marked (and counted) counted it again
             assertThat(worker.resumeOnce()).isEqualTo(new ResumeSummary(2, 2, 0, 0, 0, 0, 1, 0, 0, 0));
@@ -242,7 +246,8 @@ class ResumeWorkerTest {
         assertThat(info("quick", "held").leaseOwner()).isEqualTo("someone-else");
         assertThat(info("quick", "orphan").status()).isEqualTo(WorkflowStatus.COMPLETED);
         assertThat(info("quick", "orphan").leaseEpoch()).isGreaterThan(7); // a fresh epoch, above the dead one's
-        assertThat(recovered).singleElement().satisfies(d -> assertThat(d).isGreaterThanOrEqualTo(Duration.ofSeconds(1)));
+        assertThat(recovered).singleElement()
+                .satisfies(d -> assertThat(d).isGreaterThanOrEqualTo(Duration.ofSeconds(1)));
     }
 
     @Test
@@ -409,7 +414,7 @@ class ResumeWorkerTest {
         AtomicInteger connections = new AtomicInteger();
         javax.sql.DataSource real = POSTGRES.dataSource();
         javax.sql.DataSource counting = (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(
-                getClass().getClassLoader(), new Class<?>[] {javax.sql.DataSource.class}, (proxy, method, args) -> {
+                getClass().getClassLoader(), new Class<?>[]{javax.sql.DataSource.class}, (proxy, method, args) -> {
                     if (method.getName().equals("getConnection")) {
                         connections.incrementAndGet();
                     }
@@ -457,7 +462,8 @@ class ResumeWorkerTest {
         assertThat(d.retry().initialDelay()).isEqualTo(Duration.ofSeconds(2));
         assertThat(d.retry().multiplier()).isEqualTo(2.0);
         assertThat(d.retry().maxDelay()).isEqualTo(Duration.ofSeconds(64));
-        assertThat(d.retry()).isEqualTo(ResumeOptions.DEFAULT_RETRY).isEqualTo(dev.waymark.workflow.WorkflowEngine.DEFAULT_RETRY);
+        assertThat(d.retry()).isEqualTo(ResumeOptions.DEFAULT_RETRY)
+                .isEqualTo(dev.waymark.workflow.WorkflowEngine.DEFAULT_RETRY);
         assertThat(d.push()).isTrue();
         assertThat(d.cascadeRepairInterval()).isEqualTo(Duration.ofSeconds(60));
         assertThat(d.listener()).isSameAs(ResumeListener.LOGGING);

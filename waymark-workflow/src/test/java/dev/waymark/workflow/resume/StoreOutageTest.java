@@ -79,7 +79,8 @@ class StoreOutageTest {
         RecordingResumeListener recorder = new RecordingResumeListener();
         WorkflowMetrics metrics = new WorkflowMetrics(registry, recorder);
         List<ResumeEvent> events = recorder.events;
-        ResumeOptions options = ResumeOptions.builder().concurrency(1).retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
+        ResumeOptions options = ResumeOptions.builder().concurrency(1)
+                .retry(ResumeOptions.DEFAULT_RETRY.withMaxAttempts(1))
                 .leaseTtl(Duration.ofSeconds(30)).listener(metrics).build(); // no renewal during the outage
         try (ResumeWorker worker = engine.resumeWorker(options)) {
             ResumeSummary first = worker.resumeOnce();
@@ -171,7 +172,7 @@ class StoreOutageTest {
         /** Hands every taken connection back. */
         void end() {
             over.countDown();
-            for (Connection c; (c = held.poll()) != null; ) {
+            for (Connection c; (c = held.poll()) != null;) {
                 try {
                     c.close();
                 } catch (SQLException e) {

@@ -85,7 +85,8 @@ class WorkflowProcessTest {
     }
 
     private static long query(String sql) throws Exception {
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
@@ -95,7 +96,8 @@ class WorkflowProcessTest {
     /** Completes, from this JVM, every awakeable the workers published. */
     private static int completePublished() throws Exception {
         List<UUID> ids = new ArrayList<>();
-        try (Connection c = POSTGRES.dataSource().getConnection(); Statement s = c.createStatement();
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT awakeable FROM published WHERE NOT completed")) {
             while (rs.next()) {
                 ids.add(rs.getObject(1, UUID.class));
@@ -122,8 +124,8 @@ class WorkflowProcessTest {
         await("every order completed").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
                 .until(() -> {
                     completePublished();
-                    return query("SELECT count(*) FROM waymark.workflows WHERE name = 'order' AND status = 'completed'")
-                            == total;
+                    return query(
+                            "SELECT count(*) FROM waymark.workflows WHERE name = 'order' AND status = 'completed'") == total;
                 });
         assertThat(query("SELECT count(*) FROM waymark.workflows WHERE name = 'shipping' AND status = 'completed'"))
                 .isEqualTo(total);
@@ -131,7 +133,8 @@ class WorkflowProcessTest {
                 .isEqualTo("approver/parcel-7");
         // every step ran exactly once (no crash, so no at-least-once repeats) and was journaled once
         assertThat(query("SELECT count(*) FROM effects")).isEqualTo(total * 4L);
-        assertThat(query("SELECT count(*) FROM (SELECT workflow, step FROM effects GROUP BY 1, 2 HAVING count(*) > 1) d"))
+        assertThat(
+                query("SELECT count(*) FROM (SELECT workflow, step FROM effects GROUP BY 1, 2 HAVING count(*) > 1) d"))
                 .isZero();
         assertThat(query("SELECT count(*) FROM (SELECT e.stream_id, e.data ->> 'step' FROM waymark.events e"
                 + " WHERE e.event_type = 'StepRecorded' GROUP BY 1, 2 HAVING count(*) > 1) d")).isZero();
@@ -164,8 +167,8 @@ class WorkflowProcessTest {
             String id = "slow-" + round;
             Process hung = startWorker("hang-" + round, "hang");
             WorkflowHandle<String> h = client.start("slow", id, "x", String.class);
-            await().atMost(Duration.ofSeconds(30)).until(() ->
-                    query("SELECT count(*) FROM effects WHERE workflow = '" + id + "' AND step = 'a'") == 1);
+            await().atMost(Duration.ofSeconds(30)).until(
+                    () -> query("SELECT count(*) FROM effects WHERE workflow = '" + id + "' AND step = 'a'") == 1);
             Process rescuer = startWorker("rescue-" + round, "normal");
             WorkflowInfo held = h.info(); // the hung worker's lease: live and renewed, so nobody else claims
             assertThat(held.leaseOwner()).isNotNull();

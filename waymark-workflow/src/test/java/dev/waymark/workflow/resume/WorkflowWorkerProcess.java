@@ -47,7 +47,8 @@ public final class WorkflowWorkerProcess {
                             return null;
                         });
                         String who = approval.await();
-                        String shipped = ctx.child("ship", "shipping", ctx.workflowId() + ".ship", n, String.class).await();
+                        String shipped = ctx.child("ship", "shipping", ctx.workflowId() + ".ship", n, String.class)
+                                .await();
                         record(ds, ctx, "close", pid);
                         return who + "/" + shipped;
                     })
@@ -76,7 +77,9 @@ public final class WorkflowWorkerProcess {
             try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).leaseTtl(ttl).build();
                     ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().leaseTtl(ttl)
                             .pollInterval(poll).concurrency(8)
-                            .retry(RetryPolicy.exponential(ResumeOptions.DEFAULT_RETRY.maxAttempts(), Duration.ofMillis(50), Duration.ofMillis(200))).build()).start()) {
+                            .retry(RetryPolicy.exponential(ResumeOptions.DEFAULT_RETRY.maxAttempts(),
+                                    Duration.ofMillis(50), Duration.ofMillis(200)))
+                            .build()).start()) {
                 System.out.println("worker pid " + pid + " owner " + worker.owner());
                 System.out.flush();
                 while (System.in.read() >= 0) {
@@ -95,7 +98,8 @@ public final class WorkflowWorkerProcess {
 
     private static void effect(DataSource ds, String workflow, String step, long pid) throws SQLException {
         try (Connection c = ds.getConnection();
-                PreparedStatement p = c.prepareStatement("INSERT INTO effects (workflow, step, pid) VALUES (?, ?, ?)")) {
+                PreparedStatement p = c
+                        .prepareStatement("INSERT INTO effects (workflow, step, pid) VALUES (?, ?, ?)")) {
             p.setString(1, workflow);
             p.setString(2, step);
             p.setLong(3, pid);

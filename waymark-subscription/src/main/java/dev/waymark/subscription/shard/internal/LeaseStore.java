@@ -146,14 +146,14 @@ public final class LeaseStore {
                     + " (subscription, worker_id, heartbeat_at) VALUES (?, ?, " + now + ")"
                     + " ON CONFLICT (subscription, worker_id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at"
                     + " RETURNING 1),"
-                    // never this worker's own row: one statement must not change a row twice
+            // never this worker's own row: one statement must not change a row twice
                     + " forgot AS (DELETE FROM " + q + ".workers WHERE subscription = ? AND worker_id <> ?"
                     + " AND heartbeat_at < " + now + " - " + FORGET_AFTER_TTLS + " * " + interval() + "),"
                     + " renewed AS (UPDATE " + q + ".shards SET lease_expires_at = " + now + " + " + interval()
                     + ", heartbeat_at = " + now + " WHERE subscription = ? AND owner = ?"
-                    // After the heartbeat, never before: a worker whose own row is locked (a frozen
-                    // transaction of an operator, say) waits there without holding its lease rows, so
-                    // that another worker can claim them once they expire, as with separate statements.
+            // After the heartbeat, never before: a worker whose own row is locked (a frozen
+            // transaction of an operator, say) waits there without holding its lease rows, so
+            // that another worker can claim them once they expire, as with separate statements.
                     + " AND EXISTS (SELECT 1 FROM beat) RETURNING bucket, epoch)"
                     + " SELECT NULL::text, bucket, epoch FROM renewed"
                     + " UNION ALL SELECT w.worker_id, NULL, (SELECT count(*) FROM " + q + ".shards s"

@@ -134,7 +134,8 @@ public final class ReconcilePass {
             // a bucket whose reader is draining goes last: it cannot be given up before the reader ends
             Set<Integer> drainingNow = readers.draining();
             List<Integer> highestFirst = owned.keySet().stream()
-                    .sorted(Comparator.comparing((Integer b) -> drainingNow.contains(b)).thenComparing(Comparator.reverseOrder()))
+                    .sorted(Comparator.comparing((Integer b) -> drainingNow.contains(b))
+                            .thenComparing(Comparator.reverseOrder()))
                     .toList();
             int excess = owned.size() - ceil;
             if (excess <= 0 && owned.size() == ceil && ceil > floor && otherBelowFloor && leased >= shardCount) {
@@ -223,7 +224,8 @@ public final class ReconcilePass {
         for (int b : lost) {
             long held = heldEpochs.getOrDefault(b, -1L);
             ShardOwnership o = now.get(b);
-            String state = o == null ? "its lease as stored now is unknown"
+            String state = o == null
+                    ? "its lease as stored now is unknown"
                     : o.owner().map(owner -> "now held by " + owner + " at epoch " + o.epoch()
                             + (o.live() ? "" : ", expired")).orElse("now free at epoch " + o.epoch());
             log.warn("sharded worker {} of '{}': lost bucket {} (held at epoch {}; {}); its reader stops", worker,

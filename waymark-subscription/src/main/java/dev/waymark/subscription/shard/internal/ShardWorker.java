@@ -48,7 +48,8 @@ public final class ShardWorker implements ShardedSubscription {
         this.options = options;
         this.leases = new LeaseStore(store, name, options.shardCount(), options.leaseTtl());
         Duration grace = options.renewInterval().dividedBy(2).compareTo(Duration.ofSeconds(1)) < 0
-                ? options.renewInterval().dividedBy(2) : Duration.ofSeconds(1);
+                ? options.renewInterval().dividedBy(2)
+                : Duration.ofSeconds(1);
         this.events = new Counting(listener);
         this.readers = new SubscriptionReaders(store, name, options, workerId, handler, grace, events);
         this.pass = new ReconcilePass(leases, readers, workerId, options.shardCount(), events);

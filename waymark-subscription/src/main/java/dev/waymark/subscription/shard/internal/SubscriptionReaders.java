@@ -248,7 +248,8 @@ public final class SubscriptionReaders implements BucketReaders {
         }
 
         @Override
-        public void deadLettered(SubscriptionConfig config, RecordedEvent event, DeadLetterReason reason, int attempts) {
+        public void deadLettered(SubscriptionConfig config, RecordedEvent event, DeadLetterReason reason,
+                int attempts) {
             deadLetters.incrementAndGet();
         }
 

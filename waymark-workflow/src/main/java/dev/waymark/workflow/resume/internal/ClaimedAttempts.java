@@ -109,7 +109,8 @@ final class ClaimedAttempts {
                 yield new ResumeSummary(0, 1, 0, 0, 0, 0, 0, 1, 0, 0);
             }
             case TRANSIENT -> {
-                safely(() -> options.listener().onEvent(new ResumeEvent.TransientError(key.name(), key.id(), a.error())));
+                safely(() -> options.listener()
+                        .onEvent(new ResumeEvent.TransientError(key.name(), key.id(), a.error())));
                 yield new ResumeSummary(0, 1, 0, 0, 0, 0, 0, 0, 1, 0);
             }
             case LEASE_LOST -> new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 0, 1);

@@ -60,13 +60,13 @@ public final class ResumeLoop implements ResumeWorker {
     /** Attempts this worker's loop has in flight. */
     private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
     /** What the loop's attempts did since the last pass report. */
-    private final java.util.concurrent.atomic.AtomicReference<ResumeSummary> finished =
-            new java.util.concurrent.atomic.AtomicReference<>(ResumeSummary.EMPTY);
+    private final java.util.concurrent.atomic.AtomicReference<ResumeSummary> finished = new java.util.concurrent.atomic.AtomicReference<>(
+            ResumeSummary.EMPTY);
     /** When the loop passes next (pokes, due times, free slots). */
     private final LoopWaker waker = new LoopWaker();
     private volatile long lastUnknownCheck = System.nanoTime() - ResumeWorker.HOUSEKEEPING_INTERVAL.toNanos();
     private Thread relay;
-    private Runnable unhint = () -> { };
+    private Runnable unhint = () -> {};
     private volatile boolean running;
     /** Set by {@link #close}: a pass in progress claims nothing more. */
     private volatile boolean closing;
@@ -332,7 +332,8 @@ public final class ResumeLoop implements ResumeWorker {
         int n = batch.claimed().size();
         finished.accumulateAndGet(new ResumeSummary(n, 0, 0, 0, 0, 0, 0, 0, 0, 0), ResumeSummary::plus);
         reportFinished(Duration.ofNanos(System.nanoTime() - started));
-        long next = batch.nextDue() == null || batch.dbNow() == null ? Long.MAX_VALUE
+        long next = batch.nextDue() == null || batch.dbNow() == null
+                ? Long.MAX_VALUE
                 : System.currentTimeMillis() + Math.max(1, Duration.between(batch.dbNow(), batch.nextDue()).toMillis());
         return new Round(n == options.batchLimit(), n == limit && limit < options.batchLimit(), next, n == 0);
     }
