@@ -4,6 +4,7 @@ import static dev.waymark.store.StoreFixture.events;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.waymark.store.internal.ListenerNames;
 import dev.waymark.store.internal.Notifier;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -182,12 +183,12 @@ class NotifierTest {
                 EventStore handle = EventStore.builder(named).fallbackPoll(NO_FALLBACK).build()) {
             handle.wakeSignal().awaitAfter(handle.wakeSignal().generation(), Duration.ofMillis(1)); // starts LISTEN
             await("the named LISTEN backend").atMost(Duration.ofSeconds(10)).until(() -> countListening(
-                    "billing-service/" + Notifier.LISTENER_APPLICATION_NAME) == 1);
+                    "billing-service/" + ListenerNames.LISTENER_APPLICATION_NAME) == 1);
         }
         // without a name of the application's (pgjdbc's default), the role alone; long names keep the role
-        assertThat(Notifier.listenerApplicationName("PostgreSQL JDBC Driver")).isEqualTo("waymark-listener");
-        assertThat(Notifier.listenerApplicationName(null)).isEqualTo("waymark-listener");
-        assertThat(Notifier.listenerApplicationName("x".repeat(80))).hasSize(63).endsWith("/waymark-listener");
+        assertThat(ListenerNames.listenerApplicationName("PostgreSQL JDBC Driver")).isEqualTo("waymark-listener");
+        assertThat(ListenerNames.listenerApplicationName(null)).isEqualTo("waymark-listener");
+        assertThat(ListenerNames.listenerApplicationName("x".repeat(80))).hasSize(63).endsWith("/waymark-listener");
     }
 
     private static int countListening(String applicationName) throws SQLException {
@@ -211,7 +212,7 @@ class NotifierTest {
         try (Connection c = POSTGRES.dataSource().getConnection();
                 Statement s = c.createStatement();
                 ResultSet rs = s.executeQuery("SELECT pid FROM pg_stat_activity WHERE application_name = '"
-                        + Notifier.LISTENER_APPLICATION_NAME + "' AND datname = current_database()"
+                        + ListenerNames.LISTENER_APPLICATION_NAME + "' AND datname = current_database()"
                         + " AND query LIKE 'LISTEN%' AND pid <> " + writerPid
                         + " ORDER BY backend_start DESC LIMIT 1")) {
             return rs.next() ? rs.getInt(1) : null;

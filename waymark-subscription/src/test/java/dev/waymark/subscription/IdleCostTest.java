@@ -3,6 +3,7 @@ package dev.waymark.subscription;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.ExpectedVersion;
@@ -11,6 +12,7 @@ import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.RecordedEvent;
 import dev.waymark.subscription.shard.ShardedSubscription;
 import dev.waymark.test.WaymarkExtension;
+import dev.waymark.testkit.FailingDataSource;
 import dev.waymark.testkit.PostgresExtension;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -27,6 +29,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -223,6 +226,75 @@ class IdleCostTest {
             } finally {
                 pools.forEach(pool -> pool.stop(Duration.ofSeconds(5)));
             }
+        }
+    }
+
+    @Test
+    void idle_lease_passes_take_no_connection_from_the_pool_while_the_listen_connection_is_up() throws Exception {
+        // HikariCP validates a connection idle for over 500 ms before it hands it out, with an empty
+        // statement that the server counts as a transaction: one per pass and pool, before
+        LongAdder passCheckouts = new LongAdder();
+        Duration renew = Duration.ofMillis(500);
+        try (HikariDataSource connections = POSTGRES.newDataSource(8);
+                EventStore store = EventStore.builder(FailingDataSource.hooked(connections, () -> countPass(
+                        passCheckouts))).fallbackPoll(Duration.ofMillis(200)).build()) {
+            List<ShardedSubscription> pools = new ArrayList<>();
+            try {
+                for (int p = 0; p < 2; p++) {
+                    pools.add(ShardedSubscription.builder(store, "lent-pool-" + p, Target.category("lent")).shards(4)
+                            .leaseTtl(Duration.ofSeconds(5)).renewInterval(renew).start(d -> Ack.ok()));
+                }
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> pools.stream().allMatch(pool -> pool.ownedBuckets().size() == 4));
+                await().atMost(Duration.ofSeconds(10)).until(IdleCostTest::listenerPid, pid -> pid != null);
+                awaitProbes(store.headWatch(), 5); // the LISTEN connection is up and lent between its waits
+
+                long checkouts = passCheckouts.sum();
+                long leases = store.queryCount(QueryPurpose.LEASE);
+                // about four passes of each pool: a second and a half of renewals
+                await().atMost(Duration.ofSeconds(30)).until(() -> store.queryCount(QueryPurpose.LEASE) >= leases + 6);
+
+                assertThat(passCheckouts.sum() - checkouts).as("connections the passes took from the pool").isZero();
+                assertThat(pools).allSatisfy(pool -> assertThat(pool.stats().losses()).isZero());
+            } finally {
+                pools.forEach(pool -> pool.stop(Duration.ofSeconds(5)));
+            }
+        }
+    }
+
+    @Test
+    void lease_passes_go_to_the_pool_while_the_listen_connection_is_down_and_keep_every_bucket() throws Exception {
+        LongAdder passCheckouts = new LongAdder();
+        try (HikariDataSource connections = POSTGRES.newDataSource(4);
+                EventStore store = EventStore.builder(FailingDataSource.hooked(connections, () -> countPass(
+                        passCheckouts))).fallbackPoll(Duration.ofMillis(200))
+                        .reconnectBackoff(Duration.ofMinutes(1), Duration.ofMinutes(1)).build()) {
+            ShardedSubscription pool = ShardedSubscription.builder(store, "deaf-pool", Target.category("deaf"))
+                    .shards(4).leaseTtl(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(500))
+                    .start(d -> Ack.ok());
+            try {
+                await().atMost(Duration.ofSeconds(30)).until(() -> pool.ownedBuckets().size() == 4);
+                Integer pid = await().atMost(Duration.ofSeconds(10)).until(IdleCostTest::listenerPid, p -> p != null);
+
+                terminate(pid); // down for a minute: its reconnect backoff
+                await().atMost(Duration.ofSeconds(10)).until(() -> listenerPid() == null);
+                long checkouts = passCheckouts.sum();
+                // ten renewals on pooled connections: two and a half lease TTLs
+                await().atMost(Duration.ofSeconds(30)).until(() -> passCheckouts.sum() >= checkouts + 10);
+
+                assertThat(listenerPid()).as("still down: the renewals ran on the pool").isNull();
+                assertThat(pool.ownedBuckets()).hasSize(4);
+                assertThat(pool.stats().losses()).as("buckets lost while the LISTEN connection was down").isZero();
+            } finally {
+                pool.stop(Duration.ofSeconds(5));
+            }
+        }
+    }
+
+    /** Counts a connection taken by a sharded pool's pass thread. */
+    private static void countPass(LongAdder passCheckouts) {
+        if (Thread.currentThread().getName().startsWith("waymark-shard-")) {
+            passCheckouts.increment();
         }
     }
 

@@ -18,11 +18,13 @@ import dev.waymark.store.StreamInfo;
 import dev.waymark.store.StreamNames;
 import dev.waymark.store.TransactionWork;
 import dev.waymark.store.WakeSignal;
+import dev.waymark.store.plumbing.Jdbc;
 import dev.waymark.store.plumbing.SqlErrors;
 import dev.waymark.store.plumbing.TransactionBounds;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
@@ -42,6 +44,8 @@ public final class JdbcEventStore implements EventStore {
     private final TransactionBounds transactionBounds;
     private final QueryCounts counts = new QueryCounts();
     private final SharedHeadWatch headWatch;
+    /** How much longer than the transaction bound a read on a lent LISTEN connection may block. */
+    private static final Duration READ_MARGIN = Duration.ofSeconds(5);
 
     /** Created by {@link dev.waymark.store.EventStoreBuilder}, which validated the arguments. */
     public JdbcEventStore(DataSource dataSource, String schema, Clock clock, NotifierSettings settings,
@@ -136,6 +140,15 @@ public final class JdbcEventStore implements EventStore {
     public <T, E extends Exception> T inTransaction(TransactionWork<T, E> work) throws E {
         counts.count(QueryPurpose.APPEND);
         return transactions.run(work);
+    }
+
+    /**
+     * Runs {@code work} on the handle's LISTEN connection while it is up and free, else on a pooled
+     * connection; see {@link dev.waymark.store.plumbing.Jdbc#inTransactionOffPool}.
+     */
+    public <T> T onListenConnection(Jdbc.Work<T> work) throws SQLException {
+        // the server's bounds of the work run out before the connection's reads give up
+        return notifier.onListenConnection(work, transactionBounds.timeout().plus(READ_MARGIN));
     }
 
     /** See {@link dev.waymark.store.plumbing.StoreInternals}. */

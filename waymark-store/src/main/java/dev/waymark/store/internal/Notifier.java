@@ -1,15 +1,15 @@
 package dev.waymark.store.internal;
 
-import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.WakeSignal;
+import dev.waymark.store.plumbing.Jdbc;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -18,8 +18,6 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import javax.sql.DataSource;
-import org.postgresql.PGConnection;
-import org.postgresql.PGNotification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,31 +25,15 @@ import org.slf4j.LoggerFactory;
  * The store handle's wake signal (docs/ARCHITECTURE.md, "Wake-ups"). Appends never NOTIFY
  * inside their transaction: after commit they signal local waiters at once and ask for one coalesced NOTIFY,
  * sent from a background thread at most once per window. One LISTEN connection per handle fans
- * notifications out to local waiters; it reconnects with capped exponential backoff. A fallback
- * tick wakes waiters every {@code fallbackPoll} so a lost notification only delays them (run by the
- * LISTEN thread, or with notifications disabled by the otherwise idle NOTIFY thread). The same
- * channel carries broadcasts ({@link #broadcast}): a payload that starts with {@link #BROADCAST}
- * names its sender, a topic and a message, and wakes nobody.
+ * notifications out to local waiters ({@link ListenLoop}); it reconnects with capped exponential
+ * backoff. A fallback tick wakes waiters every {@code fallbackPoll} so a lost notification only
+ * delays them (run by the LISTEN thread, or with notifications disabled by the otherwise idle NOTIFY
+ * thread). The same channel carries broadcasts ({@link #broadcast}): a payload that starts with
+ * {@link #BROADCAST} names its sender, a topic and a message, and wakes nobody.
  */
 public final class Notifier implements WakeSignal, AutoCloseable {
 
-    /**
-     * Waymark's role in the application_name of the LISTEN connection, visible in pg_stat_activity:
-     * the whole name when the pool set none (or pgjdbc's default), else appended to the application's
-     * name as {@code <application>/waymark-listener} (see {@link #listenerApplicationName}).
-     */
-    public static final String LISTENER_APPLICATION_NAME = "waymark-listener";
-
-    /** pgjdbc's application_name when the application set none: not the application's name. */
-    private static final String DRIVER_DEFAULT_APPLICATION_NAME = "PostgreSQL JDBC Driver";
-    /** Postgres keeps the first 63 bytes of an application_name. */
-    private static final int MAX_APPLICATION_NAME_BYTES = 63;
-
     private static final Logger log = LoggerFactory.getLogger(Notifier.class);
-    private static final Duration LISTEN_WAIT = Duration.ofMillis(250);
-    private static final Duration HEARTBEAT = Duration.ofSeconds(5);
-    /** The least time a heartbeat may take before the LISTEN connection counts as dead. */
-    private static final Duration MIN_NETWORK_TIMEOUT = Duration.ofSeconds(5);
     /** Starts a broadcast payload: {@code BROADCAST + sender + SEP + topic + SEP + message}. */
     private static final String BROADCAST = "\u001Eb";
     private static final char SEP = '\u001F';
@@ -69,7 +51,8 @@ public final class Notifier implements WakeSignal, AutoCloseable {
     private final AtomicBoolean sendPending = new AtomicBoolean();
     private final ScheduledExecutorService sender;
     private final AtomicBoolean listenerStarted = new AtomicBoolean();
-    private final AtomicLong reconnects = new AtomicLong();
+    private final ListenConnection lending;
+    private final ListenLoop loop;
     private volatile Thread listener;
     private volatile boolean closed;
     private final BroadcastListeners listeners = new BroadcastListeners();
@@ -94,6 +77,9 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         this.settings = settings;
         this.sender = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform()
                 .name("waymark-notify-" + schema).daemon(true).factory());
+        this.lending = new ListenConnection(schema);
+        this.loop = new ListenLoop(dataSource, schema, channel, settings, counts, watch, lending, this::wake,
+                this::signal, this::received);
     }
 
     /** The NOTIFY channel of a schema. */
@@ -147,7 +133,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
         if (settings.enabled() && !closed && sendPending.compareAndSet(false, true)) {
             try {
                 sender.schedule(this::sendNotify, settings.coalesceWindow().toNanos(), TimeUnit.NANOSECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 sendPending.set(false); // closing
             }
         }
@@ -202,7 +188,15 @@ public final class Notifier implements WakeSignal, AutoCloseable {
 
     /** How many times the LISTEN connection was re-established. */
     public long reconnects() {
-        return reconnects.get();
+        return loop.reconnects();
+    }
+
+    /**
+     * Runs {@code work} on the LISTEN connection while it is up (see {@link ListenConnection}), else
+     * on a connection of the pool; the connection's reads may block up to {@code readTimeout}.
+     */
+    <T> T onListenConnection(Jdbc.Work<T> work, Duration readTimeout) throws SQLException {
+        return lending.run(work, readTimeout, dataSource);
     }
 
     private void sendNotify() {
@@ -241,212 +235,12 @@ public final class Notifier implements WakeSignal, AutoCloseable {
             long tick = settings.fallbackPoll().toNanos();
             try {
                 sender.scheduleAtFixedRate(this::signal, tick, tick, TimeUnit.NANOSECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 // closing
             }
             return;
         }
-        listener = Thread.ofPlatform().name("waymark-listen-" + schema).daemon(true).start(this::listenLoop);
-    }
-
-    private void listenLoop() {
-        // reconnects for as long as the handle is open, the delay doubling from the first to the cap
-        RetryPolicy reconnect = RetryPolicy.exponential(RetryPolicy.UNLIMITED, settings.reconnectInitial(),
-                settings.reconnectMax());
-        int failures = 0;
-        while (!closed) {
-            Connection connection = null;
-            int pooledTimeout = -1;
-            try {
-                connection = dataSource.getConnection();
-                if (!connection.getAutoCommit()) {
-                    connection.setAutoCommit(true);
-                }
-                // A half-open connection (a peer or a network path gone without a FIN) would hold the
-                // heartbeat's read until TCP gives up, a quarter of an hour on Linux, and with it the
-                // fallback tick of every waiter; past this timeout the connection is dropped and replaced.
-                pooledTimeout = limitReads(connection);
-                nameListener(connection);
-                try (Statement statement = connection.createStatement()) {
-                    statement.execute("LISTEN " + channel);
-                }
-                if (failures > 0) {
-                    reconnects.incrementAndGet();
-                    log.info("waymark: LISTEN connection for schema {} re-established after {} failure(s)", schema,
-                            failures);
-                }
-                failures = 0;
-                wake(); // anything committed while we were not listening is now readable
-                listen(connection);
-            } catch (SQLException | RuntimeException | Error e) {
-                // an Error too: this thread carries the remote wakes and the fallback tick of every
-                // waiter of the handle; if it ended, they would all sleep out their timeouts for good
-                if (closed) {
-                    break;
-                }
-                failures = Math.min(failures + 1, RetryPolicy.UNLIMITED - 1);
-                long backoffMillis = reconnect.delayBefore(failures).toMillis();
-                wake();
-                log.warn("waymark: LISTEN connection for schema {} failed (attempt {}), retrying in {} ms: {}",
-                        schema, failures, backoffMillis, e.toString());
-                try {
-                    Thread.sleep(backoffMillis);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            } finally {
-                closeListener(connection, pooledTimeout);
-            }
-        }
-    }
-
-    /** The heartbeat's interval: the fallback tick, at most {@link #HEARTBEAT}. */
-    private Duration heartbeatInterval() {
-        return settings.fallbackPoll().compareTo(HEARTBEAT) < 0 ? settings.fallbackPoll() : HEARTBEAT;
-    }
-
-    /** How long a read on the LISTEN connection may block: twice the heartbeat interval, at least 5 s. */
-    Duration networkTimeout() {
-        Duration twice = heartbeatInterval().multipliedBy(2);
-        return twice.compareTo(MIN_NETWORK_TIMEOUT) < 0 ? MIN_NETWORK_TIMEOUT : twice;
-    }
-
-    private void listen(Connection connection) throws SQLException {
-        PGConnection pg = connection.unwrap(PGConnection.class);
-        long tickNanos = settings.fallbackPoll().toNanos();
-        long heartbeatNanos = heartbeatInterval().toNanos();
-        long lastTick = System.nanoTime();
-        long lastHeartbeat = lastTick;
-        try (Statement heartbeat = connection.createStatement()) {
-            watch.listening(true);
-            while (!closed) {
-                // Short waits keep close() prompt whatever the fallback interval is; a probing
-                // heartbeat is waited for to the millisecond, to come before the watch's own timer.
-                long wait = Math.min(LISTEN_WAIT.toMillis(), Math.max(1, settings.fallbackPoll().toMillis()));
-                if (watch.active()) {
-                    wait = Math.min(wait, TimeUnit.NANOSECONDS.toMillis(watch.heartbeatDue(heartbeatNanos)
-                            - System.nanoTime()));
-                }
-                PGNotification[] notifications = pg.getNotifications((int) Math.max(1, wait));
-                long now = System.nanoTime();
-                boolean wake = false;
-                if (notifications != null) {
-                    for (PGNotification n : notifications) {
-                        wake |= received(n.getParameter());
-                    }
-                }
-                boolean tick = now - lastTick >= tickNanos;
-                if (tick) {
-                    lastTick = now;
-                }
-                if (wake) {
-                    wake();
-                } else if (tick) {
-                    signal(); // the head watch keeps its own timer
-                }
-                // The heartbeat notices a dead backend even when nobody notifies. While the head watch is
-                // in use, its probe is the heartbeat, due an interval after the last probe (on whatever
-                // connection), so that an idle handle sends one statement per interval, not two.
-                boolean probing = watch.active();
-                if (probing ? now - watch.heartbeatDue(heartbeatNanos) >= 0 : now - lastHeartbeat >= heartbeatNanos) {
-                    if (!probing || !watch.probeOn(connection)) {
-                        counts.count(QueryPurpose.NOTIFY);
-                        heartbeat.execute("SELECT 1");
-                    }
-                    lastHeartbeat = now;
-                }
-            }
-        } finally {
-            watch.listening(false);
-        }
-    }
-
-    /**
-     * Sets the network timeout of the LISTEN connection and returns the one it had, or -1 when the
-     * driver or pool does not support it (the connection is then used without one, as before).
-     */
-    private int limitReads(Connection connection) {
-        try {
-            int pooled = connection.getNetworkTimeout();
-            connection.setNetworkTimeout(Runnable::run, (int) networkTimeout().toMillis());
-            return pooled;
-        } catch (SQLException | UnsupportedOperationException e) {
-            log.debug("waymark: no network timeout on the LISTEN connection for schema {}: {}", schema, e.toString());
-            return -1;
-        }
-    }
-
-    /** Keeps the application's name on the LISTEN connection and adds Waymark's role to it. */
-    private static void nameListener(Connection connection) throws SQLException {
-        String current;
-        try (Statement statement = connection.createStatement();
-                java.sql.ResultSet rs = statement.executeQuery("SHOW application_name")) {
-            current = rs.next() ? rs.getString(1) : null;
-        }
-        try (java.sql.PreparedStatement set = connection.prepareStatement(
-                "SELECT set_config('application_name', ?, false)")) {
-            set.setString(1, listenerApplicationName(current));
-            set.execute();
-        }
-    }
-
-    /**
-     * The LISTEN connection's application_name for a connection named {@code application}: the role
-     * alone when the application set no name, else {@code <application>/waymark-listener}, the
-     * application's part shortened so that the role survives Postgres's 63-byte limit.
-     */
-    public static String listenerApplicationName(String application) {
-        String suffix = "/" + LISTENER_APPLICATION_NAME;
-        if (application == null || application.isBlank() || application.equals(DRIVER_DEFAULT_APPLICATION_NAME)
-                || application.equals(LISTENER_APPLICATION_NAME)) {
-            return LISTENER_APPLICATION_NAME;
-        }
-        if (application.endsWith(suffix)) {
-            return application; // a pooled connection named before (RESET failed on a broken close)
-        }
-        StringBuilder app = new StringBuilder();
-        int bytes = 0;
-        int room = MAX_APPLICATION_NAME_BYTES - suffix.length();
-        for (int i = 0; i < application.length();) {
-            int cp = application.codePointAt(i);
-            int n = new String(Character.toChars(cp)).getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-            if (bytes + n > room) {
-                break;
-            }
-            app.appendCodePoint(cp);
-            bytes += n;
-            i += Character.charCount(cp);
-        }
-        return app + suffix;
-    }
-
-    private void closeListener(Connection connection, int pooledTimeout) {
-        if (connection == null) {
-            return;
-        }
-        try {
-            if (!connection.isClosed()) {
-                try (Statement statement = connection.createStatement()) {
-                    statement.execute("UNLISTEN *");
-                    statement.execute("RESET application_name");
-                }
-            }
-        } catch (SQLException ignored) {
-            // the connection is broken; closing it below lets the pool discard it
-        }
-        try {
-            if (pooledTimeout >= 0 && !connection.isClosed()) {
-                connection.setNetworkTimeout(Runnable::run, pooledTimeout); // as the pool handed it out
-            }
-        } catch (SQLException ignored) {
-            // broken: the pool discards it
-        }
-        try {
-            connection.close();
-        } catch (SQLException e) {
-            log.debug("waymark: closing the LISTEN connection failed", e);
-        }
+        listener = Thread.ofPlatform().name("waymark-listen-" + schema).daemon(true).start(loop::run);
     }
 
     /** Stops the threads, sending a pending notification first. */
@@ -456,6 +250,7 @@ public final class Notifier implements WakeSignal, AutoCloseable {
             return;
         }
         closed = true;
+        loop.stop();
         signal();
         sender.shutdown();
         try {
@@ -465,7 +260,8 @@ public final class Notifier implements WakeSignal, AutoCloseable {
             Thread thread = listener;
             if (thread != null) {
                 thread.interrupt();
-                thread.join(LISTEN_WAIT.toMillis() + networkTimeout().toMillis()); // a heartbeat may be stuck that long
+                // a heartbeat may be stuck that long
+                thread.join(ListenLoop.LISTEN_WAIT.toMillis() + loop.networkTimeout().toMillis());
                 if (thread.isAlive()) {
                     log.warn("waymark: LISTEN thread for schema {} did not stop in time", schema);
                 }

@@ -3,6 +3,7 @@ package dev.waymark.store.plumbing;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.QueryPurpose;
 import dev.waymark.store.internal.Commits;
+import dev.waymark.store.internal.JdbcEventStore;
 import dev.waymark.store.internal.QueryCounts;
 import dev.waymark.store.plumbing.StoreInternals;
 import java.sql.Connection;
@@ -41,6 +42,31 @@ public final class Jdbc {
                 work);
     }
 
+    /**
+     * {@link #inTransaction(EventStore, QueryPurpose, String, Work)} on the connection the store
+     * handle holds for LISTEN, while it is up and the LISTEN thread lets it go within half a second,
+     * for short periodic upkeep (a sharded pool's lease renewal) that should take nothing from the
+     * pool: HikariCP validates a connection idle for more than 500 ms with an empty statement before
+     * it hands it out, a transaction of its own on the server. Otherwise (notifications off, the
+     * LISTEN connection not started or down, a handle Waymark did not build) on a pooled connection,
+     * as {@code inTransaction}. Same bounds, same failures. When the LISTEN connection fails under
+     * the work, the work runs again on a pooled connection, so it must be safe to run twice (its
+     * first run may have committed). While it runs, the handle's notifications wait (the server
+     * holds them until the transaction ends): keep it to a statement or two.
+     */
+    public static <T> T inTransactionOffPool(EventStore store, QueryPurpose purpose, String action, Work<T> work) {
+        if (!(store instanceof JdbcEventStore handle)) {
+            return inTransaction(store, purpose, action, work);
+        }
+        QueryCounts.of(store).count(purpose);
+        TransactionBounds bounds = handle.transactionBounds();
+        try {
+            return handle.onListenConnection(c -> runOn(c, bounds, action, work));
+        } catch (SQLException e) {
+            throw bounds.translate(e, action, store.schema());
+        }
+    }
+
     /** {@link #inTransaction(EventStore, String, Work)} on a data source, with explicit bounds. */
     public static <T> T inTransaction(DataSource dataSource, String schema, TransactionBounds bounds, String action,
             Work<T> work) {
@@ -76,29 +102,35 @@ public final class Jdbc {
     private static <T> T run(DataSource dataSource, TransactionBounds bounds, String action, Work<T> work)
             throws SQLException {
         try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            c.setAutoCommit(false);
-            T result;
-            try {
-                bounds.apply(c);
-                result = work.run(c);
-                Commits.commit(c, action, null); // a failure the work caught must not pass for a commit
-            } catch (SQLException | RuntimeException | Error e) {
-                try {
-                    c.rollback();
-                } catch (SQLException rollback) {
-                    e.addSuppressed(rollback);
-                }
-                try {
-                    restore(c, autoCommit);
-                } catch (SQLException restore) {
-                    e.addSuppressed(restore);
-                }
-                throw e;
-            }
-            restore(c, autoCommit);
-            return result;
+            return runOn(c, bounds, action, work);
         }
+    }
+
+    /** Runs {@code work} in a bounded transaction on {@code c}, and restores its autocommit mode. */
+    private static <T> T runOn(Connection c, TransactionBounds bounds, String action, Work<T> work)
+            throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        T result;
+        try {
+            bounds.apply(c);
+            result = work.run(c);
+            Commits.commit(c, action, null); // a failure the work caught must not pass for a commit
+        } catch (SQLException | RuntimeException | Error e) {
+            try {
+                c.rollback();
+            } catch (SQLException rollback) {
+                e.addSuppressed(rollback);
+            }
+            try {
+                restore(c, autoCommit);
+            } catch (SQLException restore) {
+                e.addSuppressed(restore);
+            }
+            throw e;
+        }
+        restore(c, autoCommit);
+        return result;
     }
 
     /** Restores the connection's autocommit mode, unless the server has ended the connection. */

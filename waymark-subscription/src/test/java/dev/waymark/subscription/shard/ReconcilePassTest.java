@@ -2,10 +2,13 @@ package dev.waymark.subscription.shard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.waymark.core.RetryPolicy;
 import dev.waymark.store.EventStore;
 import dev.waymark.store.GlobalPosition;
+import dev.waymark.store.HeadWatch;
 import dev.waymark.store.Partition;
 import dev.waymark.store.QueryPurpose;
 import dev.waymark.subscription.LeaseFence;
@@ -17,6 +20,7 @@ import dev.waymark.subscription.shard.internal.BucketReaders;
 import dev.waymark.subscription.shard.internal.LeaseStore;
 import dev.waymark.subscription.shard.internal.ReconcilePass;
 import dev.waymark.test.WaymarkExtension;
+import dev.waymark.testkit.FailingDataSource;
 import dev.waymark.testkit.ManualClock;
 import dev.waymark.testkit.PostgresExtension;
 import java.sql.Connection;
@@ -126,8 +130,11 @@ class ReconcilePassTest {
         final ReconcilePass pass;
 
         Worker(String subscription, String id, int shards, LeaseTime clock, DataSource dataSource) {
+            this(dataSource == null ? store : EventStore.builder(dataSource).build(), subscription, id, shards, clock);
+        }
+
+        Worker(EventStore handle, String subscription, String id, int shards, LeaseTime clock) {
             this.id = id;
-            EventStore handle = dataSource == null ? store : EventStore.builder(dataSource).build();
             this.leases = new LeaseStore(handle, subscription, shards, TTL);
             clock.track(subscription);
             this.leases.ensureShards();
@@ -419,6 +426,51 @@ class ReconcilePassTest {
         // and a checkpoint a's reader still had in flight, at the old epoch, moves nothing
         assertThatThrownBy(() -> saveCheckpoint(pool, 0, "a", 1)).isInstanceOf(LeaseLostException.class);
         saveCheckpoint(pool, 0, "b", 2);
+    }
+
+    @Test
+    void renewals_on_the_listen_connection_still_fence_a_zombie() throws Exception {
+        LeaseTime clock = clock();
+        String pool = fresh();
+        AtomicInteger checkouts = new AtomicInteger();
+        Thread test = Thread.currentThread();
+        try (HikariDataSource connections = POSTGRES.newDataSource(4);
+                EventStore listening = EventStore.builder(FailingDataSource.hooked(connections, () -> {
+                    if (Thread.currentThread() == test) {
+                        checkouts.incrementAndGet();
+                    }
+                })).fallbackPoll(Duration.ofMillis(100)).build()) {
+            HeadWatch watch = listening.headWatch(); // starts the LISTEN thread, whose heartbeat is the probe
+            long probes = watch.latest().sequence();
+            await().atMost(Duration.ofSeconds(30)).until(() -> watch.latest().sequence() >= probes + 5);
+            Worker a = new Worker(listening, pool, "a", 4, clock);
+            for (int i = 0; i < 4; i++) {
+                a.pass();
+            }
+            assertThat(a.readers.running()).containsExactlyInAnyOrder(0, 1, 2, 3);
+            int before = checkouts.get();
+            long statements = listening.queryCount(QueryPurpose.LEASE);
+            a.pass();
+            assertThat(listening.queryCount(QueryPurpose.LEASE) - statements).as("lease statements of the pass")
+                    .isEqualTo(1);
+            assertThat(checkouts.get() - before).as("connections the renewal took from the pool").isZero();
+
+            Worker b = new Worker(pool, "b", 4, clock, null);
+            clock.advance(TTL.plusSeconds(1)); // a freezes: no renewal for longer than the lease
+            for (int i = 0; i < 4; i++) {
+                b.pass();
+            }
+            List<ShardOwnership> taken = b.leases.snapshot();
+            assertThat(taken).allSatisfy(o -> assertThat(o.owner()).contains("b"));
+
+            // a thaws: its renewal on the LISTEN connection (still up) renews nothing of b's, and its readers stop
+            assertThat(a.pass()).isEmpty();
+            assertThat(a.events).contains("lost 0", "lost 1", "lost 2", "lost 3");
+            assertThat(a.readers.running()).isEmpty();
+            assertThat(b.leases.snapshot()).as("b's leases, untouched by a's renewal").isEqualTo(taken);
+            assertThatThrownBy(() -> saveCheckpoint(pool, 0, "a", 1)).isInstanceOf(LeaseLostException.class);
+            saveCheckpoint(pool, 0, "b", 2);
+        }
     }
 
     private static void saveCheckpoint(String pool, int bucket, String owner, long epoch) throws Exception {

@@ -63,6 +63,17 @@ public final class LeaseStore {
                 + subscription + "'", work);
     }
 
+    /**
+     * {@link #tx}, on the store handle's LISTEN connection while it is up ({@link Jdbc#inTransactionOffPool}):
+     * for the renewals every pass and the stop's keeper send, which are safe to run twice. An idle
+     * pool then takes no connection from the pool, which would validate it with a transaction of its
+     * own (HikariCP, for a connection idle for more than 500 ms).
+     */
+    private <T> T renewalTx(String what, Jdbc.Work<T> work) {
+        return Jdbc.inTransactionOffPool(store, QueryPurpose.LEASE, what + " for sharded subscription '" + subscription
+                + "'", work);
+    }
+
     private String interval() {
         return "(" + ttl.toMillis() + " * interval '1 millisecond')";
     }
@@ -138,10 +149,12 @@ public final class LeaseStore {
      * the epoch each held lease comes back with tells the pass which readers to fence.
      *
      * <p>Every part of the statement sees the rows as they were when it began: the counts of the
-     * other workers are those of their last passes, as with separate statements.
+     * other workers are those of their last passes, as with separate statements. It runs on the
+     * store handle's LISTEN connection while that is up (no pool checkout); run twice (the LISTEN
+     * connection failed under it), it renews again and counts again.
      */
     public Renewal renewAndCount(String worker) {
-        return tx("renew leases", c -> {
+        return renewalTx("renew leases", c -> {
             try (PreparedStatement p = c.prepareStatement("WITH beat AS (INSERT INTO " + q + ".workers"
                     + " (subscription, worker_id, heartbeat_at) VALUES (?, ?, " + now + ")"
                     + " ON CONFLICT (subscription, worker_id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at"
@@ -188,7 +201,7 @@ public final class LeaseStore {
 
     /** Renews every lease {@code worker} still owns (expired ones nobody claimed included). */
     public List<Lease> renew(String worker) {
-        return tx("renew leases", c -> {
+        return renewalTx("renew leases", c -> {
             try (PreparedStatement p = c.prepareStatement("UPDATE " + q + ".shards SET lease_expires_at = " + now
                     + " + " + interval() + ", heartbeat_at = " + now + " WHERE subscription = ? AND owner = ?"
                     + " RETURNING bucket, epoch")) {
