@@ -1,6 +1,7 @@
 package dev.waymark.store.internal;
 
 import dev.waymark.store.plumbing.Jdbc;
+import dev.waymark.store.plumbing.TransactionBounds;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -142,8 +143,15 @@ final class ListenConnection {
         }
     }
 
-    /** Whether {@code e} means the connection itself is gone (SQLSTATE class 08, or closed). */
+    /**
+     * Whether {@code e} means the connection itself is gone (SQLSTATE class 08, or closed), not that
+     * a bound of the work ran out (the server ends the session of a transaction left idle past it:
+     * that failure is the work's, and is thrown as on a pooled connection).
+     */
     private static boolean broken(Connection c, SQLException e) {
+        if (TransactionBounds.exceeded(e)) {
+            return false;
+        }
         String state = e.getSQLState();
         if (state != null && state.startsWith("08")) {
             return true;
