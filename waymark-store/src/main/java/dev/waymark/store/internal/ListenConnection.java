@@ -144,7 +144,7 @@ final class ListenConnection {
     }
 
     /**
-     * Whether {@code e} means the connection itself is gone (SQLSTATE class 08, or closed), not that
+     * Whether {@code e} means the connection itself is gone (SQLSTATE class 08 or 57, or closed), not that
      * a bound of the work ran out (the server ends the session of a transaction left idle past it:
      * that failure is the work's, and is thrown as on a pooled connection).
      */
@@ -153,7 +153,8 @@ final class ListenConnection {
             return false;
         }
         String state = e.getSQLState();
-        if (state != null && state.startsWith("08")) {
+        // 08: connection exceptions; 57: the backend terminated (pg_terminate_backend, a shutdown)
+        if (state != null && (state.startsWith("08") || state.startsWith("57"))) {
             return true;
         }
         try {

@@ -441,8 +441,9 @@ class ReconcilePassTest {
                     }
                 })).fallbackPoll(Duration.ofMillis(100)).build()) {
             HeadWatch watch = listening.headWatch(); // starts the LISTEN thread, whose heartbeat is the probe
+            await().atMost(Duration.ofSeconds(30)).until(ReconcilePassTest::listening);
             long probes = watch.latest().sequence();
-            await().atMost(Duration.ofSeconds(30)).until(() -> watch.latest().sequence() >= probes + 5);
+            await().atMost(Duration.ofSeconds(30)).until(() -> watch.latest().sequence() >= probes + 3);
             Worker a = new Worker(listening, pool, "a", 4, clock);
             for (int i = 0; i < 4; i++) {
                 a.pass();
@@ -470,6 +471,17 @@ class ReconcilePassTest {
             assertThat(b.leases.snapshot()).as("b's leases, untouched by a's renewal").isEqualTo(taken);
             assertThatThrownBy(() -> saveCheckpoint(pool, 0, "a", 1)).isInstanceOf(LeaseLostException.class);
             saveCheckpoint(pool, 0, "b", 2);
+        }
+    }
+
+    /** Whether a LISTEN backend of a store handle is up in this test's database. */
+    private static boolean listening() throws SQLException {
+        try (Connection c = POSTGRES.dataSource().getConnection();
+                PreparedStatement p = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name ="
+                        + " 'waymark-listener' AND datname = current_database()");
+                java.sql.ResultSet rs = p.executeQuery()) {
+            rs.next();
+            return rs.getInt(1) > 0;
         }
     }
 
