@@ -51,6 +51,10 @@ public final class AllBenchmarks {
                     new Declared("4", "4 workers / 1 worker, 2 ms handler ≥ 3.00×", "—"),
                     new Declared("4", "failover after SIGKILL ≤ leaseTtl + 2 × renewInterval", "—")), ""), 40_000),
             new Item(new Entry("idle", "Idle cost", "dev.waymark.bench.IdleBenchmark", List.of(
+                    new Declared("34", "idle server tx/s less the server alone, 1 pool of 16 buckets, after ≤ 1.10"
+                            + " tx/s", "—"),
+                    new Declared("34", "idle server tx/s less the server alone, 4 pools of 16 buckets, after ≤ 1.40"
+                            + " tx/s", "—"),
                     new Declared("34", "idle server tx/s less the server alone, 16 pools of 16 buckets, after ≤ 2.60"
                             + " tx/s", "—"),
                     new Declared("34", "idle statements sent/s, 16 pools of 16 buckets, after ≤ 2.60/s", "—"),
