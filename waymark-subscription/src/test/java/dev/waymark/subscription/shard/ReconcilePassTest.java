@@ -477,8 +477,9 @@ class ReconcilePassTest {
     /** Whether a LISTEN backend of a store handle is up in this test's database. */
     private static boolean listening() throws SQLException {
         try (Connection c = POSTGRES.dataSource().getConnection();
-                PreparedStatement p = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name ="
-                        + " 'waymark-listener' AND datname = current_database()");
+                PreparedStatement p = c
+                        .prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE application_name ="
+                                + " 'waymark-listener' AND datname = current_database()");
                 java.sql.ResultSet rs = p.executeQuery()) {
             rs.next();
             return rs.getInt(1) > 0;
