@@ -71,7 +71,7 @@ class WorkflowStopTest {
     }
 
     @Test
-    void an_idle_engine_stops_in_time_with_its_workers_and_a_second_stop_answers_the_same() {
+    void an_idle_engine_stops_in_time_with_its_workers_and_a_second_stop_answers_the_same() throws Exception {
         WorkflowEngine engine = WorkflowEngine.builder(store, registry).build();
         ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofMillis(50)).build())
                 .start();
