@@ -93,9 +93,4 @@ public final class StopOnce {
             return done;
         }
     }
-
-    /** Whether a stop has begun. */
-    public synchronized boolean begun() {
-        return begun;
-    }
 }
