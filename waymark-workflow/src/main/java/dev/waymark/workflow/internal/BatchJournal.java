@@ -41,10 +41,12 @@ public final class BatchJournal {
         public Instances.Started started() {
             SqlOutcomes.Start start = SqlOutcomes.Start.fromSql(kind);
             if (start == SqlOutcomes.Start.PARENT_ENDED) { // detail: the parent's status, or 'missing'
-                return new Instances.Started(false, "missing".equals(detail) ? null : WorkflowStatus.fromSql(detail), null, 0,
+                return new Instances.Started(false, "missing".equals(detail) ? null : WorkflowStatus.fromSql(detail),
+                        null, 0,
                         true);
             }
-            return new Instances.Started(start == SqlOutcomes.Start.CREATED, WorkflowStatus.fromSql(detail), existingInput,
+            return new Instances.Started(start == SqlOutcomes.Start.CREATED, WorkflowStatus.fromSql(detail),
+                    existingInput,
                     epoch == null ? 0 : Long.parseLong(epoch), false);
         }
     }

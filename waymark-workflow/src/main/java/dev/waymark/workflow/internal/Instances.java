@@ -118,7 +118,9 @@ public final class Instances {
      */
     public Started start(String name, String id, String input, UUID eventId, Key parent, String owner, Duration ttl) {
         StepBatcher b = batcher;
-        BatchJournal.Outcome o = b == null ? null : b.journal(JournalWrite.start(name, id, input, eventId, parent, owner, ttl));
+        BatchJournal.Outcome o = b == null
+                ? null
+                : b.journal(JournalWrite.start(name, id, input, eventId, parent, owner, ttl));
         return o != null ? o.started() : startAlone(name, id, input, eventId, parent, owner, ttl);
     }
 

@@ -17,9 +17,11 @@ public record JournalWrite(String name, String id, int generation, UUID eventId,
     public record Start(Instances.Key parent, String owner, Duration ttl) {}
 
     /** A start entry: the instance row and journal stream of a new instance, leased to {@code owner} if given. */
-    public static JournalWrite start(String name, String id, String input, UUID eventId, Instances.Key parent, String owner,
+    public static JournalWrite start(String name, String id, String input, UUID eventId, Instances.Key parent,
+            String owner,
             Duration ttl) {
-        return new JournalWrite(name, id, 0, eventId, "WorkflowStarted", input, null, null, new Start(parent, owner, ttl));
+        return new JournalWrite(name, id, 0, eventId, "WorkflowStarted", input, null, null,
+                new Start(parent, owner, ttl));
     }
 
     /** A step entry. */
@@ -30,7 +32,8 @@ public record JournalWrite(String name, String id, int generation, UUID eventId,
     /** A completion marker with the workflow's result (JSON). */
     public static JournalWrite completion(String name, String id, int generation, UUID eventId, String result,
             Long epoch) {
-        return new JournalWrite(name, id, generation, eventId, "WorkflowCompleted", WorkflowJson.withRaw("result", result),
+        return new JournalWrite(name, id, generation, eventId, "WorkflowCompleted",
+                WorkflowJson.withRaw("result", result),
                 epoch,
                 result, null);
     }

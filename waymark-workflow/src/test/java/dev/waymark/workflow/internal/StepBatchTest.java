@@ -181,7 +181,8 @@ class StepBatchTest {
         JournalWrite parked = JournalWrite.completion("batch", "parked", 0,
                 Ids.entryId("batch", "parked", 0, "__completed__"), "7", suspendedEpoch);
 
-        assertThat(instances.journal(List.of(stale))).extracting(BatchJournal.Outcome::kind).containsExactly("lease_lost");
+        assertThat(instances.journal(List.of(stale))).extracting(BatchJournal.Outcome::kind)
+                .containsExactly("lease_lost");
         assertThat(status("closing")).isEqualTo("running"); // nothing written
         assertThat(instances.journal(List.of(done, parked))).extracting(BatchJournal.Outcome::kind)
                 .containsExactly("appended", "appended");
@@ -217,7 +218,8 @@ class StepBatchTest {
                 Ids.entryId("batch", "fenced-done", 0, "__completed__"), "\"three\"", fenced + 1);
 
         assertThat(instances.journal(List.of(a, entry("busy-stepping", "s", busy), c, b)))
-                .extracting(BatchJournal.Outcome::kind).containsExactly("appended", "appended", "lease_lost", "appended");
+                .extracting(BatchJournal.Outcome::kind)
+                .containsExactly("appended", "appended", "lease_lost", "appended");
 
         for (String[] done : List.of(new String[]{"first-done", "\"one\""}, new String[]{"second-done", "\"two\""})) {
             assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = '" + done[0]
