@@ -1,6 +1,8 @@
 package dev.waymark.chaos;
 
+import static dev.waymark.testkit.Waits.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.waymark.store.EventData;
 import dev.waymark.store.EventStore;
@@ -52,7 +54,10 @@ class AuditorTest {
 
             // an event whose bucket's checkpoint is behind it is reported as skipped
             store.append(ChaosWorker.CATEGORY + "-1", ExpectedVersion.any(), List.of(EventData.json("Tick", "{}")));
-            assertThat(Auditor.checkpointsAtHead(store)).singleElement().asString().contains("checkpoint none");
+            // Reads stop at the visibility horizon, which any transaction on the server (another database's
+            // included) holds back for a moment: wait until the event is readable.
+            await().atMost(WAIT).untilAsserted(() -> assertThat(Auditor.checkpointsAtHead(store)).singleElement()
+                    .asString().contains("checkpoint none"));
         }
     }
 }
