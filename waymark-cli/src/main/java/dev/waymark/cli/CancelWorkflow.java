@@ -4,36 +4,18 @@ import static dev.waymark.cli.WorkflowsCommand.unknown;
 
 import dev.waymark.workflow.WorkflowClient;
 import dev.waymark.workflow.status.CancelOutcome;
-import dev.waymark.workflow.status.WorkflowDetails;
 import dev.waymark.workflow.status.WorkflowInfo;
 import dev.waymark.workflow.status.WorkflowStatus;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /** {@code waymark workflows cancel}: cancels an instance and its live descendants, or previews it. */
 @Command(name = "cancel", description = "Cancel an instance and its live children (preview without --force).")
-final class CancelWorkflow implements Callable<Integer> {
-    @ParentCommand
-    WorkflowsCommand parent;
-
-    @Spec
-    CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "NAME", description = "the workflow name")
-    String name;
-
-    @Parameters(index = "1", paramLabel = "ID", description = "the instance id")
-    String id;
-
+final class CancelWorkflow extends WorkflowInstanceCommand {
     @Option(names = "--force", description = "really cancel")
     boolean force;
 
@@ -42,8 +24,7 @@ final class CancelWorkflow implements Callable<Integer> {
         WaymarkCli cli = parent.root;
         String target = Output.cell(name + "/" + id);
         Map<String, Object> value = parent.withAnnouncingClient(client -> {
-            WorkflowInfo info = client.describe(name, id).map(WorkflowDetails::info)
-                    .orElseThrow(() -> unknown(name, id));
+            WorkflowInfo info = details(client).info();
             List<Map<String, String>> live = info.status().isTerminal()
                     ? List.of()
                     : liveDescendants(client, name, id, new ArrayList<>());

@@ -4,34 +4,16 @@ import static dev.waymark.cli.WorkflowRows.dash;
 import static dev.waymark.cli.WorkflowsCommand.unknown;
 
 import dev.waymark.workflow.status.RetryOutcome;
-import dev.waymark.workflow.status.WorkflowDetails;
 import dev.waymark.workflow.status.WorkflowInfo;
 import dev.waymark.workflow.status.WorkflowStatus;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /** {@code waymark workflows retry}: revives a failed instance with a fresh attempt budget, or previews it. */
 @Command(name = "retry", description = "Revive a failed instance with a fresh attempt budget (preview without --force).")
-final class RetryWorkflow implements Callable<Integer> {
-    @ParentCommand
-    WorkflowsCommand parent;
-
-    @Spec
-    CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "NAME", description = "the workflow name")
-    String name;
-
-    @Parameters(index = "1", paramLabel = "ID", description = "the instance id")
-    String id;
-
+final class RetryWorkflow extends WorkflowInstanceCommand {
     @Option(names = "--force", description = "really retry")
     boolean force;
 
@@ -40,8 +22,7 @@ final class RetryWorkflow implements Callable<Integer> {
         WaymarkCli cli = parent.root;
         String target = Output.cell(name + "/" + id);
         Map<String, Object> value = parent.withAnnouncingClient(client -> {
-            WorkflowInfo info = client.describe(name, id).map(WorkflowDetails::info)
-                    .orElseThrow(() -> unknown(name, id));
+            WorkflowInfo info = details(client).info();
             Map<String, Object> r = new LinkedHashMap<>();
             r.put("name", name);
             r.put("id", id);

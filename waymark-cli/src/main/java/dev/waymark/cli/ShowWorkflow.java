@@ -3,7 +3,6 @@ package dev.waymark.cli;
 import static dev.waymark.cli.WorkflowRows.compact;
 import static dev.waymark.cli.WorkflowRows.dash;
 import static dev.waymark.cli.WorkflowRows.text;
-import static dev.waymark.cli.WorkflowsCommand.unknown;
 
 import dev.waymark.cli.Output.StoredJson;
 import dev.waymark.cli.WorkflowRows.AwakeableRow;
@@ -15,33 +14,15 @@ import dev.waymark.workflow.status.WorkflowDetails;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /** {@code waymark workflows show}: one instance with its journal, awakeables, timer and children. */
 @Command(name = "show", description = "One instance with its journal, awakeables, timer and children.")
-final class ShowWorkflow implements Callable<Integer> {
-    @ParentCommand
-    WorkflowsCommand parent;
-
-    @Spec
-    CommandSpec spec;
-
-    @Parameters(index = "0", paramLabel = "NAME", description = "the workflow name")
-    String name;
-
-    @Parameters(index = "1", paramLabel = "ID", description = "the instance id")
-    String id;
-
+final class ShowWorkflow extends WorkflowInstanceCommand {
     @Override
     public Integer call() {
         WaymarkCli cli = parent.root;
-        WorkflowDetails d = parent.withClient(client -> client.describe(name, id))
-                .orElseThrow(() -> unknown(name, id));
+        WorkflowDetails d = parent.withClient(this::details);
         Row info = WorkflowRows.row(d.info());
         List<EntryRow> journal = d.journal().stream().map(ShowWorkflow::entry).toList();
         List<AwakeableRow> awakeables = d.awakeables().stream().map(ShowWorkflow::awakeable).toList();

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -23,41 +22,6 @@ import org.junit.jupiter.api.Test;
  */
 class ProcessingAppLifecycleTest {
 
-    /** Counts how often the app starts a processor on it ({@code processedWith} comes once per start). */
-    private static final class CountingSource implements MessageSource {
-        final InMemorySource delegate;
-        final AtomicInteger starts = new AtomicInteger();
-
-        CountingSource(InMemorySource delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public String name() {
-            return delegate.name();
-        }
-
-        @Override
-        public Optional<Ingested> poll(Duration timeout) throws InterruptedException {
-            return delegate.poll(timeout);
-        }
-
-        @Override
-        public boolean isFinished() {
-            return delegate.isFinished();
-        }
-
-        @Override
-        public void shutdown() {
-            delegate.shutdown();
-        }
-
-        @Override
-        public void processedWith(Concurrency concurrency) {
-            starts.incrementAndGet();
-        }
-    }
-
     private static InMemorySource source(String name, int messages) {
         InMemorySource source = new InMemorySource(name);
         for (int i = 0; i < messages; i++) {
@@ -69,10 +33,16 @@ class ProcessingAppLifecycleTest {
 
     @Test
     void a_second_and_concurrent_starts_start_nothing_more() throws Exception {
-        CountingSource serial = new CountingSource(source("serial", 20));
-        CountingSource keyed = new CountingSource(source("keyed", 20));
-        ProcessingApp app = ProcessingApp.builder().processor("s", serial, Concurrency.serial(), m -> AckDecision.ok())
-                .processor("k", keyed, Concurrency.orderedByKey(4), m -> AckDecision.ok()).build();
+        InMemorySource serial = source("serial", 20);
+        InMemorySource keyed = source("keyed", 20);
+        AtomicInteger serialStarts = new AtomicInteger();
+        AtomicInteger keyedStarts = new AtomicInteger();
+        ProcessingApp app = ProcessingApp.builder()
+                .processor("s", TestSources.countingStarts(serial, serialStarts), Concurrency.serial(),
+                        m -> AckDecision.ok())
+                .processor("k", TestSources.countingStarts(keyed, keyedStarts), Concurrency.orderedByKey(4),
+                        m -> AckDecision.ok())
+                .build();
         ExecutorService callers = Executors.newFixedThreadPool(4);
         try {
             CountDownLatch go = new CountDownLatch(1);
@@ -94,19 +64,19 @@ class ProcessingAppLifecycleTest {
 
         assertThat(app.awaitTermination(WAIT)).isTrue();
         // before: the first call started the processors and every other one threw IllegalStateException
-        assertThat(serial.starts).as("each processor started once").hasValue(1);
-        assertThat(keyed.starts).hasValue(1);
-        assertThat(serial.delegate.decisions()).hasSize(20);
-        assertThat(keyed.delegate.decisions()).hasSize(20);
+        assertThat(serialStarts).as("each processor started once").hasValue(1);
+        assertThat(keyedStarts).hasValue(1);
+        assertThat(serial.decisions()).hasSize(20);
+        assertThat(keyed.decisions()).hasSize(20);
         assertThat(app.stop(WAIT)).isTrue();
     }
 
     @Test
     void an_app_stopped_before_it_started_stops_at_once_and_never_starts() {
         InMemorySource messages = source("never", 5);
-        CountingSource counted = new CountingSource(messages);
-        ProcessingApp app = ProcessingApp.builder()
-                .processor("p", counted, Concurrency.unordered(2), m -> AckDecision.ok()).build();
+        AtomicInteger starts = new AtomicInteger();
+        ProcessingApp app = ProcessingApp.builder().processor("p", TestSources.countingStarts(messages, starts),
+                Concurrency.unordered(2), m -> AckDecision.ok()).build();
 
         // before: the stop waited for processors that never ran, the whole drain, and answered false
         boolean stopped = assertTimeoutPreemptively(WAIT, () -> app.stop(Duration.ofMinutes(10)));
@@ -116,23 +86,24 @@ class ProcessingAppLifecycleTest {
 
         assertThatThrownBy(app::start).isInstanceOf(IllegalStateException.class)
                 .hasMessage("processing app [p] was stopped; a stopped app does not start again, build a new one");
-        assertThat(counted.starts).as("no processor started").hasValue(0);
+        assertThat(starts).as("no processor started").hasValue(0);
         assertThat(messages.pulled()).isZero();
         assertThat(app.stop(Duration.ZERO)).as("a later stop answers for the same stop").isTrue();
     }
 
     @Test
     void a_started_app_once_stopped_does_not_start_again() throws Exception {
-        CountingSource counted = new CountingSource(source("once", 10));
-        try (ProcessingApp app = ProcessingApp.builder()
-                .processor("p", counted, Concurrency.serial(), m -> AckDecision.ok()).build().start()) {
+        InMemorySource messages = source("once", 10);
+        AtomicInteger starts = new AtomicInteger();
+        try (ProcessingApp app = ProcessingApp.builder().processor("p", TestSources.countingStarts(messages, starts),
+                Concurrency.serial(), m -> AckDecision.ok()).build().start()) {
             assertThat(app.awaitTermination(WAIT)).isTrue();
             assertThat(app.stop(WAIT)).isTrue();
 
             assertThatThrownBy(app::start).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("was stopped; a stopped app does not start again");
-            assertThat(counted.starts).hasValue(1);
-            assertThat(counted.delegate.decisions()).hasSize(10);
+            assertThat(starts).hasValue(1);
+            assertThat(messages.decisions()).hasSize(10);
         }
     }
 }
