@@ -4,8 +4,8 @@ import java.time.Duration;
 
 /**
  * The lifecycle contract of every long-lived Waymark component (subscriptions, sharded pools,
- * processing apps, Kafka sources, workflow engines and resume workers): it runs from the moment it
- * is built or started until {@link #stop(Duration)} or {@link #close()}.
+ * processing apps, Kafka sources, workflow engines, resume workers and workflow collectors): it
+ * runs from the moment it is built or started until {@link #stop(Duration)} or {@link #close()}.
  *
  * <p>Guarantees of every implementation:
  * <ul>

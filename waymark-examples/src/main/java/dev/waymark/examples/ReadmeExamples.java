@@ -158,6 +158,11 @@ public final class ReadmeExamples {
         return result;
     }
 
+    /** The end of the workflow example; whether every run and resume worker stopped in time. */
+    public boolean stop(WorkflowEngine engine) {
+        return engine.stop(Duration.ofSeconds(30)); // runs and resume workers finish, then a forced stop
+    }
+
     /** The awakeable ids the workflow example handed out, by order id. */
     public final java.util.Map<String, java.util.UUID> approvals = new java.util.concurrent.ConcurrentHashMap<>();
 

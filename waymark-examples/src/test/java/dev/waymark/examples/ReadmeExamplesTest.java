@@ -57,6 +57,7 @@ class ReadmeExamplesTest {
                 await().atMost(Duration.ofSeconds(15)).until(() -> examples.approvals.containsKey("42"));
                 assertThat(examples.approve(engine, examples.approvals.get("42")))
                         .isEqualTo("ch-42 approved by alice, parcel-42");
+                assertThat(examples.stop(engine)).as("nothing runs any more").isTrue();
             }
         }
     }

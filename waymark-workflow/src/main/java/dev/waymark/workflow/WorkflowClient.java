@@ -16,6 +16,7 @@ import dev.waymark.workflow.gc.CollectResult;
 import dev.waymark.workflow.gc.FinishedWorkflow;
 import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.AwakeableReasons;
+import dev.waymark.workflow.internal.Cancellation;
 import dev.waymark.workflow.internal.ClientHooks;
 import dev.waymark.workflow.internal.CollectionSql;
 import dev.waymark.workflow.internal.EngineRuntime;
@@ -58,18 +59,13 @@ public final class WorkflowClient {
 
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(WorkflowClient.class);
 
-    /**
-     * The store broadcast topic on which a cancellation is announced ({@code name/id}), so that the
-     * process running the workflow stops it before its next fresh step.
-     */
-    static final String CANCEL_TOPIC = "waymark.workflow.cancelled";
-
     final EventStore store;
     final EngineRuntime runtime;
     final Instances instances;
     /** What the process this client runs in adds: nothing for a plain client, its local runs for an engine's. */
     private final ClientHooks hooks;
     private final CollectionSql collection;
+    private final Cancellation cancellation;
     /** The payload limit {@code runtime} applies to what it encodes, for what is written unencoded (a failure reason). */
     private final int maxPayloadBytes;
 
@@ -81,6 +77,7 @@ public final class WorkflowClient {
         this.collection = new CollectionSql(StoreInternals.of(store).dataSource(), store.schema(),
                 TransactionBounds.of(store));
         this.maxPayloadBytes = maxPayloadBytes;
+        this.cancellation = new Cancellation(store, instances);
     }
 
     /** A client on {@code store} with the default Jackson codec and payload limit. */
@@ -103,21 +100,12 @@ public final class WorkflowClient {
      */
     public static WorkflowClient create(EventStore store, WorkflowCodec codec, int maxPayloadBytes) {
         Args.notNull(store, "store");
-        requireMaxPayloadBytes(maxPayloadBytes);
+        Args.maxPayloadBytes(maxPayloadBytes);
         Instances instances = new Instances(StoreInternals.of(store).dataSource(), store.schema(),
                 TransactionBounds.of(store));
         return new WorkflowClient(store, new EngineRuntime(instances, Args.notNull(codec, "codec"), null,
                 new WorkflowListener() {}, maxPayloadBytes, StoreInternals.of(store)::signalAppended, (p, c, s) -> {},
                 null, Duration.ZERO), maxPayloadBytes, ClientHooks.NONE);
-    }
-
-    /** {@code bytes}, if it is a valid payload limit. */
-    static int requireMaxPayloadBytes(int bytes) {
-        if (bytes < MIN_MAX_PAYLOAD_BYTES) {
-            throw new WorkflowConfigException(
-                    "maxPayloadBytes must be >= " + MIN_MAX_PAYLOAD_BYTES + ", got " + bytes);
-        }
-        return bytes;
     }
 
     /**
@@ -189,43 +177,12 @@ public final class WorkflowClient {
     public CancelOutcome cancel(String name, String id) {
         WorkflowNames.requireName(name);
         WorkflowNames.requireId(id);
-        Instances.Appended a = instances.appendTerminal(name, id, "WorkflowCancelled", "{}", null,
-                WorkflowStatus.CANCELLED, null);
-        return switch (a.kind()) {
-            case APPENDED -> {
-                StoreInternals.of(store).signalAppended();
-                announceCancel(name, id);
-                cancelLiveChildren(name, id);
-                yield CancelOutcome.CANCELLED;
-            }
-            case REFUSED -> {
-                WorkflowStatus status = WorkflowStatus.fromSql(a.detail());
-                if (status == WorkflowStatus.CANCELLED) {
-                    cancelLiveChildren(name, id); // repairs a cascade an earlier cancel did not finish
-                }
-                yield already(status);
-            }
-            case MISSING -> CancelOutcome.UNKNOWN;
-            case PRESENT, LEASE_LOST, STALE, BUSY -> throw new WorkflowException("cannot cancel workflow " + name + "/"
-                    + id + ": " + a.kind() + " " + a.detail()); // unfenced, random id, stale retried: cannot happen
-        };
+        return cancellation.cancel(name, id);
     }
 
-    /** Tells the process running {@code name}/{@code id}, if any, that it is cancelled; best effort. */
-    private void announceCancel(String name, String id) {
-        try {
-            StoreInternals.of(store).broadcast(CANCEL_TOPIC, name + "/" + id);
-        } catch (RuntimeException e) {
-            // the cancellation is committed: its run still stops, at its next journal write at the latest
-            log.warn("waymark workflow: could not announce the cancellation of {}/{}: {}", name, id, e.toString());
-        }
-    }
-
-    /** Cancels the live children of a cancelled instance, and theirs. */
+    /** Cancels the live children of a cancelled instance, and theirs (an engine's runs repair a cascade with it). */
     void cancelLiveChildren(String name, String id) {
-        for (Instances.Key child : instances.queries().liveChildren(name, id)) {
-            cancel(child.name(), child.id());
-        }
+        cancellation.cancelLiveChildren(name, id);
     }
 
     /**
@@ -330,7 +287,7 @@ public final class WorkflowClient {
      * @throws dev.waymark.store.StoreException if the database fails (see {@link WorkflowException})
      */
     public List<FinishedWorkflow> collectable(Duration retention, int limit) {
-        return collection.candidates(requireRetention(retention), requireLimit(limit));
+        return collection.candidates(Args.retention(retention), Args.inRange(limit, "limit"));
     }
 
     /**
@@ -350,8 +307,8 @@ public final class WorkflowClient {
      *     {@link WorkflowException}); a failure to delete one candidate is logged instead
      */
     public CollectResult collect(Duration retention, int limit) {
-        Duration kept = requireRetention(retention);
-        List<FinishedWorkflow> candidates = collection.candidates(kept, requireLimit(limit));
+        Duration kept = Args.retention(retention);
+        List<FinishedWorkflow> candidates = collection.candidates(kept, Args.inRange(limit, "limit"));
         int deleted = 0;
         for (FinishedWorkflow candidate : candidates) {
             try {
@@ -364,27 +321,6 @@ public final class WorkflowClient {
             }
         }
         return new CollectResult(candidates.size(), deleted, candidates.size() - deleted);
-    }
-
-    /** {@code retention}, if it is not negative. */
-    static Duration requireRetention(Duration retention) {
-        Args.notNull(retention, "retention");
-        if (retention.isNegative()) {
-            throw new InvalidWorkflowInputException("retention must not be negative, got " + retention);
-        }
-        return retention;
-    }
-
-    private static int requireLimit(int limit) {
-        return requireInRange(limit, "limit");
-    }
-
-    /** {@code value}, if it is in [1, 10000]; else an error naming it {@code what}. */
-    static int requireInRange(int value, String what) {
-        if (value < 1 || value > 10_000) {
-            throw new InvalidWorkflowInputException(what + " must be in [1, 10000], got " + value);
-        }
-        return value;
     }
 
     /**
@@ -429,14 +365,6 @@ public final class WorkflowClient {
             case ALREADY_CANCELLED -> AwakeableOutcome.ALREADY_CANCELLED;
             case ALREADY_ABANDONED -> AwakeableOutcome.SUPERSEDED;
             case UNKNOWN -> AwakeableOutcome.UNKNOWN;
-        };
-    }
-
-    private static CancelOutcome already(WorkflowStatus status) {
-        return switch (status) {
-            case COMPLETED -> CancelOutcome.ALREADY_COMPLETED;
-            case CANCELLED -> CancelOutcome.ALREADY_CANCELLED;
-            default -> CancelOutcome.ALREADY_FAILED;
         };
     }
 

@@ -1,9 +1,12 @@
 package dev.waymark.workflow;
 
+import dev.waymark.core.Stoppable;
 import dev.waymark.workflow.exception.InvalidWorkflowInputException;
 import dev.waymark.workflow.gc.CollectResult;
 import dev.waymark.workflow.gc.CollectorListener;
 import dev.waymark.workflow.internal.Args;
+import dev.waymark.workflow.internal.Deadline;
+import dev.waymark.workflow.internal.StopOnce;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -19,9 +22,10 @@ import org.slf4j.LoggerFactory;
  * pass calls {@link WorkflowClient#collect} with batches of {@code batchSize} until a batch deletes
  * fewer than that. Any number of processes may run one (each instance is deleted under its lock,
  * once); a failing pass (even one that throws an {@link Error}) is logged and the next one runs on
- * schedule. Thread-safe.
+ * schedule. Thread-safe. {@link Stoppable}: {@link #stop(Duration)} ends the schedule and lets a
+ * running pass finish; {@link #close()} is {@code stop(}{@link Stoppable#DEFAULT_CLOSE_TIMEOUT 30 s}{@code )}.
  */
-public final class WorkflowCollector implements AutoCloseable {
+public final class WorkflowCollector implements Stoppable {
 
     private static final Logger log = LoggerFactory.getLogger(WorkflowCollector.class);
 
@@ -32,6 +36,7 @@ public final class WorkflowCollector implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final AtomicReference<CollectResult> lastPass = new AtomicReference<>();
     private final AtomicLong failedPasses = new AtomicLong();
+    private final StopOnce stopping = new StopOnce("workflow collector", this::stopTimer, this::awaitStopped);
 
     private WorkflowCollector(WorkflowClient client, Duration retention, int batchSize, CollectorListener listener) {
         this.client = client;
@@ -65,9 +70,9 @@ public final class WorkflowCollector implements AutoCloseable {
             int batchSize, CollectorListener listener) {
         Args.notNull(client, "client");
         Args.notNull(listener, "listener");
-        WorkflowClient.requireRetention(retention);
+        Args.retention(retention);
         WorkflowEngineBuilder.positive(interval, "interval");
-        WorkflowClient.requireInRange(batchSize, "batchSize");
+        Args.inRange(batchSize, "batchSize");
         WorkflowCollector collector = new WorkflowCollector(client, retention, batchSize, listener);
         collector.timer.scheduleWithFixedDelay(collector::scheduledPass, 0, interval.toNanos(), TimeUnit.NANOSECONDS);
         return collector;
@@ -75,7 +80,8 @@ public final class WorkflowCollector implements AutoCloseable {
 
     /**
      * Runs one pass now on the calling thread (beside the scheduled ones; instance locks keep two
-     * passes from deleting the same instance twice) and returns what it did.
+     * passes from deleting the same instance twice) and returns what it did. An interrupt of the
+     * calling thread ends the pass after the batch under way.
      *
      * @throws dev.waymark.store.StoreException if the candidates cannot be read
      */
@@ -86,7 +92,7 @@ public final class WorkflowCollector implements AutoCloseable {
         do {
             batch = client.collect(retention, batchSize);
             total = total.plus(batch);
-        } while (batch.deleted() == batchSize);
+        } while (batch.deleted() == batchSize && !Thread.currentThread().isInterrupted()); // stop interrupts
         lastPass.set(total);
         Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
         try {
@@ -107,17 +113,44 @@ public final class WorkflowCollector implements AutoCloseable {
         return failedPasses.get();
     }
 
-    /** Stops scheduling passes and waits up to 10 s for a running one to end. */
+    /**
+     * Stops scheduling passes and lets a running one finish for up to {@code timeout}; then
+     * interrupts it (it starts no further batch; what it did not delete stays a candidate) and waits
+     * up to 10 s more for it to end. Answers whether no pass runs any more. A second or
+     * concurrent call starts no second stop: it waits, within its own timeout, for the first to
+     * answer and then for a pass the first left running to end. An interrupt of the caller ends the
+     * wait, keeping the interrupt flag.
+     *
+     * @throws IllegalArgumentException if {@code timeout} is null or negative
+     */
     @Override
-    public void close() {
+    public boolean stop(Duration timeout) {
+        return stopping.stop(timeout);
+    }
+
+    private boolean stopTimer(Duration timeout) {
+        Deadline deadline = Deadline.after(timeout);
         timer.shutdown(); // cancels the schedule; a running pass ends on its own
         try {
-            if (!timer.awaitTermination(10, TimeUnit.SECONDS)) {
-                log.warn("workflow collector: a pass was still running 10 s after close");
+            if (timer.awaitTermination(deadline.remainingNanos(), TimeUnit.NANOSECONDS)) {
+                return true;
             }
+            timer.shutdownNow();
+            if (timer.awaitTermination(StopOnce.FORCED_STOP_WAIT.toNanos(), TimeUnit.NANOSECONDS)) {
+                return true;
+            }
+            log.warn("workflow collector: a pass was still running {} s after it was interrupted",
+                    StopOnce.FORCED_STOP_WAIT.toSeconds());
+            return false;
         } catch (InterruptedException e) {
+            timer.shutdownNow();
             Thread.currentThread().interrupt();
+            return timer.isTerminated();
         }
+    }
+
+    private boolean awaitStopped(long nanos) throws InterruptedException {
+        return timer.awaitTermination(nanos, TimeUnit.NANOSECONDS);
     }
 
     private void scheduledPass() {

@@ -1,9 +1,9 @@
 package dev.waymark.workflow;
 
 import dev.waymark.core.RetryPolicy;
+import dev.waymark.core.Stoppable;
 import dev.waymark.store.BroadcastRegistration;
 import dev.waymark.store.EventStore;
-import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.workflow.awakeable.AwakeableInfo;
 import dev.waymark.workflow.awakeable.AwakeableOutcome;
 import dev.waymark.workflow.backpressure.Backpressure;
@@ -15,9 +15,9 @@ import dev.waymark.workflow.exception.WorkflowConfigException;
 import dev.waymark.workflow.exception.WorkflowException;
 import dev.waymark.workflow.gc.CollectResult;
 import dev.waymark.workflow.gc.FinishedWorkflow;
-import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
-import dev.waymark.workflow.internal.Deadline;
+import dev.waymark.workflow.internal.Cancellation;
+import dev.waymark.workflow.internal.EngineShutdown;
 import dev.waymark.workflow.internal.EngineRuntime;
 import dev.waymark.workflow.internal.InProcessRuns;
 import dev.waymark.workflow.internal.Instances;
@@ -31,7 +31,6 @@ import dev.waymark.workflow.status.RetryOutcome;
 import dev.waymark.workflow.status.WorkflowDetails;
 import dev.waymark.workflow.status.WorkflowInfo;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -50,10 +49,13 @@ import org.slf4j.LoggerFactory;
  * composes (pass it where only a client is needed), and the client's methods are here too
  * ({@link #start}, {@link #cancel}, {@link #list}...), each delegating to it.
  *
- * <p>Closing the engine stops taking work, lets running attempts finish for the shutdown timeout,
- * then interrupts the rest; an interrupted attempt records nothing and its lease is released.
+ * <p>The engine is {@link Stoppable}: {@link #stop(Duration)} stops taking work, lets the running
+ * attempts (its own runs and its resume workers') finish for up to the timeout, then interrupts the
+ * rest (an interrupted attempt records nothing and its lease is released), and answers whether
+ * everything had ended; {@link #close()} is {@code stop(}{@link WorkflowEngineBuilder#shutdownTimeout
+ * shutdownTimeout}{@code )}.
  */
-public final class WorkflowEngine implements AutoCloseable {
+public final class WorkflowEngine implements Stoppable {
 
     private static final Logger log = LoggerFactory.getLogger(WorkflowEngine.class);
 
@@ -96,6 +98,8 @@ public final class WorkflowEngine implements AutoCloseable {
     private final List<ResumeWorker> workers = new CopyOnWriteArrayList<>();
     /** Hears cancellations announced by any process (see {@link WorkflowClient#cancel}). */
     private final BroadcastRegistration cancelNotices;
+    /** Stops the runs, the workers, then what serves them. */
+    private final EngineShutdown shutdown;
 
     WorkflowEngine(EventStore store, EngineRuntime runtime, int maxPayloadBytes, WorkflowRegistry registry,
             LeaseKeeper keeper, InProcessRuns local, Backpressure backpressure, Duration shutdownTimeout,
@@ -112,12 +116,11 @@ public final class WorkflowEngine implements AutoCloseable {
         this.stepBatching = groupCommit
                 ? runtime.instances().batchSteps(STEP_FLUSHERS, MAX_STEP_BATCH, "waymark-" + keeper.owner())
                 : () -> {};
-        this.cancelNotices = StoreInternals.of(store).onBroadcast(WorkflowClient.CANCEL_TOPIC, message -> {
-            int slash = message.indexOf('/'); // a workflow name has no '/'
-            if (slash > 0) {
-                runtime.cancels()
-                        .cancelled(new Instances.Key(message.substring(0, slash), message.substring(slash + 1)));
-            }
+        this.cancelNotices = Cancellation.hear(store, runtime.cancels());
+        this.shutdown = new EngineShutdown(local, workers, () -> {
+            cancelNotices.close();
+            closeStepBatching();
+            keeper.close();
         });
     }
 
@@ -223,7 +226,7 @@ public final class WorkflowEngine implements AutoCloseable {
 
     /**
      * A resume worker over this engine's registry, store and codec; start it with
-     * {@link ResumeWorker#start()}. Closing the engine closes it too.
+     * {@link ResumeWorker#start()}. Stopping or closing the engine stops it too.
      *
      * @throws InvalidWorkflowInputException if {@code options} is null
      */
@@ -294,37 +297,28 @@ public final class WorkflowEngine implements AutoCloseable {
     }
 
     /**
-     * Stops taking work and closes the resume workers made by {@link #resumeWorker}: the runs this
-     * engine started and the attempts its workers have in flight get the shutdown timeout (one
-     * deadline for all) to finish, then are interrupted (an interrupted attempt records nothing; its
-     * step in flight runs again on the next attempt; its lease is released).
+     * Stops taking work and stops the resume workers made by {@link #resumeWorker}: the runs this
+     * engine started and the attempts its workers have in flight get up to {@code timeout} (one
+     * deadline for all) to finish; those still running then are interrupted (an interrupted attempt
+     * records nothing; its step in flight runs again on the next attempt; its lease is released) and
+     * get up to 10 s more to unwind. Answers whether every run and every worker had stopped: false
+     * means an attempt ignores its interrupt and goes on in the background (its lease then expires
+     * by itself). A second or concurrent call starts no second stop: it waits, within its own
+     * timeout, for the first to answer and then for what the first left running to end. An
+     * interrupt of the caller ends the wait at once (the attempts are interrupted), keeping the
+     * interrupt flag.
+     *
+     * @throws IllegalArgumentException if {@code timeout} is null or negative
      */
     @Override
+    public boolean stop(Duration timeout) {
+        return shutdown.stop(timeout);
+    }
+
+    /** {@link #stop(Duration)} with the builder's {@link WorkflowEngineBuilder#shutdownTimeout} (10 s by default). */
+    @Override
     public void close() {
-        Deadline deadline = Deadline.after(shutdownTimeout);
-        local.stopTaking(); // the engine's own runs and the workers' attempts drain side by side
-        List<Thread> closers = new ArrayList<>();
-        for (ResumeWorker worker : workers) {
-            Duration grace = deadline.remaining();
-            closers.add(Thread.ofPlatform().daemon().name("waymark-resume-close").start(() -> worker.close(grace)));
-        }
-        boolean interrupted = local.awaitRuns(deadline);
-        if (interrupted) {
-            closers.forEach(Thread::interrupt); // the workers interrupt their attempts at once
-        }
-        for (Thread closer : closers) {
-            // a closer ends within its attempts' unwinding once interrupted
-            while (!Deadline.joined(closer, Long.MAX_VALUE)) {
-                interrupted = true;
-                closers.forEach(Thread::interrupt);
-            }
-        }
-        cancelNotices.close();
-        closeStepBatching();
-        keeper.close();
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        stop(shutdownTimeout);
     }
 
     private void closeStepBatching() {

@@ -93,7 +93,7 @@ public final class WorkflowEngineBuilder {
      * JSON (default 1 MiB, at least {@value WorkflowClient#MIN_MAX_PAYLOAD_BYTES}).
      */
     public WorkflowEngineBuilder maxPayloadBytes(int bytes) {
-        this.maxPayloadBytes = WorkflowClient.requireMaxPayloadBytes(bytes);
+        this.maxPayloadBytes = Args.maxPayloadBytes(bytes);
         return this;
     }
 
@@ -116,7 +116,10 @@ public final class WorkflowEngineBuilder {
         return this;
     }
 
-    /** How long {@code close} lets running attempts finish before interrupting them (default 10 s). */
+    /**
+     * How long {@link WorkflowEngine#close()} lets running attempts finish before interrupting them:
+     * it is {@code stop(shutdownTimeout)} (default {@link #DEFAULT_SHUTDOWN_TIMEOUT}, 10 s; {@code >= 0}).
+     */
     public WorkflowEngineBuilder shutdownTimeout(Duration timeout) {
         if (timeout == null || timeout.isNegative()) {
             throw new WorkflowConfigException("shutdownTimeout must be >= 0, got " + timeout);

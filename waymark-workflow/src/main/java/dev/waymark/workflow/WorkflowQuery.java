@@ -1,5 +1,6 @@
 package dev.waymark.workflow;
 
+import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.exception.InvalidWorkflowInputException;
 import dev.waymark.workflow.status.WorkflowInfo;
 import dev.waymark.workflow.status.WorkflowStatus;
@@ -134,7 +135,7 @@ public final class WorkflowQuery {
          *     of the cursor's name and id is given
          */
         public WorkflowQuery build() {
-            WorkflowClient.requireInRange(limit, "limit");
+            Args.inRange(limit, "limit");
             if ((afterName == null) != (afterId == null)) {
                 throw new InvalidWorkflowInputException("afterName and afterId go together");
             }

@@ -9,6 +9,7 @@ import dev.waymark.store.EventStore;
 import dev.waymark.store.plumbing.StoreInternals;
 import dev.waymark.test.WaymarkExtension;
 import dev.waymark.testkit.PostgresExtension;
+import dev.waymark.workflow.internal.Cancellation;
 import dev.waymark.workflow.status.CancelOutcome;
 import dev.waymark.workflow.status.WorkflowOutcome;
 import java.time.Duration;
@@ -59,7 +60,7 @@ class CancelNoticeTest {
                 });
         engine = WorkflowTesting.fastEngine(store, registry).build();
         // registered after the engine's listener: called after it, on the same thread
-        hearing = StoreInternals.of(store).onBroadcast(WorkflowClient.CANCEL_TOPIC, heard::add);
+        hearing = StoreInternals.of(store).onBroadcast(Cancellation.TOPIC, heard::add);
         otherProcessStore = EventStore.builder(POSTGRES.newDataSource(2)).build();
         otherProcess = WorkflowClient.create(otherProcessStore);
         awaitListening();
@@ -100,7 +101,7 @@ class CancelNoticeTest {
     @Test
     void a_notice_the_instance_row_does_not_confirm_is_ignored() throws Exception {
         WorkflowHandle<String> h = startBlocked("rumour");
-        StoreInternals.of(otherProcessStore).broadcast(WorkflowClient.CANCEL_TOPIC, "twoSteps/rumour"); // no cancel behind it
+        StoreInternals.of(otherProcessStore).broadcast(Cancellation.TOPIC, "twoSteps/rumour"); // no cancel behind it
         await().atMost(WAIT).until(() -> heard.contains("twoSteps/rumour"));
         gates.get("rumour").countDown();
         assertThat(h.await(WAIT)).isEqualTo("done");

@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -213,12 +214,14 @@ class EngineOptionsEffectTest {
                     .pollInterval(Duration.ofMillis(50)).build()).start();
             assertThat(entered.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the attempt is in its step").isTrue();
             engine.start("plain", "later", "y", String.class); // runnable, after the pass's discovery
-            Thread closer = Thread.ofPlatform().name("worker-closer").start(() -> worker.close(WAIT));
+            AtomicBoolean stopped = new AtomicBoolean();
+            Thread closer = Thread.ofPlatform().name("worker-closer").start(() -> stopped.set(worker.stop(WAIT)));
             // TIMED_WAITING: the closer waits for the attempt, so it has already stopped all claiming
             await().atMost(WAIT).until(() -> closer.getState() == Thread.State.TIMED_WAITING || !closer.isAlive());
             gate.countDown();
             closer.join(WAIT.toMillis());
-            assertThat(closer.isAlive()).as("close(grace) returned once the attempt ended").isFalse();
+            assertThat(closer.isAlive()).as("stop(timeout) returned once the attempt ended").isFalse();
+            assertThat(stopped).as("stop(timeout) answers that the worker stopped in time").isTrue();
         } finally {
             gate.countDown();
         }

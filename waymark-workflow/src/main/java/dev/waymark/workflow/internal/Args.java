@@ -1,7 +1,9 @@
 package dev.waymark.workflow.internal;
 
+import dev.waymark.workflow.WorkflowClient;
 import dev.waymark.workflow.exception.InvalidWorkflowInputException;
 import dev.waymark.workflow.exception.WorkflowConfigException;
+import java.time.Duration;
 
 /** Argument checks shared by the public API, so a null fails as every other bad argument does. */
 public final class Args {
@@ -30,5 +32,43 @@ public final class Args {
             throw new WorkflowConfigException(what + " must not be null");
         }
         return value;
+    }
+
+    /**
+     * {@code retention}, if it is not null or negative.
+     *
+     * @throws InvalidWorkflowInputException naming the bad value
+     */
+    public static Duration retention(Duration retention) {
+        notNull(retention, "retention");
+        if (retention.isNegative()) {
+            throw new InvalidWorkflowInputException("retention must not be negative, got " + retention);
+        }
+        return retention;
+    }
+
+    /**
+     * {@code value}, if it is in [1, 10000].
+     *
+     * @throws InvalidWorkflowInputException naming it {@code what}
+     */
+    public static int inRange(int value, String what) {
+        if (value < 1 || value > 10_000) {
+            throw new InvalidWorkflowInputException(what + " must be in [1, 10000], got " + value);
+        }
+        return value;
+    }
+
+    /**
+     * {@code bytes}, if it is a valid payload limit (at least {@link WorkflowClient#MIN_MAX_PAYLOAD_BYTES}).
+     *
+     * @throws WorkflowConfigException naming the bad value
+     */
+    public static int maxPayloadBytes(int bytes) {
+        if (bytes < WorkflowClient.MIN_MAX_PAYLOAD_BYTES) {
+            throw new WorkflowConfigException(
+                    "maxPayloadBytes must be >= " + WorkflowClient.MIN_MAX_PAYLOAD_BYTES + ", got " + bytes);
+        }
+        return bytes;
     }
 }

@@ -18,13 +18,21 @@ public final class Deadline {
      * {@code nanoTime} values tolerate.
      */
     public static Deadline after(Duration d) {
-        long nanos;
+        return new Deadline(System.nanoTime() + nanos(d));
+    }
+
+    /** The deadline {@code d} and then {@code more} from now (counted as {@link #after} counts). */
+    public static Deadline after(Duration d, Duration more) {
+        long sum = nanos(d) + nanos(more);
+        return new Deadline(System.nanoTime() + (sum < 0 ? Long.MAX_VALUE : sum));
+    }
+
+    private static long nanos(Duration d) {
         try {
-            nanos = d.toNanos();
+            return d.toNanos();
         } catch (ArithmeticException tooLong) {
-            nanos = Long.MAX_VALUE;
+            return Long.MAX_VALUE;
         }
-        return new Deadline(System.nanoTime() + nanos);
     }
 
     /** The nanoseconds left, zero once it has passed. */

@@ -275,21 +275,31 @@ public final class InProcessRuns implements ClientHooks {
     }
 
     /**
-     * Waits until {@code deadline} for the runs under way, then interrupts the rest and waits 10 s
-     * more for them to unwind. Returns whether the caller was interrupted meanwhile.
+     * Waits until {@code deadline} for the runs under way, then interrupts the rest and waits up to
+     * {@link StopOnce#FORCED_STOP_WAIT} more for them to unwind. Answers whether every run had ended.
+     *
+     * @throws InterruptedException if the caller is interrupted meanwhile (the runs are interrupted
+     *     first)
      */
-    public boolean awaitRuns(Deadline deadline) {
+    public boolean awaitRuns(Deadline deadline) throws InterruptedException {
         try {
-            if (!runs.awaitTermination(deadline.remainingNanos(), TimeUnit.NANOSECONDS)) {
-                runs.shutdownNow();
-                if (!runs.awaitTermination(10, TimeUnit.SECONDS)) {
-                    log.warn("waymark workflow: some runs did not stop; their leases expire by themselves");
-                }
+            if (runs.awaitTermination(deadline.remainingNanos(), TimeUnit.NANOSECONDS)) {
+                return true;
             }
+            runs.shutdownNow();
+            if (runs.awaitTermination(StopOnce.FORCED_STOP_WAIT.toNanos(), TimeUnit.NANOSECONDS)) {
+                return true;
+            }
+            log.warn("waymark workflow: some runs did not stop; their leases expire by themselves");
             return false;
         } catch (InterruptedException e) {
             runs.shutdownNow();
-            return true;
+            throw e;
         }
+    }
+
+    /** Waits up to {@code nanos} for every run to have ended (after {@link #stopTaking}); true if they have. */
+    public boolean awaitEnded(long nanos) throws InterruptedException {
+        return runs.awaitTermination(nanos, TimeUnit.NANOSECONDS);
     }
 }

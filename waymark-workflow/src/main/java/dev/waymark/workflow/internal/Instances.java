@@ -49,6 +49,7 @@ public final class Instances {
     private final Awakeables awakeables;
     private final Leases leases;
     private final Queries queries;
+    private final BatchJournal batches;
     private volatile StepBatcher batcher;
 
     /** Statements on {@code schema} through {@code dataSource}, transactions bounded by the default bounds. */
@@ -63,6 +64,7 @@ public final class Instances {
         this.awakeables = new Awakeables(sql);
         this.leases = new Leases(sql);
         this.queries = new Queries(sql);
+        this.batches = new BatchJournal(sql, s);
     }
 
     /** The reads across instances (discovery, children, orphans, listings, counts), on the same data source. */
@@ -97,14 +99,14 @@ public final class Instances {
      * Journals {@code entry}: in a shared transaction when batching is on and its locks are free,
      * else on its own ({@link #append}). Same outcomes either way.
      */
-    public Appended appendEntry(Entry entry) {
+    public Appended appendEntry(JournalWrite entry) {
         StepBatcher b = batcher;
-        Outcome o = b == null ? null : b.journal(entry);
+        BatchJournal.Outcome o = b == null ? null : b.journal(entry);
         return o != null ? o.appended() : appendAlone(entry);
     }
 
     /** {@link #append} of {@code entry}, in a transaction of its own. */
-    Appended appendAlone(Entry entry) {
+    Appended appendAlone(JournalWrite entry) {
         return append(entry.name(), entry.id(), entry.generation(), entry.eventId(), entry.type(), entry.data(),
                 entry.epoch(), entry.terminal(), entry.completedResult(), null);
     }
@@ -116,7 +118,9 @@ public final class Instances {
      */
     public Started start(String name, String id, String input, UUID eventId, Key parent, String owner, Duration ttl) {
         StepBatcher b = batcher;
-        Outcome o = b == null ? null : b.journal(Entry.start(name, id, input, eventId, parent, owner, ttl));
+        BatchJournal.Outcome o = b == null
+                ? null
+                : b.journal(JournalWrite.start(name, id, input, eventId, parent, owner, ttl));
         return o != null ? o.started() : startAlone(name, id, input, eventId, parent, owner, ttl);
     }
 
@@ -135,7 +139,7 @@ public final class Instances {
                 }, rs -> {
                     rs.next();
                     String[] r = (String[]) rs.getArray(1).getArray();
-                    return new Outcome(r[0], r[1], r[2], r[3]).started();
+                    return new BatchJournal.Outcome(r[0], r[1], r[2], r[3]).started();
                 });
     }
 
@@ -162,7 +166,7 @@ public final class Instances {
      * is pending exactly when its id is journaled. A run whose entry is refused (its lease taken over,
      * its instance cancelled) or loses to another writer's entry leaves no row behind.
      */
-    public Appended appendAwakeable(Entry entry, UUID awakeable, String label) {
+    public Appended appendAwakeable(JournalWrite entry, UUID awakeable, String label) {
         return sql.inTransaction("journal awakeable " + label + " of workflow " + entry.name() + "/" + entry.id(),
                 c -> {
                     Appended a;
@@ -207,133 +211,11 @@ public final class Instances {
     }
 
     /**
-     * A journal entry {@link #journal} can share a transaction with others: a start
-     * ({@code WorkflowStarted}, its input in {@code data}), a step ({@code StepRecorded}) or a
-     * completion marker ({@code WorkflowCompleted} with its result), fenced on {@code epoch} when not
-     * null.
-     */
-    public record Entry(String name, String id, int generation, UUID eventId, String type, String data, Long epoch,
-            String completedResult, Start start) {
-
-        /** What a start carries besides its input: its parent (or null), owner (or null) and lease length. */
-        public record Start(Key parent, String owner, Duration ttl) {}
-
-        /** A start entry: the instance row and journal stream of a new instance, leased to {@code owner} if given. */
-        public static Entry start(String name, String id, String input, UUID eventId, Key parent, String owner,
-                Duration ttl) {
-            return new Entry(name, id, 0, eventId, "WorkflowStarted", input, null, null, new Start(parent, owner, ttl));
-        }
-
-        /** A step entry. */
-        public static Entry step(String name, String id, int generation, UUID eventId, String data, Long epoch) {
-            return new Entry(name, id, generation, eventId, "StepRecorded", data, epoch, null, null);
-        }
-
-        /** A completion marker with the workflow's result (JSON). */
-        public static Entry completion(String name, String id, int generation, UUID eventId, String result,
-                Long epoch) {
-            return new Entry(name, id, generation, eventId, "WorkflowCompleted", WorkflowJson.withRaw("result", result),
-                    epoch,
-                    result, null);
-        }
-
-        WorkflowStatus terminal() {
-            return completedResult == null ? null : WorkflowStatus.COMPLETED;
-        }
-    }
-
-    /**
-     * The outcome of one entry of {@link #journal}: for a start, {@code wf_start}'s outcome, status,
-     * existing input and epoch; for an append, {@code wf_append}'s kind and detail; for an entry whose
-     * lock was held elsewhere, kind {@code busy}.
-     */
-    public record Outcome(String kind, String detail, String existingInput, String epoch) {
-
-        /** Whether the entry was left unwritten because a lock it needs was held elsewhere. */
-        public boolean busy() {
-            return "busy".equals(kind);
-        }
-
-        /** As an append's outcome. */
-        public Appended appended() {
-            return new Appended(SqlOutcomes.Append.fromSql(kind), detail);
-        }
-
-        /** As a start's outcome. */
-        public Started started() {
-            SqlOutcomes.Start start = SqlOutcomes.Start.fromSql(kind);
-            if (start == SqlOutcomes.Start.PARENT_ENDED) { // detail: the parent's status, or 'missing'
-                return new Started(false, "missing".equals(detail) ? null : WorkflowStatus.fromSql(detail), null, 0,
-                        true);
-            }
-            return new Started(start == SqlOutcomes.Start.CREATED, WorkflowStatus.fromSql(detail), existingInput,
-                    epoch == null ? 0 : Long.parseLong(epoch), false);
-        }
-    }
-
-    /**
      * {@code wf_journal}: entries of distinct instances in one transaction, each with exactly the
-     * outcome {@link #startAlone} or {@link #append} would give it, or {@code busy} (not written) when
-     * a lock it needs was held elsewhere. Outcomes are in entry order.
+     * outcome {@link #startAlone} or {@link #append} would give it (see {@link BatchJournal}).
      */
-    public List<Outcome> journal(List<Entry> entries) {
-        int n = entries.size();
-        String[] names = new String[n];
-        String[] ids = new String[n];
-        Integer[] gens = new Integer[n];
-        UUID[] eventIds = new UUID[n];
-        String[] types = new String[n];
-        String[] data = new String[n];
-        Long[] epochs = new Long[n];
-        String[] terminals = new String[n];
-        String[] results = new String[n];
-        String[] parentNames = new String[n];
-        String[] parentIds = new String[n];
-        String[] owners = new String[n];
-        Long[] ttls = new Long[n];
-        for (int i = 0; i < n; i++) {
-            Entry e = entries.get(i);
-            names[i] = e.name();
-            ids[i] = e.id();
-            gens[i] = e.generation();
-            eventIds[i] = e.eventId();
-            types[i] = e.type();
-            data[i] = e.data();
-            epochs[i] = e.epoch();
-            terminals[i] = e.terminal() == null ? null : e.terminal().sqlValue();
-            results[i] = e.completedResult();
-            if (e.start() != null) {
-                parentNames[i] = e.start().parent() == null ? null : e.start().parent().name();
-                parentIds[i] = e.start().parent() == null ? null : e.start().parent().id();
-                owners[i] = e.start().owner();
-                ttls[i] = e.start().ttl().toMillis();
-            }
-        }
-        return sql.query("journal " + n + " entries", "SELECT " + s
-                + "wf_journal(?, ?, ?, ?, ?, ?::jsonb[], ?, ?, ?::jsonb[], ?, ?, ?, ?)", ps -> {
-                    java.sql.Connection c = ps.getConnection();
-                    ps.setArray(1, c.createArrayOf("text", names));
-                    ps.setArray(2, c.createArrayOf("text", ids));
-                    ps.setArray(3, c.createArrayOf("int4", gens));
-                    ps.setArray(4, c.createArrayOf("uuid", eventIds));
-                    ps.setArray(5, c.createArrayOf("text", types));
-                    ps.setArray(6, c.createArrayOf("text", data));
-                    ps.setArray(7, c.createArrayOf("int8", epochs));
-                    ps.setArray(8, c.createArrayOf("text", terminals));
-                    ps.setArray(9, c.createArrayOf("text", results));
-                    ps.setArray(10, c.createArrayOf("text", parentNames));
-                    ps.setArray(11, c.createArrayOf("text", parentIds));
-                    ps.setArray(12, c.createArrayOf("text", owners));
-                    ps.setArray(13, c.createArrayOf("int8", ttls));
-                }, rs -> {
-                    rs.next();
-                    String[] r = (String[]) rs.getArray(1).getArray();
-                    List<Outcome> out = new ArrayList<>(n);
-                    for (int i = 0; i < n; i++) {
-                        out.add(new Outcome(r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]));
-                    }
-                    return out;
-                });
+    public List<BatchJournal.Outcome> journal(List<JournalWrite> entries) {
+        return batches.journal(entries);
     }
 
     /**

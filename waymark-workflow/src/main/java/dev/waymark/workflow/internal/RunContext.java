@@ -1,6 +1,5 @@
 package dev.waymark.workflow.internal;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.waymark.workflow.awakeable.Awakeable;
 import dev.waymark.workflow.awakeable.AwakeableCancelledException;
 import dev.waymark.workflow.awakeable.AwakeableFailedException;
@@ -9,14 +8,12 @@ import dev.waymark.workflow.child.ChildWorkflowCancelledException;
 import dev.waymark.workflow.child.ChildWorkflowFailedException;
 import dev.waymark.workflow.exception.InvalidWorkflowInputException;
 import dev.waymark.workflow.StepAction;
-import dev.waymark.workflow.exception.StepDecodeException;
 import dev.waymark.workflow.WorkflowContext;
 import dev.waymark.workflow.exception.WorkflowException;
 import dev.waymark.workflow.exception.WorkflowLeaseLostException;
 import dev.waymark.workflow.WorkflowNames;
 import dev.waymark.workflow.exception.WorkflowStartConflictException;
 import dev.waymark.workflow.status.WorkflowStatus;
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
@@ -42,6 +39,7 @@ final class RunContext implements WorkflowContext {
     private final Set<String> visited = new HashSet<>();
     /** The journal keys of the named operations this run used: each may be used once (DESIGN.md decision 4). */
     private final Set<String> named = new HashSet<>();
+    private final JournalValues values;
     private boolean progressed;
 
     RunContext(EngineRuntime rt, String name, String id, int generation, Long epoch, Map<String, String> journal) {
@@ -51,6 +49,7 @@ final class RunContext implements WorkflowContext {
         this.generation = generation;
         this.epoch = epoch;
         this.journal = journal;
+        this.values = new JournalValues(rt, name, id);
     }
 
     boolean progressed() {
@@ -121,9 +120,9 @@ final class RunContext implements WorkflowContext {
             @Override
             public T await() {
                 String key = "awk:" + label;
-                String envelope = resolved(key, type, () -> awakeableEnvelope(awakeable),
+                String envelope = resolved(key, type, () -> values.awakeable(awakeable),
                         "awakeable '" + label + "' (" + awakeable + ")", awakeable, null, () -> null);
-                return open(envelope, type, key,
+                return values.open(envelope, type, key,
                         reason -> new AwakeableFailedException(label + " (" + awakeable + ")", reason),
                         () -> new AwakeableCancelledException("awakeable " + label + " (" + awakeable
                                 + ") of workflow " + name + "/" + id + " was cancelled"));
@@ -171,9 +170,9 @@ final class RunContext implements WorkflowContext {
             public T await() {
                 String key = "child:" + stepName + ":result";
                 Instances.Row[] seen = new Instances.Row[1];
-                String envelope = resolved(key, type, () -> childEnvelope(child, seen),
+                String envelope = resolved(key, type, () -> values.child(child, seen),
                         "child " + child.name() + "/" + child.id(), null, child, () -> attachedChildWake(seen[0]));
-                return open(envelope, type, key,
+                return values.open(envelope, type, key,
                         reason -> new ChildWorkflowFailedException(child.name(), child.id(), reason),
                         () -> new ChildWorkflowCancelledException("child workflow " + child.name() + "/"
                                 + child.id() + " was cancelled"));
@@ -238,21 +237,21 @@ final class RunContext implements WorkflowContext {
 
     /** {@link #recorded(String, Class, StepAction)}, journaling its entry through {@code writer}. */
     private <T, E extends Exception> T recorded(String key, Class<T> type, StepAction<T, E> action,
-            Function<Instances.Entry, Instances.Appended> writer) throws E {
+            Function<JournalWrite, Instances.Appended> writer) throws E {
         visited.add(key);
         String stored = journal.get(key);
         if (stored != null) {
             replayed(key);
-            return decode(stored, type, key);
+            return values.decode(stored, type, key);
         }
         stopIfCancelled();
         long started = System.nanoTime();
         T value = action.run();
-        String json = journalable(key, type, value);
+        String json = values.journalable(key, type, value);
         stored = journalStep(key, json, writer);
         Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
         rt.safely(() -> rt.listener.stepExecuted(name, key, elapsed));
-        return decode(stored, type, key);
+        return values.decode(stored, type, key);
     }
 
     /**
@@ -314,9 +313,9 @@ final class RunContext implements WorkflowContext {
         return journalStep(key, json, rt.instances::appendEntry);
     }
 
-    private String journalStep(String key, String json, Function<Instances.Entry, Instances.Appended> writer) {
+    private String journalStep(String key, String json, Function<JournalWrite, Instances.Appended> writer) {
         String data = WorkflowJson.withTextAndRaw("step", key, "result", json);
-        Instances.Appended a = writer.apply(Instances.Entry.step(name, id, generation,
+        Instances.Appended a = writer.apply(JournalWrite.step(name, id, generation,
                 Ids.entryId(name, id, generation, key), data, epoch));
         String stored = switch (a.kind()) {
             case APPENDED -> {
@@ -332,55 +331,6 @@ final class RunContext implements WorkflowContext {
         };
         journal.put(key, stored);
         return stored;
-    }
-
-    private String awakeableEnvelope(UUID awakeable) {
-        Awakeables.State s = rt.instances.awakeables().state(awakeable).orElseThrow(() -> new WorkflowException(
-                "awakeable " + awakeable + " of workflow " + name + "/" + id + " is missing"));
-        return switch (SqlOutcomes.AwakeableStatus.fromSql(s.status())) {
-            case PENDING -> null;
-            case COMPLETED -> WorkflowJson.withRaw("ok", s.payload());
-            case FAILED -> WorkflowJson.withText("failed", String.valueOf(s.failure()));
-            case CANCELLED, ABANDONED -> WorkflowJson.withTrue("cancelled");
-        };
-    }
-
-    private String childEnvelope(Instances.Key child, Instances.Row[] seen) {
-        Instances.Row row = rt.instances.find(child.name(), child.id()).orElseThrow(() -> new WorkflowException(
-                "child workflow " + child.name() + "/" + child.id() + " of " + name + "/" + id + " is missing"));
-        seen[0] = row;
-        return switch (row.info().status()) {
-            case COMPLETED -> WorkflowJson.withRaw("ok", row.result());
-            case FAILED -> WorkflowJson.withText("failed", String.valueOf(row.info().failure()));
-            case CANCELLED -> WorkflowJson.withTrue("cancelled");
-            default -> null;
-        };
-    }
-
-    private <T> T open(String envelope, Class<T> type, String key, Function<String, RuntimeException> failed,
-            Supplier<RuntimeException> cancelled) {
-        JsonNode node;
-        try {
-            node = WorkflowJson.MAPPER.readTree(envelope);
-        } catch (IOException e) {
-            throw new StepDecodeException("journal entry '" + key + "' of " + name + "/" + id + " is not JSON", e);
-        }
-        if (node.has("ok")) {
-            return decode(node.get("ok").toString(), type, key);
-        }
-        if (node.has("failed")) {
-            throw failed.apply(node.get("failed").asText());
-        }
-        throw cancelled.get();
-    }
-
-    private <T> T decode(String json, Class<T> type, String key) {
-        try {
-            return rt.codec.decode(json, type);
-        } catch (StepDecodeException e) {
-            throw new StepDecodeException("journal entry '" + key + "' of workflow " + name + "/" + id + ": "
-                    + e.getMessage(), e);
-        }
     }
 
     /**
@@ -407,24 +357,6 @@ final class RunContext implements WorkflowContext {
     private void checkFresh(String key, String userName) {
         if (!journal.containsKey(key)) {
             WorkflowNames.requireNewStepName(userName);
-        }
-    }
-
-    /**
-     * The JSON of a fresh step's result. A result that cannot be journaled (no serializer, too large,
-     * a NUL) would fail the same way on every attempt, each running the action (its side effect)
-     * again: the run unwinds and the workflow fails at once instead.
-     */
-    private String journalable(String key, Class<?> type, Object value) {
-        try {
-            return rt.encode(value, "result of step '" + Text.escape(key) + "' of " + name + "/" + Text.escape(id));
-        } catch (InvalidWorkflowInputException e) {
-            throw new Unwind.Fail(new InvalidWorkflowInputException("step '" + Text.escape(key) + "' of workflow "
-                    + name + "/" + Text.escape(id) + " returned a "
-                    + (value == null ? "null" : value.getClass().getName())
-                    + " (declared " + type.getName() + ") that cannot be journaled: " + e.getMessage() + "; the"
-                    + " workflow fails at once, since every attempt would run the action again to the same end: make"
-                    + " the result journalable, then retry the workflow", e));
         }
     }
 

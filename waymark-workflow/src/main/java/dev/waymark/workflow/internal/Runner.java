@@ -94,7 +94,7 @@ public final class Runner {
         try {
             Object result = body.run(ctx, input);
             String json = rt.encode(result, "result of workflow " + name + "/" + id);
-            Instances.Appended a = rt.instances.appendEntry(Instances.Entry.completion(name, id, generation,
+            Instances.Appended a = rt.instances.appendEntry(JournalWrite.completion(name, id, generation,
                     Ids.entryId(name, id, generation, "__completed__"), json, epoch));
             return switch (a.kind()) {
                 case APPENDED -> {

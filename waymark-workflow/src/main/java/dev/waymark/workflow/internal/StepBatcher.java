@@ -23,7 +23,7 @@ final class StepBatcher implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(StepBatcher.class);
 
-    private record Pending(Instances.Entry entry, CompletableFuture<Instances.Outcome> outcome) {}
+    private record Pending(JournalWrite entry, CompletableFuture<BatchJournal.Outcome> outcome) {}
 
     private final Instances instances;
     private final int maxBatch;
@@ -47,7 +47,7 @@ final class StepBatcher implements AutoCloseable {
      * Journals {@code entry} in a shared transaction and returns its outcome, or null when the caller
      * must journal it on its own (the batcher is closed, the instance was busy, or the batch failed).
      */
-    Instances.Outcome journal(Instances.Entry entry) {
+    BatchJournal.Outcome journal(JournalWrite entry) {
         if (closed) {
             return null;
         }
@@ -89,7 +89,7 @@ final class StepBatcher implements AutoCloseable {
     }
 
     private void flush(List<Pending> batch) {
-        List<Instances.Outcome> outcomes;
+        List<BatchJournal.Outcome> outcomes;
         try {
             outcomes = instances.journal(batch.stream().map(Pending::entry).toList());
         } catch (RuntimeException | Error e) {
@@ -100,7 +100,7 @@ final class StepBatcher implements AutoCloseable {
             return;
         }
         for (int i = 0; i < batch.size(); i++) {
-            Instances.Outcome o = outcomes.get(i);
+            BatchJournal.Outcome o = outcomes.get(i);
             batch.get(i).outcome().complete(o.busy() ? null : o);
         }
     }

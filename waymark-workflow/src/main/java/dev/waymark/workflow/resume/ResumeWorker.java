@@ -1,5 +1,6 @@
 package dev.waymark.workflow.resume;
 
+import dev.waymark.core.Stoppable;
 import dev.waymark.workflow.backpressure.WorkflowBacklog;
 import java.time.Duration;
 
@@ -18,15 +19,15 @@ import java.time.Duration;
  * children of cancelled workflows, which the cancelling
  * process died before reaching, and reports each as {@link ResumeEvent.CascadeRepaired}.
  *
- * <p>{@link #start()} runs the loop on its own thread; {@link #close()} stops it and interrupts the
- * attempts in flight (an interrupted attempt records no crash) and releases their leases, so that
- * another worker can take the instances at once; {@link #close(Duration)} lets them finish first,
- * for up to a grace.
+ * <p>{@link #start()} runs the loop on its own thread. The worker is {@link Stoppable}:
+ * {@link #stop(Duration)} claims nothing more, lets the attempts in flight finish for up to the
+ * timeout, then interrupts them (an interrupted attempt records no crash) and releases their leases,
+ * so that another worker can take the instances at once; {@link #close()} is {@code stop(Duration.ZERO)}.
  *
  * <p>Create one with {@link dev.waymark.workflow.WorkflowEngine#resumeWorker(ResumeOptions)}, its
  * options with {@link ResumeOptions#builder()}.
  */
-public interface ResumeWorker extends AutoCloseable {
+public interface ResumeWorker extends Stoppable {
 
     /**
      * How often the loop looks for runnable instances of names not registered here (every
@@ -64,23 +65,30 @@ public interface ResumeWorker extends AutoCloseable {
     ResumeWorker start();
 
     /**
-     * Stops the loop at once: the attempts in flight are interrupted (an interrupted attempt records
-     * no crash) and their leases released, so another worker can take the instances at once. The
-     * same as {@code close(Duration.ZERO)}.
+     * Stops the loop gracefully: the worker claims nothing more, lets the attempts in flight finish
+     * for up to {@code timeout}, then interrupts those still running (an interrupted attempt records
+     * no crash; its step in flight is not journaled and runs again on the next attempt) and gives them
+     * up to 10 s more to unwind. Every lease it holds is released, so another worker can take the
+     * instances at once. Answers whether the loop and every attempt had ended: false means an attempt
+     * ignores its interrupt and goes on in the background (its lease then expires by itself). A
+     * second or concurrent call starts no second stop: it waits, within its own timeout, for the
+     * first to answer and then for what the first left running to end. An interrupt of the caller
+     * ends the wait at once (the attempts are interrupted), keeping the interrupt flag.
+     *
+     * @throws IllegalArgumentException if {@code timeout} is null or negative
      */
     @Override
-    void close();
+    boolean stop(Duration timeout);
 
     /**
-     * Stops the loop gracefully: the worker claims nothing more, lets the attempts in flight finish
-     * for up to {@code grace}, then interrupts those still running (an interrupted attempt records no
-     * crash; its step in flight is not journaled and runs again on the next attempt). Every lease it
-     * holds is released, so another worker can take the instances at once. Returns once the loop and
-     * the attempts have ended (after at most {@code grace} and the interrupted attempts' unwinding).
-     *
-     * @throws IllegalArgumentException if {@code grace} is null or negative
+     * Stops the loop at once: {@code stop(Duration.ZERO)}. The attempts in flight are interrupted (an
+     * interrupted attempt records no crash) and their leases released, so another worker can take the
+     * instances at once.
      */
-    void close(Duration grace);
+    @Override
+    default void close() {
+        stop(Duration.ZERO);
+    }
 
     /**
      * The runnable backlog of the schema (see {@link WorkflowBacklog}), sampled at most the engine's

@@ -77,19 +77,19 @@ class JournalReadsTest {
                             + " SELECT gen_random_uuid(), -1, g, 'bulk', 'Bulk', '{}', now()"
                             + " FROM generate_series(1, " + BULK_EVENTS + ") g");
                 }
-                List<Instances.Entry> batch = new ArrayList<>();
+                List<JournalWrite> batch = new ArrayList<>();
                 for (int i = 0; i < ids.size(); i++) {
                     String id = ids.get(i);
                     UUID entryId = Ids.entryId("reads", id, 0, "s" + k);
                     batch.add(k < PLANNED_BATCHES + MEASURED_BATCHES - 1
-                            ? Instances.Entry.step("reads", id, 0, entryId, "{\"step\":\"s" + k + "\",\"result\":1}",
+                            ? JournalWrite.step("reads", id, 0, entryId, "{\"step\":\"s" + k + "\",\"result\":1}",
                                     epochs.get(i))
-                            : Instances.Entry.completion("reads", id, 0, entryId, "1", epochs.get(i)));
+                            : JournalWrite.completion("reads", id, 0, entryId, "1", epochs.get(i)));
                 }
                 // reads only: the transaction has no xid yet, as wf_journal wants
                 long instancesBefore = OneConnection.rowsRead(c, instanceTable);
                 long eventsBefore = OneConnection.rowsRead(c, eventTable);
-                assertThat(onThisConnection.journal(batch)).extracting(Instances.Outcome::kind)
+                assertThat(onThisConnection.journal(batch)).extracting(BatchJournal.Outcome::kind)
                         .containsOnly("appended");
                 if (k >= PLANNED_BATCHES) {
                     instanceRows += OneConnection.rowsRead(c, instanceTable) - instancesBefore;

@@ -46,8 +46,8 @@ class StepBatchTest {
         return instances.start("batch", id, "1", UUID.randomUUID(), null, "me", Duration.ofMinutes(5)).epoch();
     }
 
-    private static Instances.Entry entry(String id, String step, long epoch) {
-        return Instances.Entry.step("batch", id, 0, Ids.entryId("batch", id, 0, step),
+    private static JournalWrite entry(String id, String step, long epoch) {
+        return JournalWrite.step("batch", id, 0, Ids.entryId("batch", id, 0, step),
                 "{\"step\":\"" + step + "\",\"result\":\"" + id + "-" + step + "\"}", epoch);
     }
 
@@ -70,10 +70,10 @@ class StepBatchTest {
                 lock.setString(2, "busy");
                 lock.execute(); // another transaction holds the busy instance
             }
-            List<Instances.Outcome> out = instances.journal(List.of(entry("fresh", "s", fresh),
+            List<BatchJournal.Outcome> out = instances.journal(List.of(entry("fresh", "s", fresh),
                     entry("fenced", "s", fenced + 1), entry("dup", "s", dup), entry("done", "s", done),
                     entry("busy", "s", busy), entry("other", "s", other)));
-            assertThat(out).extracting(Instances.Outcome::kind)
+            assertThat(out).extracting(BatchJournal.Outcome::kind)
                     .containsExactly("appended", "lease_lost", "present", "refused", "busy", "appended");
             assertThat(out.get(2).detail()).isEqualTo("\"dup-s\""); // the first writer's result
             assertThat(out.get(3).detail()).isEqualTo("completed");
@@ -96,14 +96,14 @@ class StepBatchTest {
         started("taken");
         long current = 2;
         execute("UPDATE \"" + store.schema() + "\".workflows SET lease_epoch = " + current + " WHERE id = 'taken'");
-        Instances.Entry stale = entry("taken", "u", current - 1); // a run that lost its lease, same step id
-        Instances.Entry unfenced = Instances.Entry.step("batch", "taken", 0, Ids.entryId("batch", "taken", 0, "u"),
+        JournalWrite stale = entry("taken", "u", current - 1); // a run that lost its lease, same step id
+        JournalWrite unfenced = JournalWrite.step("batch", "taken", 0, Ids.entryId("batch", "taken", 0, "u"),
                 "{\"step\":\"u\",\"result\":\"other\"}", null);
 
-        List<Instances.Outcome> out = instances.journal(List.of(entry("twin", "s", twin), stale,
+        List<BatchJournal.Outcome> out = instances.journal(List.of(entry("twin", "s", twin), stale,
                 entry("taken", "u", current), entry("twin", "t", twin), unfenced));
 
-        assertThat(out).extracting(Instances.Outcome::kind)
+        assertThat(out).extracting(BatchJournal.Outcome::kind)
                 .containsExactly("appended", "lease_lost", "appended", "appended", "present");
         assertThat(out.get(1).detail()).isEqualTo(Long.toString(current));
         assertThat(out.get(4).detail()).isEqualTo("\"taken-u\""); // the current run's result, written first
@@ -121,13 +121,13 @@ class StepBatchTest {
                 + " WHERE id = 'sleeper'");
         long old = started("old");
         long plain = started("plain");
-        Instances.Entry staleGeneration = Instances.Entry.step("batch", "old", 1, Ids.entryId("batch", "old", 1, "s"),
+        JournalWrite staleGeneration = JournalWrite.step("batch", "old", 1, Ids.entryId("batch", "old", 1, "s"),
                 "{\"step\":\"s\",\"result\":1}", old);
 
-        List<Instances.Outcome> out = instances.journal(List.of(entry("sleeper", "s", sleeper), staleGeneration,
+        List<BatchJournal.Outcome> out = instances.journal(List.of(entry("sleeper", "s", sleeper), staleGeneration,
                 entry("plain", "s", plain)));
 
-        assertThat(out).extracting(Instances.Outcome::kind).containsExactly("appended", "stale", "appended");
+        assertThat(out).extracting(BatchJournal.Outcome::kind).containsExactly("appended", "stale", "appended");
         assertThat(status("sleeper")).isEqualTo("running"); // a step of a suspended run wakes it
         assertThat(steps("sleeper")).isEqualTo(1);
         assertThat(steps("old")).isZero();
@@ -140,7 +140,7 @@ class StepBatchTest {
         long kid = instances.start("batch", "kid", "1", UUID.randomUUID(), new Instances.Key("batch", "parent"), "me",
                 Duration.ofMinutes(5)).epoch();
         long solo = started("solo");
-        Instances.Entry done = Instances.Entry.completion("batch", "kid", 0, Ids.entryId("batch", "kid", 0,
+        JournalWrite done = JournalWrite.completion("batch", "kid", 0, Ids.entryId("batch", "kid", 0,
                 "__completed__"), "42", kid);
         try (Connection holder = POSTGRES.dataSource().getConnection()) {
             holder.setAutoCommit(false);
@@ -150,14 +150,14 @@ class StepBatchTest {
                 lock.execute(); // the parent is busy elsewhere: the child's completion must not wait for it
             }
             assertThat(instances.journal(List.of(done, entry("solo", "s", solo))))
-                    .extracting(Instances.Outcome::kind).containsExactly("busy", "appended");
+                    .extracting(BatchJournal.Outcome::kind).containsExactly("busy", "appended");
             holder.rollback();
         }
         assertThat(status("kid")).isEqualTo("running");
         execute("UPDATE \"" + store.schema() + "\".workflows SET status = 'suspended', waiting_on = 'child'"
                 + " WHERE id = 'parent'");
         assertThat(instances.journal(List.of(done, entry("solo", "t", solo))))
-                .extracting(Instances.Outcome::kind).containsExactly("appended", "appended");
+                .extracting(BatchJournal.Outcome::kind).containsExactly("appended", "appended");
         assertThat(status("kid")).isEqualTo("completed");
         assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = 'kid'"
                 + " AND result = '42'::jsonb AND lease_owner IS NULL")).isEqualTo(1);
@@ -175,17 +175,18 @@ class StepBatchTest {
         long suspendedEpoch = started("parked");
         execute("UPDATE \"" + store.schema() + "\".workflows SET status = 'suspended', waiting_on = 'sleep'"
                 + " WHERE id = 'parked'");
-        Instances.Entry done = Instances.Entry.completion("batch", "closing", 0,
+        JournalWrite done = JournalWrite.completion("batch", "closing", 0,
                 Ids.entryId("batch", "closing", 0, "__completed__"), "42", epoch);
-        Instances.Entry stale = Instances.Entry.completion("batch", "closing", 0, UUID.randomUUID(), "43", epoch + 1);
-        Instances.Entry parked = Instances.Entry.completion("batch", "parked", 0,
+        JournalWrite stale = JournalWrite.completion("batch", "closing", 0, UUID.randomUUID(), "43", epoch + 1);
+        JournalWrite parked = JournalWrite.completion("batch", "parked", 0,
                 Ids.entryId("batch", "parked", 0, "__completed__"), "7", suspendedEpoch);
 
-        assertThat(instances.journal(List.of(stale))).extracting(Instances.Outcome::kind).containsExactly("lease_lost");
+        assertThat(instances.journal(List.of(stale))).extracting(BatchJournal.Outcome::kind)
+                .containsExactly("lease_lost");
         assertThat(status("closing")).isEqualTo("running"); // nothing written
-        assertThat(instances.journal(List.of(done, parked))).extracting(Instances.Outcome::kind)
+        assertThat(instances.journal(List.of(done, parked))).extracting(BatchJournal.Outcome::kind)
                 .containsExactly("appended", "appended");
-        Instances.Outcome again = instances.journal(List.of(done)).get(0);
+        BatchJournal.Outcome again = instances.journal(List.of(done)).get(0);
         assertThat(again.kind()).isEqualTo("present");
         assertThat(again.detail()).isEqualTo("42"); // the recorded result, for the caller to return
 
@@ -209,15 +210,16 @@ class StepBatchTest {
             execute("INSERT INTO \"" + store.schema() + "\".workflow_awakeables (awakeable_id, name, id, generation,"
                     + " label) VALUES (gen_random_uuid(), 'batch', '" + id + "', 0, 'approval')");
         }
-        Instances.Entry a = Instances.Entry.completion("batch", "first-done", 0,
+        JournalWrite a = JournalWrite.completion("batch", "first-done", 0,
                 Ids.entryId("batch", "first-done", 0, "__completed__"), "\"one\"", first);
-        Instances.Entry b = Instances.Entry.completion("batch", "second-done", 0,
+        JournalWrite b = JournalWrite.completion("batch", "second-done", 0,
                 Ids.entryId("batch", "second-done", 0, "__completed__"), "\"two\"", second);
-        Instances.Entry c = Instances.Entry.completion("batch", "fenced-done", 0,
+        JournalWrite c = JournalWrite.completion("batch", "fenced-done", 0,
                 Ids.entryId("batch", "fenced-done", 0, "__completed__"), "\"three\"", fenced + 1);
 
         assertThat(instances.journal(List.of(a, entry("busy-stepping", "s", busy), c, b)))
-                .extracting(Instances.Outcome::kind).containsExactly("appended", "appended", "lease_lost", "appended");
+                .extracting(BatchJournal.Outcome::kind)
+                .containsExactly("appended", "appended", "lease_lost", "appended");
 
         for (String[] done : List.of(new String[]{"first-done", "\"one\""}, new String[]{"second-done", "\"two\""})) {
             assertThat(query("SELECT count(*) FROM \"" + store.schema() + "\".workflows WHERE id = '" + done[0]
@@ -243,11 +245,11 @@ class StepBatchTest {
     void a_start_whose_stream_outlived_its_instance_row_appends_to_that_stream() throws Exception {
         execute("INSERT INTO \"" + store.schema() + "\".streams (stream_name, category, stream_hash)"
                 + " VALUES ('$wf-batch-ghost', '$wf', 0)");
-        Instances.Entry start = Instances.Entry.start("batch", "ghost", "5", UUID.randomUUID(), null, "me",
+        JournalWrite start = JournalWrite.start("batch", "ghost", "5", UUID.randomUUID(), null, "me",
                 Duration.ofMinutes(5));
 
-        List<Instances.Outcome> out = instances.journal(List.of(start));
-        assertThat(out).extracting(Instances.Outcome::kind).containsExactly("created");
+        List<BatchJournal.Outcome> out = instances.journal(List.of(start));
+        assertThat(out).extracting(BatchJournal.Outcome::kind).containsExactly("created");
         assertThat(
                 query("SELECT count(*) FROM \"" + store.schema() + "\".streams WHERE stream_name = '$wf-batch-ghost'"))
                 .isEqualTo(1);
@@ -260,13 +262,13 @@ class StepBatchTest {
     void starts_share_the_transaction_with_steps_and_get_what_a_lone_start_gets() throws Exception {
         long stepper = started("stepper");
         started("twice");
-        Instances.Entry fresh = Instances.Entry.start("batch", "new", "{\"n\":1}", UUID.randomUUID(), null, "me",
+        JournalWrite fresh = JournalWrite.start("batch", "new", "{\"n\":1}", UUID.randomUUID(), null, "me",
                 Duration.ofMinutes(5));
-        Instances.Entry again = Instances.Entry.start("batch", "twice", "7", UUID.randomUUID(), null, "me",
+        JournalWrite again = JournalWrite.start("batch", "twice", "7", UUID.randomUUID(), null, "me",
                 Duration.ofMinutes(5));
-        Instances.Entry locked = Instances.Entry.start("batch", "locked", "1", UUID.randomUUID(), null, "me",
+        JournalWrite locked = JournalWrite.start("batch", "locked", "1", UUID.randomUUID(), null, "me",
                 Duration.ofMinutes(5));
-        Instances.Entry unowned = Instances.Entry.start("batch", "unowned", "2", UUID.randomUUID(),
+        JournalWrite unowned = JournalWrite.start("batch", "unowned", "2", UUID.randomUUID(),
                 new Instances.Key("batch", "stepper"), null, Duration.ofMinutes(5));
         try (Connection holder = POSTGRES.dataSource().getConnection()) {
             holder.setAutoCommit(false);
@@ -275,10 +277,10 @@ class StepBatchTest {
                 lock.setString(2, "locked");
                 lock.execute(); // someone else is starting this id right now
             }
-            List<Instances.Outcome> out = instances.journal(List.of(fresh, entry("stepper", "s", stepper), again,
+            List<BatchJournal.Outcome> out = instances.journal(List.of(fresh, entry("stepper", "s", stepper), again,
                     locked, unowned));
             holder.rollback();
-            assertThat(out).extracting(Instances.Outcome::kind)
+            assertThat(out).extracting(BatchJournal.Outcome::kind)
                     .containsExactly("created", "appended", "exists", "busy", "created");
             Instances.Started created = out.get(0).started();
             assertThat(created.created()).isTrue();

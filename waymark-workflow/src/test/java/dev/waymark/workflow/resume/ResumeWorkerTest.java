@@ -491,8 +491,10 @@ class ResumeWorkerTest {
         assertThat(ResumeOptions.builder().pollInterval(Duration.ofMillis(10)).build().cascadeRepairInterval())
                 .as("independent of the poll interval").isEqualTo(Duration.ofSeconds(60));
         ResumeWorker closed = engine.resumeWorker(options());
-        assertThatThrownBy(() -> closed.close(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("grace must be >= 0, got PT-0.001S");
+        assertThatThrownBy(() -> closed.stop(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("resume worker stop timeout must be >= 0, got PT-0.001S");
+        assertThatThrownBy(() -> closed.stop(null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("resume worker stop timeout must be >= 0, got null");
         closed.close();
         // before: it started a loop that never ran a pass
         assertThatThrownBy(closed::start).isInstanceOf(IllegalStateException.class).hasMessageEndingWith("is closed");

@@ -9,14 +9,24 @@ import dev.waymark.workflow.resume.ResumeEvent;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeSummary;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One claimed instance's attempt, as a resume worker runs it: the attempt itself, the release of a
- * claim that will not run, and what the attempt adds to the pass summary and tells the listener.
+ * claim that will not run, and what the attempt adds to the pass summary and tells the listener; and
+ * a batch of them fanned out at most the concurrency at once ({@link #advanceAll}).
  */
 final class ClaimedAttempts {
 
@@ -83,6 +93,46 @@ final class ClaimedAttempts {
             log.warn("waymark resume: advance hook failed", e);
         }
         return summaryOf(key, a);
+    }
+
+    /**
+     * Advances every claim of {@code claimed} on {@code advances}, at most the concurrency at once, and
+     * waits for all; a claim taken after {@code closing} turned true (or refused by the executor,
+     * shut down meanwhile) is released without running.
+     */
+    ResumeSummary advanceAll(List<Leases.Claimed> claimed, ExecutorService advances, BooleanSupplier closing) {
+        Semaphore permits = new Semaphore(options.concurrency());
+        List<Future<ResumeSummary>> futures = new ArrayList<>();
+        for (Leases.Claimed c : claimed) {
+            try {
+                futures.add(advances.submit(() -> {
+                    permits.acquire();
+                    try {
+                        return closing.getAsBoolean() ? releaseEmpty(c) : advanceClaimed(c);
+                    } finally {
+                        permits.release();
+                    }
+                }));
+            } catch (RejectedExecutionException e) {
+                release(c); // closed meanwhile
+            }
+        }
+        ResumeSummary sum = ResumeSummary.EMPTY;
+        for (Future<ResumeSummary> f : futures) {
+            try {
+                sum = sum.plus(f.get());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                futures.forEach(x -> x.cancel(true));
+                return sum;
+            } catch (CancellationException e) {
+                // cancelled by close; its lease expires or was released
+            } catch (ExecutionException e) {
+                sum = sum.plus(new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 1, 0));
+                safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e.getCause())));
+            }
+        }
+        return sum;
     }
 
     private ResumeSummary summaryOf(Instances.Key key, Advancer.Advance a) {

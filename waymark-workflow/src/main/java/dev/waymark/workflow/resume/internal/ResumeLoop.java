@@ -6,7 +6,6 @@ import dev.waymark.workflow.backpressure.WorkflowBacklog;
 import dev.waymark.workflow.WorkflowRegistry;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.BacklogSampler;
-import dev.waymark.workflow.internal.CascadeRepair;
 import dev.waymark.workflow.internal.Deadline;
 import dev.waymark.workflow.internal.EngineRuntime;
 import dev.waymark.workflow.internal.Instances;
@@ -14,20 +13,19 @@ import dev.waymark.workflow.internal.LeaseKeeper;
 import dev.waymark.workflow.internal.Leases;
 import dev.waymark.workflow.internal.LoopWaker;
 import dev.waymark.workflow.internal.ResumeParts;
-import dev.waymark.workflow.resume.ResumeEvent;
-import dev.waymark.workflow.resume.ResumeListener;
+import dev.waymark.workflow.internal.StopOnce;
 import dev.waymark.workflow.resume.ResumeOptions;
 import dev.waymark.workflow.resume.ResumeSummary;
 import dev.waymark.workflow.resume.ResumeWorker;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@link ResumeWorker}: one loop thread that claims due instances and fans their attempts out to
@@ -47,28 +45,22 @@ public final class ResumeLoop implements ResumeWorker {
     private final WorkflowRegistry registry;
     private final EventStore store;
     private final ResumeOptions options;
-    private final Advancer advancer;
-    private final Advancer.Policy policy;
     private final LeaseKeeper keeper;
     private final ClaimedAttempts attempts;
+    private final PassHousekeeping housekeeping;
     private final ExecutorService advances;
-    private final java.util.function.BiConsumer<Instances.Key, Advancer.Advance> advanced;
-    private final CascadeRepair cascades;
     private final BacklogSampler backlog;
-    /** Attempts running in the process (the engine's runs and its workers' attempts), for the backlog. */
-    private final java.util.concurrent.atomic.AtomicLong engineInFlight;
     /** Attempts this worker's loop has in flight. */
-    private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger inFlight = new AtomicInteger();
     /** What the loop's attempts did since the last pass report. */
-    private final java.util.concurrent.atomic.AtomicReference<ResumeSummary> finished = new java.util.concurrent.atomic.AtomicReference<>(
-            ResumeSummary.EMPTY);
+    private final AtomicReference<ResumeSummary> finished = new AtomicReference<>(ResumeSummary.EMPTY);
     /** When the loop passes next (pokes, due times, free slots). */
     private final LoopWaker waker = new LoopWaker();
-    private volatile long lastUnknownCheck = System.nanoTime() - ResumeWorker.HOUSEKEEPING_INTERVAL.toNanos();
+    private final StopOnce stopping = new StopOnce("resume worker", this::stopAll, this::awaitStopped);
     private Thread relay;
     private Runnable unhint = () -> {};
     private volatile boolean running;
-    /** Set by {@link #close}: a pass in progress claims nothing more. */
+    /** Set by {@link #stop}: a pass in progress claims nothing more. */
     private volatile boolean closing;
     /** Whether the loop is in a pass (else it waits, and an interrupt cuts nothing short). */
     private volatile boolean passing;
@@ -79,49 +71,37 @@ public final class ResumeLoop implements ResumeWorker {
      * (the engine completes in-process waits with it).
      */
     public ResumeLoop(ResumeParts parts, ResumeOptions options) {
-        this.advanced = parts.advanced();
         this.runtime = parts.runtime();
         this.instances = runtime.instances();
         this.registry = parts.registry();
         this.store = parts.store();
         this.options = options;
         // a listener that logs crashes and failures itself: the advancer does not log them again
-        this.advancer = new Advancer(runtime, options.listener().logsEvents());
-        this.policy = Advancer.Policy.of(options.retry(), "retry");
+        Advancer advancer = new Advancer(runtime, options.listener().logsEvents());
         this.keeper = new LeaseKeeper(instances, "resume-" + UUID.randomUUID(), options.leaseTtl());
-        this.attempts = new ClaimedAttempts(runtime, keeper, advancer, policy, options, parts.inFlight(), advanced);
+        this.attempts = new ClaimedAttempts(runtime, keeper, advancer, Advancer.Policy.of(options.retry(), "retry"),
+                options, parts.inFlight(), parts.advanced());
+        this.housekeeping = new PassHousekeeping(parts, options);
         this.advances = Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("waymark-resume-", 0).factory());
         this.backlog = parts.backlog();
-        this.engineInFlight = parts.inFlight();
-        this.cascades = new CascadeRepair(instances, parts.cancel(), options.cascadeRepairInterval(),
-                options.batchLimit());
     }
 
-    /** The options. */
     @Override
     public ResumeOptions options() {
         return options;
     }
 
-    /** The owner id this worker writes into the leases it takes. */
     @Override
     public String owner() {
         return keeper.owner();
     }
 
-    /**
-     * One claim-advance pass, in the calling thread: claims up to the batch limit of due instances in
-     * one statement and advances them (fanned out to virtual threads, at most the concurrency at once),
-     * then returns when all have ended. Also samples the backlog and reports runnable instances of
-     * unregistered names. Never throws for a single workflow's failure; a failure of the claim itself
-     * propagates.
-     */
     @Override
     public ResumeSummary resumeOnce() {
         long started = System.nanoTime();
-        repairCascades();
+        housekeeping.repairCascades();
         WorkflowBacklog sample = backlog.refresh();
-        int unknown = reportUnknown();
+        int unknown = housekeeping.reportUnknown();
         Leases.DueBatch batch = claim(options.batchLimit());
         ResumeSummary summary = new ResumeSummary(batch.claimed().size(), 0, 0, 0, unknown, 0, 0, 0, 0, 0);
         if (options.concurrency() == 1 || batch.claimed().size() <= 1) {
@@ -133,10 +113,10 @@ public final class ResumeLoop implements ResumeWorker {
                 summary = summary.plus(attempts.advanceClaimed(c));
             }
         } else {
-            summary = summary.plus(advanceAll(batch.claimed()));
+            summary = summary.plus(attempts.advanceAll(batch.claimed(), advances, () -> closing));
         }
         ResumeSummary done = summary;
-        safely(() -> options.listener().onPass(done, Duration.ofNanos(System.nanoTime() - started),
+        housekeeping.safely(() -> options.listener().onPass(done, Duration.ofNanos(System.nanoTime() - started),
                 sample.pendingAwakeables(), sample.waiting()));
         return done;
     }
@@ -153,76 +133,6 @@ public final class ResumeLoop implements ResumeWorker {
         return batch;
     }
 
-    /** Reports runnable instances nobody here can run (never claimed); returns how many. */
-    private int reportUnknown() {
-        List<Instances.Key> unknown = instances.queries().discoverUnknown(registry.names(), options.batchLimit());
-        for (Instances.Key key : unknown) {
-            safely(() -> options.listener().onEvent(new ResumeEvent.UnknownName(key.name(), key.id())));
-        }
-        lastUnknownCheck = System.nanoTime();
-        return unknown.size();
-    }
-
-    /** Cancels live children of cancelled workflows when due; a failure here never costs the pass. */
-    private void repairCascades() {
-        try {
-            cascades.runIfDue(
-                    o -> safely(() -> options.listener().onEvent(new ResumeEvent.CascadeRepaired(o.child().name(),
-                            o.child().id(), o.parent().name(), o.parent().id()))),
-                    (o, e) -> safely(() -> options.listener().onEvent(new ResumeEvent.TransientError(o.child().name(),
-                            o.child().id(), e))));
-        } catch (RuntimeException e) {
-            safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e)));
-        }
-    }
-
-    private ResumeSummary advanceAll(List<Leases.Claimed> claimed) {
-        java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(options.concurrency());
-        List<Future<ResumeSummary>> futures = new ArrayList<>();
-        for (Leases.Claimed c : claimed) {
-            try {
-                futures.add(advances.submit(() -> {
-                    permits.acquire();
-                    try {
-                        return closing ? attempts.releaseEmpty(c) : attempts.advanceClaimed(c);
-                    } finally {
-                        permits.release();
-                    }
-                }));
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                attempts.release(c); // closed meanwhile
-            }
-        }
-        ResumeSummary sum = ResumeSummary.EMPTY;
-        for (Future<ResumeSummary> f : futures) {
-            try {
-                sum = sum.plus(f.get());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                futures.forEach(x -> x.cancel(true));
-                return sum;
-            } catch (java.util.concurrent.CancellationException e) {
-                // cancelled by close; its lease expires or was released
-            } catch (ExecutionException e) {
-                sum = sum.plus(new ResumeSummary(0, 0, 0, 0, 0, 0, 0, 0, 1, 0));
-                safely(() -> options.listener().onEvent(new ResumeEvent.PassFailed(e.getCause())));
-            }
-        }
-        return sum;
-    }
-
-    /**
-     * Starts the loop on a thread of its own. Each pass claims, in one statement, as many due instances
-     * as the worker has free slots (at most the batch limit; the concurrency is the most attempts in
-     * flight at once), starts them on virtual threads, and does not wait for them: the attempts in
-     * flight follow the backlog up to the concurrency. The next pass starts at once after a pass that
-     * filled its batch; after a pass that filled the free slots, when an attempt ends; otherwise at
-     * the earliest wake time it knows of (a run in this process that parks on a sleep tells it), after
-     * the poll interval, or (with {@link ResumeOptions#push()}) when the store's wake signal fires:
-     * after any append through the store handle (a wake, a completion, a start, an application event),
-     * on NOTIFY of another handle's append, and on the store's fallback tick. An idle pass is one
-     * statement; the look for instances of unregistered names runs every {@link ResumeWorker#HOUSEKEEPING_INTERVAL}.
-     */
     @Override
     public synchronized ResumeLoop start() {
         if (loop != null) {
@@ -270,7 +180,7 @@ public final class ResumeLoop implements ResumeWorker {
             } catch (RuntimeException | Error e) {
                 // an Error too (a StackOverflowError, an OutOfMemoryError that freed its memory):
                 // this loop is what resumes the process's workflows, so it reports and goes on
-                passFailed(e);
+                housekeeping.passFailed(e);
             } finally {
                 passing = false;
             }
@@ -302,9 +212,9 @@ public final class ResumeLoop implements ResumeWorker {
 
     private Round round() {
         long started = System.nanoTime();
-        repairCascades();
-        if (System.nanoTime() - lastUnknownCheck >= ResumeWorker.HOUSEKEEPING_INTERVAL.toNanos()) {
-            int unknown = reportUnknown();
+        housekeeping.repairCascades();
+        if (housekeeping.unknownDue()) {
+            int unknown = housekeeping.reportUnknown();
             finished.accumulateAndGet(new ResumeSummary(0, 0, 0, 0, unknown, 0, 0, 0, 0, 0), ResumeSummary::plus);
         }
         int limit = Math.min(options.batchLimit(), Math.max(0, options.concurrency() - inFlight.get()));
@@ -324,7 +234,7 @@ public final class ResumeLoop implements ResumeWorker {
                         waker.slotFreed();
                     }
                 });
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 inFlight.decrementAndGet();
                 attempts.release(c); // closing
             }
@@ -344,34 +254,20 @@ public final class ResumeLoop implements ResumeWorker {
         WorkflowBacklog last = backlog.last();
         long pending = last == null ? 0 : last.pendingAwakeables();
         long waiting = last == null ? s.discovered() : last.waiting();
-        safely(() -> options.listener().onPass(s, elapsed, pending, waiting));
+        housekeeping.safely(() -> options.listener().onPass(s, elapsed, pending, waiting));
+    }
+
+    @Override
+    public boolean stop(Duration timeout) {
+        return stopping.stop(timeout);
     }
 
     /**
-     * Stops the loop at once: the attempts in flight are interrupted (an interrupted attempt records
-     * no crash) and their leases released, so another worker can take the instances at once. The
-     * same as {@code close(Duration.ZERO)}.
+     * The stop itself (once): claims nothing more, lets the attempts finish until the deadline,
+     * interrupts the rest and waits {@link StopOnce#FORCED_STOP_WAIT} more for them and the loop.
      */
-    @Override
-    public void close() {
-        close(Duration.ZERO);
-    }
-
-    /**
-     * Stops the loop gracefully: the worker claims nothing more, lets the attempts in flight finish
-     * for up to {@code grace}, then interrupts those still running (an interrupted attempt records no
-     * crash; its step in flight is not journaled and runs again on the next attempt). Every lease it
-     * holds is released, so another worker can take the instances at once. Returns once the loop and
-     * the attempts have ended (after at most {@code grace} and the interrupted attempts' unwinding).
-     *
-     * @throws IllegalArgumentException if {@code grace} is null or negative
-     */
-    @Override
-    public void close(Duration grace) {
-        if (grace == null || grace.isNegative()) {
-            throw new IllegalArgumentException("grace must be >= 0, got " + grace);
-        }
-        Deadline deadline = Deadline.after(grace);
+    private boolean stopAll(Duration timeout) {
+        Deadline deadline = Deadline.after(timeout);
         boolean interrupted = false;
         Thread t;
         closing = true; // before reading passing: a pass that begins now claims nothing
@@ -387,10 +283,9 @@ public final class ResumeLoop implements ResumeWorker {
         if (t != null) {
             if (passing) {
                 // a pass's attempts finish; it claims nothing more, then the loop sees running is false
-                interrupted |= !Deadline.joined(t, deadline.remainingNanos());
+                interrupted = !Deadline.joined(t, deadline.remainingNanos());
             }
-            t.interrupt(); // waiting for the next pass, past the grace, or our caller was interrupted
-            interrupted |= !Deadline.joined(t, TimeUnit.SECONDS.toNanos(30));
+            t.interrupt(); // waiting for the next pass, past the timeout, or our caller was interrupted
         }
         advances.shutdown();
         if (!interrupted) {
@@ -401,53 +296,58 @@ public final class ResumeLoop implements ResumeWorker {
             }
         }
         advances.shutdownNow(); // interrupted attempts record nothing and release their leases
-        try {
-            if (!advances.awaitTermination(30, TimeUnit.SECONDS)) {
-                org.slf4j.LoggerFactory.getLogger(ResumeLoop.class)
-                        .warn("waymark resume: attempts still running after 30 s; their leases expire by themselves");
+        boolean done = false;
+        if (!interrupted) {
+            try {
+                done = awaitStopped(StopOnce.FORCED_STOP_WAIT.toNanos());
+            } catch (InterruptedException e) {
+                interrupted = true;
             }
-        } catch (InterruptedException e) {
-            interrupted = true;
         }
         if (interrupted) {
-            Thread.currentThread().interrupt();
+            done = (t == null || !t.isAlive()) && advances.isTerminated();
+        } else if (!done) {
+            LoggerFactory.getLogger(ResumeLoop.class).warn("waymark resume: {} still running {} s after it was"
+                    + " interrupted; its leases expire by themselves",
+                    t != null && t.isAlive() ? "the loop" : "an attempt", StopOnce.FORCED_STOP_WAIT.toSeconds());
         }
         keeper.close();
         if (!finished.get().equals(ResumeSummary.EMPTY)) {
             try {
                 reportFinished(Duration.ZERO); // attempts that ended after the loop's last pass
             } catch (RuntimeException | Error e) {
-                passFailed(e); // a listener's Error (safely lets those through) must not escape close
+                housekeeping.passFailed(e); // a listener's Error (safely lets those through) must not escape stop
             }
         }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return done;
     }
 
-    /**
-     * The runnable backlog of the schema (see {@link WorkflowBacklog}), sampled at most the engine's
-     * {@code backlogSampleInterval} ago, shared with the engine.
-     */
+    /** Whether the loop and every attempt have ended, waiting up to {@code nanos}. */
+    private boolean awaitStopped(long nanos) throws InterruptedException {
+        Deadline deadline = Deadline.after(Duration.ofNanos(nanos));
+        Thread t;
+        synchronized (this) {
+            t = loop;
+        }
+        if (t != null) {
+            TimeUnit.NANOSECONDS.timedJoin(t, deadline.remainingNanos());
+            if (t.isAlive()) {
+                return false;
+            }
+        }
+        return advances.awaitTermination(deadline.remainingNanos(), TimeUnit.NANOSECONDS);
+    }
+
     @Override
     public WorkflowBacklog backlog() {
         return backlog.current();
     }
 
-    /** Attempts this worker's loop has in flight now (at most {@link ResumeOptions#concurrency()}). */
     @Override
     public int inFlight() {
         return inFlight.get();
-    }
-
-    /** Reports a failed pass; whatever the listener throws, the loop goes on. */
-    private void passFailed(Throwable e) {
-        try {
-            options.listener().onEvent(new ResumeEvent.PassFailed(e));
-        } catch (RuntimeException | Error listenerFailure) {
-            e.addSuppressed(listenerFailure);
-            org.slf4j.LoggerFactory.getLogger(ResumeLoop.class).error("waymark resume: pass failed", e);
-        }
-    }
-
-    private void safely(Runnable r) {
-        runtime.safely(r); // the engine's one guard around listener calls
     }
 }

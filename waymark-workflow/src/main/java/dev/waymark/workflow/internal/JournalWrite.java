@@ -1,0 +1,44 @@
+package dev.waymark.workflow.internal;
+
+import dev.waymark.workflow.status.WorkflowStatus;
+import java.time.Duration;
+import java.util.UUID;
+
+/**
+ * A journal entry to write, alone or sharing a transaction with others ({@link BatchJournal}): a start
+ * ({@code WorkflowStarted}, its input in {@code data}), a step ({@code StepRecorded}) or a
+ * completion marker ({@code WorkflowCompleted} with its result), fenced on {@code epoch} when not
+ * null.
+ */
+public record JournalWrite(String name, String id, int generation, UUID eventId, String type, String data, Long epoch,
+        String completedResult, Start start) {
+
+    /** What a start carries besides its input: its parent (or null), owner (or null) and lease length. */
+    public record Start(Instances.Key parent, String owner, Duration ttl) {}
+
+    /** A start entry: the instance row and journal stream of a new instance, leased to {@code owner} if given. */
+    public static JournalWrite start(String name, String id, String input, UUID eventId, Instances.Key parent,
+            String owner,
+            Duration ttl) {
+        return new JournalWrite(name, id, 0, eventId, "WorkflowStarted", input, null, null,
+                new Start(parent, owner, ttl));
+    }
+
+    /** A step entry. */
+    public static JournalWrite step(String name, String id, int generation, UUID eventId, String data, Long epoch) {
+        return new JournalWrite(name, id, generation, eventId, "StepRecorded", data, epoch, null, null);
+    }
+
+    /** A completion marker with the workflow's result (JSON). */
+    public static JournalWrite completion(String name, String id, int generation, UUID eventId, String result,
+            Long epoch) {
+        return new JournalWrite(name, id, generation, eventId, "WorkflowCompleted",
+                WorkflowJson.withRaw("result", result),
+                epoch,
+                result, null);
+    }
+
+    WorkflowStatus terminal() {
+        return completedResult == null ? null : WorkflowStatus.COMPLETED;
+    }
+}
