@@ -2,6 +2,7 @@ package dev.waymark.bench;
 
 import dev.waymark.kafka.KafkaSource;
 import dev.waymark.kafka.KafkaSourceConfig;
+import dev.waymark.kafka.KafkaSourceConfigBuilder;
 import dev.waymark.messaging.AckDecision;
 import dev.waymark.messaging.Concurrency;
 import dev.waymark.messaging.Handler;
@@ -235,7 +236,7 @@ public final class KafkaBenchmark {
     private static double adapter(String servers, String topic, Concurrency concurrency, int count, Handler handler,
             boolean retry) throws Exception {
         Meter meter = new Meter(count);
-        KafkaSourceConfig.Builder config = KafkaSourceConfig.builder(servers, group()).topics(topic);
+        KafkaSourceConfigBuilder config = KafkaSourceConfig.builder(servers, group()).topics(topic);
         Integer buffer = Integer.getInteger("bench.kafka.buffer");
         if (buffer != null) {
             config.bufferSize(buffer);

@@ -1,37 +1,20 @@
 package dev.waymark.cli;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.waymark.cli.Output.StoredJson;
+import dev.waymark.workflow.WorkflowClient;
 import dev.waymark.workflow.awakeable.AwakeableInfo;
 import dev.waymark.workflow.awakeable.AwakeableOutcome;
-import dev.waymark.workflow.status.CancelOutcome;
-import dev.waymark.workflow.status.JournalEntry;
-import dev.waymark.workflow.status.RetryOutcome;
-import dev.waymark.workflow.WorkflowClient;
-import dev.waymark.workflow.status.WorkflowDetails;
-import dev.waymark.workflow.status.WorkflowInfo;
-import dev.waymark.workflow.WorkflowQuery;
-import dev.waymark.workflow.status.WorkflowStatus;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.TypeConversionException;
 
 /** The awakeable subcommands of {@code workflows}: complete-awakeable and fail-awakeable. */
 final class AwakeableCommands {

@@ -27,7 +27,7 @@ final class CollectWorkflows implements Callable<Integer> {
     @Option(names = "--retention", required = true, converter = WaymarkCli.NonNegativeDurationConverter.class, description = "keep instances that finished less than this long ago (like 7d, 12h; 0s: none)")
     Duration retention;
 
-    @Option(names = "--limit", defaultValue = "100", description = "most instances in this pass (1-10000)")
+    @Option(names = "--limit", defaultValue = WaymarkCli.DEFAULT_COLLECT_LIMIT, description = "most instances in this pass (1-10000)")
     int limit;
 
     @Option(names = "--force", description = "really delete")

@@ -66,7 +66,7 @@ final class DeadLettersCommand {
         @Option(names = "--before", paramLabel = "ID", description = "only ids below this one (to page)")
         Long before;
 
-        @Option(names = "--limit", defaultValue = "50", description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = WaymarkCli.DEFAULT_LIST_LIMIT, description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override

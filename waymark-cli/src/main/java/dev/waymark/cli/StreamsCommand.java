@@ -60,7 +60,7 @@ final class StreamsCommand {
         @Option(names = "--after", defaultValue = "", description = "start after this stream name")
         String after;
 
-        @Option(names = "--limit", defaultValue = "100", description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = WaymarkCli.DEFAULT_STREAM_LIMIT, description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override
@@ -92,7 +92,7 @@ final class StreamsCommand {
         @Option(names = "--after", defaultValue = "0", description = "start after this version")
         long after;
 
-        @Option(names = "--limit", defaultValue = "100", description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
+        @Option(names = "--limit", defaultValue = WaymarkCli.DEFAULT_STREAM_LIMIT, description = "at most this many, 1-10000 (default: ${DEFAULT-VALUE})")
         int limit;
 
         @Override

@@ -59,6 +59,12 @@ public final class WaymarkCli {
 
     /** The largest {@code --limit} any command takes. */
     static final int MAX_LIMIT = 10_000;
+    /** The default {@code --limit} of {@code workflows list} and {@code dead-letters list} (rows per page). */
+    static final String DEFAULT_LIST_LIMIT = "50";
+    /** The default {@code --limit} of {@code streams list} and {@code streams read}. */
+    static final String DEFAULT_STREAM_LIMIT = "100";
+    /** The default {@code --limit} of {@code workflows collect} (instances per pass). */
+    static final String DEFAULT_COLLECT_LIMIT = "100";
 
     /**
      * The CLI's one JSON mapper, its modules pinned (java.time instants and dates as ISO-8601 text, Optional): the

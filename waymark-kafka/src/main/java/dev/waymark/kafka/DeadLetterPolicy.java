@@ -11,7 +11,7 @@ import java.util.function.UnaryOperator;
  * throws a {@link DeadLetterTopicException}, so the processor retries it and finally fails. The
  * dead-letter topics are checked when the source starts (with a {@code topicPattern}, when each
  * topic is first assigned): a missing one fails the source, or is created, as
- * {@link KafkaSourceConfig.Builder#missingDeadLetterTopic} says. A dead-letter topic must not be one
+ * {@link KafkaSourceConfigBuilder#missingDeadLetterTopic} says. A dead-letter topic must not be one
  * the source reads: the builder refuses one among its {@code topics}, and one its
  * {@code topicPattern} matches fails the source when its topic is assigned.
  */

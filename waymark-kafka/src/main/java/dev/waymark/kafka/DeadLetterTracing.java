@@ -6,7 +6,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 /**
  * A listener that also hears about each dead-letter publication while it happens, for tracing
  * ({@link dev.waymark.kafka.otel.KafkaTracing}). Register it like any listener
- * ({@code KafkaSourceConfig.Builder.listener}).
+ * ({@code KafkaSourceConfigBuilder.listener}).
  */
 public interface DeadLetterTracing extends KafkaSourceListener {
 

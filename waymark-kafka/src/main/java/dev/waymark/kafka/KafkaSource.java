@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  *       wait in memory behind it and come, in their original order, after it; other keys and other
  *       partitions go on meanwhile. Nothing is committed past it until it is acknowledged.
  *       Deliveries it superseded are never handed out, and acknowledging one already handed out
- *       does nothing. Past {@link KafkaSourceConfig.Builder#retryHoldBytes(long) retryHoldBytes} the
+ *       does nothing. Past {@link KafkaSourceConfigBuilder#retryHoldBytes(long) retryHoldBytes} the
  *       partition is paused and sought back to the record instead (the records after it are
  *       fetched again); if the record is gone then (retention, compaction), consumption goes on
  *       from the next record with a warning, whatever {@code auto.offset.reset} says. The envelope's
@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  *       {@link DeadLetterTopicException}. The dead-letter topics are checked when the consumer
  *       starts, before it joins the group (under a pattern, when each topic is first assigned): a
  *       missing one ends the source with a {@link DeadLetterTopicException} before any record is
- *       handed out, or is created ({@link KafkaSourceConfig.Builder#missingDeadLetterTopic}).</li>
+ *       handed out, or is created ({@link KafkaSourceConfigBuilder#missingDeadLetterTopic}).</li>
  *   <li><b>Keys and values</b> arrive exactly as produced: the key as a
  *       {@link dev.waymark.messaging.MessageKey} (null for none), a null value as a tombstone.</li>
  *   <li><b>Failures.</b> A fatal client failure, or a retriable one that outlives
@@ -62,7 +62,7 @@ import org.slf4j.LoggerFactory;
  *       down at once, so the consumer leaves the group and the other members take its partitions.
  *       The consumer leaves the group whenever it closes, as a static member
  *       ({@code group.instance.id}) too, unless
- *       {@link KafkaSourceConfig.Builder#leaveGroupOnClose(boolean) leaveGroupOnClose(false)}.</li>
+ *       {@link KafkaSourceConfigBuilder#leaveGroupOnClose(boolean) leaveGroupOnClose(false)}.</li>
  * </ul>
  *
  * <p>One thread owns the {@code KafkaConsumer}; acknowledgements from handler threads only update
@@ -148,7 +148,7 @@ public final class KafkaSource implements MessageSource, Stoppable {
      * Its processor has ended and acknowledges nothing more: a {@link #shutdown()} (before or after
      * this) no longer waits for the acknowledgement of records handed out, but commits what was
      * acknowledged and closes the consumer at once, leaving the group (unless a static member keeps
-     * its place, see {@link KafkaSourceConfig.Builder#leaveGroupOnClose(boolean)}); the rest is
+     * its place, see {@link KafkaSourceConfigBuilder#leaveGroupOnClose(boolean)}); the rest is
      * redelivered to the group's next owner of the partition. {@code ProcessingApp} calls this when a processor
      * ends, and shuts the source of a failed one down right away.
      */

@@ -157,7 +157,7 @@ class KafkaFailureTest {
                 ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "300000", ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG,
                 "120000");
         RecordingListener events = new RecordingListener();
-        KafkaSourceConfig.Builder config = kafka.config(group, topic).listener(events)
+        KafkaSourceConfigBuilder config = kafka.config(group, topic).listener(events)
                 .brokerRetry(KafkaSourceConfig.DEFAULT_BROKER_RETRY);
         member.forEach(config::consumerProperty);
         KafkaSource source = KafkaSource.of(config.build());

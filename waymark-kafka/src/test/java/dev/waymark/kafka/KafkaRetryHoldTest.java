@@ -55,7 +55,7 @@ class KafkaRetryHoldTest {
      * once (every other one with a 5 ms delay), until all is committed. {@code seen} lists the
      * offsets handed to the handler per partition (serial) or per partition and key (orderedByKey).
      */
-    private Run run(String name, Concurrency concurrency, int percent, KafkaSourceConfig.Builder extra,
+    private Run run(String name, Concurrency concurrency, int percent, KafkaSourceConfigBuilder extra,
             String topic, String group) throws Exception {
         boolean byKey = concurrency instanceof Concurrency.OrderedByKey;
         // The records as produced, per partition: the key of each offset; and each lane's offsets in order.

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /** The builder refuses bad values, naming the option, and fills every default. */
 class KafkaSourceConfigTest {
 
-    private static KafkaSourceConfig.Builder valid() {
+    private static KafkaSourceConfigBuilder valid() {
         return KafkaSourceConfig.builder("localhost:9092", "g").topics("orders");
     }
 

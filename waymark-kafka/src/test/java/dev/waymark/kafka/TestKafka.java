@@ -52,7 +52,7 @@ final class TestKafka {
      * A configuration with test-friendly timings; the source creates its missing dead-letter topics
      * (tests of a missing one set {@link MissingDeadLetterTopic#FAIL}, the default, again).
      */
-    KafkaSourceConfig.Builder config(String group, String... topics) {
+    KafkaSourceConfigBuilder config(String group, String... topics) {
         return KafkaSourceConfig.builder(kafka.bootstrapServers(), group).topics(topics)
                 .missingDeadLetterTopic(MissingDeadLetterTopic.CREATE)
                 .pollTimeout(Duration.ofMillis(100)).commitInterval(Duration.ofMillis(50))

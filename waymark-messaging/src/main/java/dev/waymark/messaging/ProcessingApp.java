@@ -6,13 +6,10 @@ import dev.waymark.core.WaymarkInputException;
 import dev.waymark.messaging.internal.ProcessorRuntime;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -23,6 +20,13 @@ import org.slf4j.LoggerFactory;
  * Several processors under one lifecycle: start, wait, stop with a drain timeout then a forced
  * stop, a failure strategy, per-processor state and health. Each processor has its own source,
  * bounded inbox, threads and counters.
+ *
+ * <p>Lifecycle: {@link #builder()}{@code …build()} validates and touches no source;
+ * {@link #start()} starts every processor, once (a later call starts nothing more); {@link #stop}
+ * and {@link #close()} stop it, once (later calls answer for the same stop). A stopped app is not
+ * started again, like every Waymark component: {@code start()} after {@code stop} throws
+ * {@link IllegalStateException}; build a new app (with new sources) instead. An app stopped before
+ * it was started ends at once: each source's {@code shutdown()} is called and no processor runs.
  */
 public final class ProcessingApp implements Stoppable {
 
@@ -32,7 +36,7 @@ public final class ProcessingApp implements Stoppable {
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(30);
     /** Default time without progress, with work waiting, after which a processor counts as stuck. */
     public static final Duration DEFAULT_STUCK_AFTER = Duration.ofMinutes(5);
-    /** Default {@link Builder#failureStrategy}: a failed processor stops alone, the others keep running. */
+    /** Default {@link ProcessingAppBuilder#failureStrategy}: a failed processor stops alone, the others keep running. */
     public static final FailureStrategy DEFAULT_FAILURE_STRATEGY = FailureStrategy.ISOLATE;
     /** Default total timeout of {@link #stop()}. */
     public static final Duration DEFAULT_TOTAL_TIMEOUT = Duration.ofSeconds(60);
@@ -47,31 +51,47 @@ public final class ProcessingApp implements Stoppable {
 
     private final List<ProcessorRuntime> processors;
     private final FailureStrategy strategy;
-    private final AtomicBoolean started = new AtomicBoolean();
     private final AtomicBoolean failureReported = new AtomicBoolean();
     private volatile ProcessorFailedException firstFailure;
+    /** Guarded by this; {@link #start()} and {@link #stop} decide under the same lock. */
+    private boolean started;
+    /** Guarded by this; set by the first stop. */
     private CompletableFuture<Boolean> stopping;
 
-    private ProcessingApp(Builder builder) {
+    /** An app of the validated {@code builder}'s processors, not started. */
+    ProcessingApp(ProcessingAppBuilder builder) {
         this.strategy = builder.strategy;
         this.processors = new ArrayList<>();
-        for (Spec spec : builder.specs) {
-            processors.add(new ProcessorRuntime(spec.id, spec.source, spec.concurrency, spec.handler,
+        for (ProcessingAppBuilder.Spec spec : builder.specs) {
+            processors.add(new ProcessorRuntime(spec.id(), spec.source(), spec.concurrency(), spec.handler(),
                     builder.inboxSize, builder.retry, builder.listener, this::failed));
         }
     }
 
-    /** A builder. */
-    public static Builder builder() {
-        return new Builder();
+    /** A builder with every default; nothing is validated or touched until its {@code build()}. */
+    public static ProcessingAppBuilder builder() {
+        return new ProcessingAppBuilder();
     }
 
-    /** Starts every processor; returns this app. */
+    /**
+     * Starts every processor; returns this app. Idempotent and thread-safe: a second or concurrent
+     * call starts nothing more and returns this app (a Kafka source likewise starts its consumer
+     * once, on the first poll, and later polls go on with it).
+     *
+     * @throws IllegalStateException if the app was stopped ({@link #stop}, {@link #close()}), whether
+     *     or not it had been started: a stopped app does not start again; build a new one
+     */
     public ProcessingApp start() {
-        if (!started.compareAndSet(false, true)) {
-            throw new IllegalStateException("the app was already started");
+        synchronized (this) {
+            if (stopping != null) {
+                throw new IllegalStateException("processing app " + processorIds()
+                        + " was stopped; a stopped app does not start again, build a new one");
+            }
+            if (!started) {
+                started = true;
+                processors.forEach(ProcessorRuntime::start);
+            }
         }
-        processors.forEach(ProcessorRuntime::start);
         return this;
     }
 
@@ -142,7 +162,8 @@ public final class ProcessingApp implements Stoppable {
      * not skip the others; a failed processor's source had it called when the processor failed),
      * processors finalize what they already took, up to {@code drain}; then
      * whatever still runs is stopped by force, after which no finalizer runs. Concurrent and later
-     * calls share the first call's result.
+     * calls share the first call's result. An app never started stops at once (true): its sources
+     * are shut down, no processor runs, and {@link #start()} is refused from then on.
      *
      * @return true when everything drained in time
      * @throws MessagingException with the first source-shutdown failure, after everything stopped
@@ -153,16 +174,18 @@ public final class ProcessingApp implements Stoppable {
         }
         CompletableFuture<Boolean> result;
         boolean leader = false;
+        boolean wasStarted;
         synchronized (this) {
             if (stopping == null) {
                 stopping = new CompletableFuture<>();
                 leader = true;
             }
             result = stopping;
+            wasStarted = started;
         }
         if (leader) {
             try {
-                result.complete(doStop(drain, total));
+                result.complete(doStop(drain, total, wasStarted));
             } catch (RuntimeException e) {
                 result.completeExceptionally(e);
             }
@@ -177,7 +200,7 @@ public final class ProcessingApp implements Stoppable {
         }
     }
 
-    private boolean doStop(Duration drain, Duration total) {
+    private boolean doStop(Duration drain, Duration total, boolean wasStarted) {
         long deadline = System.nanoTime() + total.toNanos();
         RuntimeException shutdownFailure = null;
         for (ProcessorRuntime p : processors) {
@@ -186,6 +209,9 @@ public final class ProcessingApp implements Stoppable {
             if (e != null && shutdownFailure == null) {
                 shutdownFailure = new MessagingException("shutting down source '" + p.source().name()
                         + "' of processor '" + p.id() + "' failed", e);
+            }
+            if (!wasStarted) {
+                p.endUnstarted(); // nothing runs that could end it: it would hold the stop for the whole drain
             }
         }
         boolean drained = true;
@@ -279,131 +305,5 @@ public final class ProcessingApp implements Stoppable {
     public boolean isHealthy(Duration stuckAfter) {
         return processors.stream().noneMatch(p -> p.snapshot().lifecycle() == ProcessorState.Lifecycle.FAILED
                 || p.isStuck(stuckAfter));
-    }
-
-    private record Spec(String id, MessageSource source, Concurrency concurrency, Handler handler) {}
-
-    /** Configures an app; {@link #build()} validates everything before anything starts. */
-    public static final class Builder {
-        private final List<Spec> specs = new ArrayList<>();
-        private int inboxSize = DEFAULT_INBOX_SIZE;
-        private FailureStrategy strategy = DEFAULT_FAILURE_STRATEGY;
-        private RetryPolicy retry = DEFAULT_RETRY;
-        private ProcessorListener listener = ProcessorListener.NONE;
-
-        private Builder() {}
-
-        /**
-         * Observe every handled message (for example {@code MessagingMetrics}); default
-         * {@link ProcessorListener#NONE}.
-         *
-         * @throws MessagingConfigException if {@code listener} is null (pass {@link ProcessorListener#NONE})
-         */
-        public Builder listener(ProcessorListener listener) {
-            if (listener == null) {
-                throw new MessagingConfigException("listener must not be null (ProcessorListener.NONE for none)");
-            }
-            this.listener = listener;
-            return this;
-        }
-
-        /** Adds a processor: messages from {@code source} go to {@code handler} under {@code concurrency}. */
-        public Builder processor(String id, MessageSource source, Concurrency concurrency, Handler handler) {
-            specs.add(new Spec(id, source, concurrency, handler));
-            return this;
-        }
-
-        /** Messages each processor may hold pulled but not started, {@code >= 1}; default 100. */
-        public Builder inboxSize(int size) {
-            this.inboxSize = size;
-            return this;
-        }
-
-        /** What a failure does to the others; default {@link #DEFAULT_FAILURE_STRATEGY} ({@link FailureStrategy#ISOLATE}). */
-        public Builder failureStrategy(FailureStrategy strategy) {
-            this.strategy = strategy;
-            return this;
-        }
-
-        /**
-         * How a message whose handler throws is retried: while {@link RetryPolicy#allowsAnotherAttempt}
-         * its delivery attempt ({@link Envelope#attempt()} + 1), it is finalized with {@link
-         * AckDecision#retry(Duration)} after the policy's delay; then with {@link AckDecision#deadLetter}
-         * ({@link dev.waymark.core.DeadLetterReason#maxAttempts}), so give a bounded policy only to a
-         * source that records dead letters (a Kafka source with a dead-letter topic, a store
-         * subscription). A source that cannot count attempts ({@code attempt() == -1}) is retried
-         * without limit. A decision the handler returns is never changed. Not null; default
-         * {@link #DEFAULT_RETRY} (for ever, 1 s apart).
-         */
-        public Builder retry(RetryPolicy policy) {
-            this.retry = policy;
-            return this;
-        }
-
-        /**
-         * Validates the configuration and logs it in one INFO line; nothing is started and no source
-         * is touched.
-         *
-         * @throws MessagingConfigException naming the problem
-         */
-        public ProcessingApp build() {
-            if (inboxSize < 1) {
-                throw new MessagingConfigException("inboxSize must be >= 1, got " + inboxSize);
-            }
-            if (strategy == null) {
-                throw new MessagingConfigException("failureStrategy must not be null");
-            }
-            if (retry == null) {
-                throw new MessagingConfigException("retry must not be null");
-            }
-            if (specs.isEmpty()) {
-                throw new MessagingConfigException("an app needs at least one processor");
-            }
-            Set<String> ids = new HashSet<>();
-            Map<MessageSource, String> sources = new IdentityHashMap<>();
-            for (Spec spec : specs) {
-                if (spec.id == null || spec.id.isBlank()) {
-                    throw new MessagingConfigException("processor id must not be blank");
-                }
-                if (!ids.add(spec.id)) {
-                    throw new MessagingConfigException("processor id '" + spec.id + "' is used twice");
-                }
-                if (spec.source == null || spec.concurrency == null || spec.handler == null) {
-                    throw new MessagingConfigException("processor '" + spec.id
-                            + "' needs a source, a concurrency and a handler");
-                }
-                if (spec.handler instanceof dev.waymark.messaging.batch.Batching batching
-                        && (!(spec.concurrency instanceof Concurrency.Unordered)
-                                || spec.concurrency.parallelism() < batching.size())) {
-                    // under a keyed or serial order a key's messages wait for each other, and with fewer
-                    // handlers than the batch size a batch never fills: batches would close by timeout only
-                    throw new MessagingConfigException("processor '" + spec.id + "' batches " + batching.size()
-                            + " messages but runs " + describe(spec.concurrency)
-                            + "; use Concurrency.unordered(n) with n >= the batch size");
-                }
-                String other = sources.put(spec.source, spec.id);
-                if (other != null) {
-                    throw new MessagingConfigException("processors '" + other + "' and '" + spec.id
-                            + "' share one source; each processor needs its own");
-                }
-            }
-            log.info("waymark processing app: processors={}, inboxSize={}, failureStrategy={},"
-                    + " retry={}, listener={}",
-                    specs.stream().map(spec -> spec.id + " ("
-                            + describe(spec.concurrency) + ", " + spec.source.getClass().getSimpleName() + ")")
-                            .toList(),
-                    inboxSize, strategy, retry, listener == ProcessorListener.NONE
-                            ? "none"
-                            : listener.getClass().getName());
-            return new ProcessingApp(this);
-        }
-
-        private static String describe(Concurrency concurrency) {
-            return switch (concurrency) {
-                case Concurrency.Serial serial -> "serial()";
-                case Concurrency.OrderedByKey keyed -> "orderedByKey(" + keyed.parallelism() + ")";
-                case Concurrency.Unordered unordered -> "unordered(" + unordered.parallelism() + ")";
-            };
-        }
     }
 }

@@ -54,6 +54,16 @@ final class TestSources {
         };
     }
 
+    /** Counts in {@code starts} how often a processor starts on it ({@code processedWith} comes once per start). */
+    static MessageSource countingStarts(InMemorySource delegate, AtomicInteger starts) {
+        return new Wrapped(delegate) {
+            @Override
+            public void processedWith(Concurrency concurrency) {
+                starts.incrementAndGet();
+            }
+        };
+    }
+
     private static class Wrapped implements MessageSource {
         final InMemorySource delegate;
 

@@ -22,7 +22,7 @@ import org.apache.kafka.common.header.Headers;
  * the new span's context in its {@code traceparent} / {@code tracestate} headers. (The consume
  * span of each record comes from {@code MessageTracing} in waymark-messaging, whose parent is the
  * record's {@code traceparent} header.) With several {@code traceparent} headers, the first is the
- * parent, as for the envelope. Register with {@code KafkaSourceConfig.Builder.listener}.
+ * parent, as for the envelope. Register with {@code KafkaSourceConfigBuilder.listener}.
  */
 public final class KafkaTracing implements DeadLetterTracing {
 

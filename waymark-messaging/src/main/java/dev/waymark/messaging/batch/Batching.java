@@ -24,7 +24,7 @@ import java.util.function.Function;
  * each message is then finalized with its own decision by the runtime as usual. Each message waits,
  * in its handler call, for its batch, so the processor must run at least {@code size} handlers at
  * once: use {@code Concurrency.unordered(n)} with {@code n >= size}
- * ({@code ProcessingApp.Builder.build()} refuses a processor that runs fewer). A partial batch closes at the latest after
+ * ({@code ProcessingAppBuilder.build()} refuses a processor that runs fewer). A partial batch closes at the latest after
  * {@code timeout}, also while the app drains.
  */
 public final class Batching implements Handler, AutoCloseable {

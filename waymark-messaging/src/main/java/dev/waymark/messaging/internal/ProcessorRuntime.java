@@ -293,6 +293,18 @@ public final class ProcessorRuntime {
         }
     }
 
+    /**
+     * Ends a processor that was never started (its app stopped first): it counts as stopped, its
+     * source is told it ended, and it never polls. Not to be called with or after {@link #start()}.
+     */
+    public void endUnstarted() {
+        ingesterDone.countDown();
+        if (executor != null) {
+            executor.shutdown();
+        }
+        ended();
+    }
+
     /** Marks the processor draining (its source is being shut down). */
     public void draining() {
         if (lifecycle == Lifecycle.RUNNING) {
