@@ -74,6 +74,8 @@ public final class WorkflowCollector implements Stoppable {
         WorkflowEngineBuilder.positive(interval, "interval");
         Args.inRange(batchSize, "batchSize");
         WorkflowCollector collector = new WorkflowCollector(client, retention, batchSize, listener);
+        log.info("waymark workflow collector: retention={}, interval={}ms, batchSize={}, listener={}", retention,
+                interval.toMillis(), batchSize, listener);
         collector.timer.scheduleWithFixedDelay(collector::scheduledPass, 0, interval.toNanos(), TimeUnit.NANOSECONDS);
         return collector;
     }

@@ -61,6 +61,13 @@ public interface ResumeWorker extends Stoppable {
      * after any append through the store handle (a wake, a completion, a start, an application event),
      * on NOTIFY of another handle's append, and on the store's fallback tick. An idle pass is one
      * statement; the look for instances of unregistered names runs every {@link #HOUSEKEEPING_INTERVAL}.
+     *
+     * <p>A second or concurrent call starts nothing more and returns this worker (as {@code
+     * ProcessingApp.start()} does).
+     *
+     * @return this worker
+     * @throws IllegalStateException if the worker was stopped or closed: build a new one with {@code
+     *     engine.resumeWorker(options)}
      */
     ResumeWorker start();
 

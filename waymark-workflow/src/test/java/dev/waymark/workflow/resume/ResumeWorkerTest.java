@@ -491,6 +491,8 @@ class ResumeWorkerTest {
         assertThat(ResumeOptions.builder().pollInterval(Duration.ofMillis(10)).build().cascadeRepairInterval())
                 .as("independent of the poll interval").isEqualTo(Duration.ofSeconds(60));
         ResumeWorker closed = engine.resumeWorker(options());
+        assertThat(closed.start()).isSameAs(closed);
+        assertThat(closed.start()).as("a second start starts nothing more").isSameAs(closed);
         assertThatThrownBy(() -> closed.stop(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("resume worker stop timeout must be >= 0, got PT-0.001S");
         assertThatThrownBy(() -> closed.stop(null)).isInstanceOf(IllegalArgumentException.class)

@@ -135,13 +135,14 @@ public final class ResumeLoop implements ResumeWorker {
 
     @Override
     public synchronized ResumeLoop start() {
-        if (loop != null) {
-            throw new IllegalStateException("resume worker " + owner() + " already started");
-        }
         if (closing) {
             throw new IllegalStateException("resume worker " + owner() + " is closed");
         }
+        if (loop != null) {
+            return this; // started already: one loop, as ProcessingApp.start()
+        }
         running = true;
+        LoggerFactory.getLogger(ResumeLoop.class).info("waymark resume worker {}: {}", owner(), options);
         WakeSignal wake = options.push() ? store.wakeSignal() : null;
         if (wake != null) {
             relay = Thread.ofVirtual().name("waymark-resume-wake-" + owner()).start(() -> relayWakes(wake));
