@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
-/** The statements of awakeables: settle one, read one, list an instance's, count the pending. */
+/** The statements of awakeables: settle one, read one, check many, list an instance's, count the pending. */
 public final class Awakeables {
 
     /**
@@ -54,6 +54,26 @@ public final class Awakeables {
                         ? Optional.of(new State(rs.getString(1), rs.getString(2), rs.getString(3),
                                 rs.getString(4), rs.getString(5), rs.getInt(6)))
                         : Optional.empty());
+    }
+
+    /**
+     * Which of {@code awakeables} are no longer pending (settled, or abandoned by their instance's
+     * end); one statement by primary key for all of them.
+     */
+    public List<UUID> settledAmong(List<UUID> awakeables) {
+        if (awakeables.isEmpty()) {
+            return List.of();
+        }
+        return sql.query("check " + awakeables.size() + " awakeables",
+                "SELECT awakeable_id FROM " + s + "workflow_awakeables WHERE awakeable_id = ANY(?)"
+                        + " AND status <> 'pending'",
+                ps -> ps.setArray(1, ps.getConnection().createArrayOf("uuid", awakeables.toArray())), rs -> {
+                    List<UUID> out = new ArrayList<>();
+                    while (rs.next()) {
+                        out.add(rs.getObject(1, UUID.class));
+                    }
+                    return out;
+                });
     }
 
     /** Awakeables of an instance, newest generation first. */
