@@ -23,6 +23,7 @@ public final class Awakeables {
 
     private final Sql sql;
     private final String s;
+    private final SharedReads<UUID, Optional<State>> stateReads = new SharedReads<>(this::readStates, 1_000);
 
     Awakeables(Sql sql) {
         this.sql = sql;
@@ -42,6 +43,29 @@ public final class Awakeables {
                     ps.setString(3, payload);
                     ps.setString(4, failure);
                 }, rs -> SqlOutcomes.Settle.fromSql(Instances.single(rs)));
+    }
+
+    /**
+     * The settlement state of one awakeable, read together with those other callers ask for at the
+     * same moment (one statement, sent after each of them asked); empty when the id is unknown.
+     */
+    public Optional<State> sharedState(UUID awakeable) {
+        return stateReads.get(awakeable);
+    }
+
+    private List<Optional<State>> readStates(List<UUID> awakeables) {
+        java.util.Map<UUID, State> found = sql.query("read " + awakeables.size() + " awakeables",
+                "SELECT awakeable_id, status, payload::text, failure, name, id, generation FROM " + s
+                        + "workflow_awakeables WHERE awakeable_id = ANY(?)",
+                ps -> ps.setArray(1, ps.getConnection().createArrayOf("uuid", awakeables.toArray())), rs -> {
+                    java.util.Map<UUID, State> out = new java.util.HashMap<>();
+                    while (rs.next()) {
+                        out.put(rs.getObject(1, UUID.class), new State(rs.getString(2), rs.getString(3),
+                                rs.getString(4), rs.getString(5), rs.getString(6), rs.getInt(7)));
+                    }
+                    return out;
+                });
+        return awakeables.stream().map(id -> Optional.ofNullable(found.get(id))).toList();
     }
 
     /** The settlement state of one awakeable; empty when the id is unknown. */
