@@ -38,6 +38,16 @@ final class SharedReads<K, V> {
 
     private record Request<K>(K key, CompletableFuture<Object> answer) {}
 
+    /** How many requests wait for a read (for tests). */
+    int pending() {
+        lock.lock();
+        try {
+            return pending.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The answer for {@code key}, read by this caller or with others; what the read throws is thrown. */
     @SuppressWarnings("unchecked")
     V get(K key) {
@@ -56,19 +66,23 @@ final class SharedReads<K, V> {
         }
         List<Request<K>> batch;
         lock.lock();
-        try { // mine is the oldest pending request: the one led reads first
+        try { // mine is the oldest pending request (a read leaves none older): it is read first
             int n = Math.min(maxBatch, pending.size());
             batch = new ArrayList<>(pending.subList(0, n));
             pending.subList(0, n).clear();
         } finally {
             lock.unlock();
         }
+        V answer = null;
+        Throwable failed = null;
         try {
             List<V> answers = read.apply(batch.stream().map(Request::key).toList());
-            for (int i = 0; i < batch.size(); i++) {
+            for (int i = 1; i < batch.size(); i++) {
                 batch.get(i).answer().complete(answers.get(i));
             }
+            answer = answers.get(0); // mine (its future may hold LEAD already)
         } catch (RuntimeException | Error e) {
+            failed = e;
             batch.forEach(r -> r.answer().completeExceptionally(e));
         } finally {
             Request<K> next = null;
@@ -86,7 +100,13 @@ final class SharedReads<K, V> {
                 next.answer().complete(LEAD);
             }
         }
-        return (V) answer(mine);
+        if (failed instanceof RuntimeException r) {
+            throw r;
+        }
+        if (failed instanceof Error e) {
+            throw e;
+        }
+        return answer;
     }
 
     /** The request's answer; what its read threw, unwrapped. */
