@@ -307,7 +307,8 @@ final class AppendBatcher {
 
     /** One transaction, one statement for the whole batch; a turn per append, in batch order. */
     private List<Turn> commit(List<Pending> batch, long start) {
-        List<AppendBatchSql.Item> items = batch.stream().map(p -> new AppendBatchSql.Item(p.prepared, p.createdAt))
+        List<AppendBatchSql.Item> items = batch.stream().map(p -> new AppendBatchSql.Item(p.prepared, p.createdAt,
+                p.idsChosenByCaller))
                 .toList();
         List<AppendBatchSql.Outcome> outcomes;
         Connection connection;
