@@ -250,6 +250,14 @@ public final class WorkflowEngine implements Stoppable {
         return local.backlog().current();
     }
 
+    /**
+     * How many runs of this engine wait in memory now for a sleep or an awakeable (see
+     * {@link WorkflowEngineBuilder#holdWaits}); each is also counted as suspended in the database.
+     */
+    public int heldWaits() {
+        return local.holds().held();
+    }
+
     /** The backpressure {@code start} applies (see {@link WorkflowEngineBuilder#backpressure}). */
     public Backpressure backpressure() {
         return backpressure;

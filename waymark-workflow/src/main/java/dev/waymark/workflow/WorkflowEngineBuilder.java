@@ -9,6 +9,7 @@ import dev.waymark.workflow.exception.WorkflowConfigException;
 import dev.waymark.workflow.internal.Advancer;
 import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.EngineRuntime;
+import dev.waymark.workflow.internal.HeldWaits;
 import dev.waymark.workflow.internal.InProcessRuns;
 import dev.waymark.workflow.internal.Instances;
 import dev.waymark.workflow.internal.LeaseKeeper;
@@ -31,6 +32,15 @@ public final class WorkflowEngineBuilder {
     /** The default of {@link #groupCommit}: concurrent journal writes share transactions. */
     public static final boolean DEFAULT_GROUP_COMMIT = true;
 
+    /** The default of {@link #holdWaits}: a run started here waits up to 5 s in memory. */
+    public static final Duration DEFAULT_HOLD_WAITS = Duration.ofSeconds(5);
+
+    /** The longest {@link #holdWaits} accepted: 10 minutes. */
+    public static final Duration MAX_HOLD_WAITS = Duration.ofMinutes(10);
+
+    /** The default of {@link #maxHeldWaits}: 10,000 runs. */
+    public static final int DEFAULT_MAX_HELD_WAITS = 10_000;
+
     /** The default of {@link #shutdownTimeout}: 10 s. */
     public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(10);
 
@@ -49,6 +59,8 @@ public final class WorkflowEngineBuilder {
     private String owner;
     private Backpressure backpressure = Backpressure.off();
     private Duration backlogSampleInterval = WorkflowEngine.DEFAULT_BACKLOG_SAMPLE_INTERVAL;
+    private Duration holdWaits = DEFAULT_HOLD_WAITS;
+    private int maxHeldWaits = DEFAULT_MAX_HELD_WAITS;
 
     WorkflowEngineBuilder(EventStore store, WorkflowRegistry registry) {
         this.store = Args.option(store, "store");
@@ -161,6 +173,40 @@ public final class WorkflowEngineBuilder {
         return this;
     }
 
+    /**
+     * How long a run of this engine waits in memory for a durable sleep or an awakeable before it
+     * ends and leaves the wait to the database (default {@link #DEFAULT_HOLD_WAITS}, 5 s;
+     * {@link Duration#ZERO} turns holding off; at most {@link #MAX_HOLD_WAITS}). The wait is written
+     * as always: the instance shows as suspended, on its wake source, and a crash of this process
+     * loses nothing. But the run keeps its lease and its thread, and goes on in place when the sleep
+     * ends or the awakeable is settled (by any process), without a resume worker, a reload of the
+     * journal or a replay. A sleep is held only when it is no longer than this, and only on the run
+     * that began it; an awakeable is held for up to this long, then left to resume workers. The
+     * trade-off: while a run is held, only this engine can resume it, so if this process dies a
+     * resume worker takes the instance over when its lease expires ({@link #leaseTtl}) rather than
+     * when its wait resolves. Runs of resume workers never hold.
+     */
+    public WorkflowEngineBuilder holdWaits(Duration limit) {
+        if (limit == null || limit.isNegative() || limit.compareTo(MAX_HOLD_WAITS) > 0) {
+            throw new WorkflowConfigException("holdWaits must be in [0, " + MAX_HOLD_WAITS + "], got " + limit);
+        }
+        this.holdWaits = limit;
+        return this;
+    }
+
+    /**
+     * How many runs may wait in memory at once (default {@link #DEFAULT_MAX_HELD_WAITS}; at least 1);
+     * beyond it a wait is left to the database at once. Each held run costs a parked virtual thread
+     * and its lease, renewed with the others in one statement.
+     */
+    public WorkflowEngineBuilder maxHeldWaits(int max) {
+        if (max < 1) {
+            throw new WorkflowConfigException("maxHeldWaits must be >= 1, got " + max);
+        }
+        this.maxHeldWaits = max;
+        return this;
+    }
+
     /** Builds the engine; it runs started workflows at once. Logs its effective configuration (INFO, one line). */
     public WorkflowEngine build() {
         String id = owner != null ? owner : "engine-" + UUID.randomUUID();
@@ -172,14 +218,16 @@ public final class WorkflowEngineBuilder {
                 StoreInternals.of(store)::signalAppended,
                 (parent, child, started) -> local.get().childSpawned(parent, child, started), id, leaseTtl);
         LeaseKeeper keeper = new LeaseKeeper(instances, id, leaseTtl);
+        HeldWaits holds = new HeldWaits(holdWaits, maxHeldWaits, instances.awakeables(), store::wakeSignal, id);
         local.set(new InProcessRuns(runtime, registry, keeper, Advancer.Policy.of(retry, "retry"), runOnStart,
-                backpressure, backlogSampleInterval));
+                backpressure, backlogSampleInterval, holds));
         WorkflowEngine engine = new WorkflowEngine(store, runtime, maxPayloadBytes, registry, keeper, local.get(),
                 backpressure, shutdownTimeout, groupCommit);
         log.info("waymark workflow engine {}: schema={}, workflows={}, leaseTtl={}, retry={}, maxPayloadBytes={},"
                 + " runOnStart={}, groupCommit={}, shutdownTimeout={}, backpressure={}, backlogSampleInterval={},"
-                + " codec={}", id, store.schema(), registry.names(), leaseTtl, retry, maxPayloadBytes, runOnStart,
-                groupCommit, shutdownTimeout, backpressure, backlogSampleInterval, codec.getClass().getName());
+                + " holdWaits={}, maxHeldWaits={}, codec={}", id, store.schema(), registry.names(), leaseTtl, retry,
+                maxPayloadBytes, runOnStart, groupCommit, shutdownTimeout, backpressure, backlogSampleInterval,
+                holdWaits, maxHeldWaits, codec.getClass().getName());
         return engine;
     }
 

@@ -37,10 +37,16 @@ final class WorkflowTesting {
 
     private WorkflowTesting() {}
 
+    /**
+     * An engine with fast crash retries and a 5 s lease, whose runs suspend at once (no
+     * {@link WorkflowEngineBuilder#holdWaits held waits}): the tests that use it drive the durable path
+     * (suspension, resume workers, replay); {@code HeldWaitTest} and the chaos runs cover holding.
+     */
     static WorkflowEngineBuilder fastEngine(EventStore store, WorkflowRegistry registry) {
         return WorkflowEngine.builder(store, registry)
                 .retry(RETRY)
-                .leaseTtl(Duration.ofSeconds(5));
+                .leaseTtl(Duration.ofSeconds(5))
+                .holdWaits(Duration.ZERO);
     }
 
     static ResumeOptions fastResume() {

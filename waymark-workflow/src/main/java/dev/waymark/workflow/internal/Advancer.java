@@ -92,8 +92,16 @@ public final class Advancer {
 
     /** An advancer over the shared runtime; see {@link #callerReports}. */
     public Advancer(EngineRuntime rt, boolean callerReports) {
+        this(rt, callerReports, null);
+    }
+
+    /**
+     * An advancer over the shared runtime whose runs may wait in memory in {@code holds} (null: they
+     * suspend at once); see {@link #callerReports}.
+     */
+    public Advancer(EngineRuntime rt, boolean callerReports, HeldWaits holds) {
         this.rt = rt;
-        this.runner = new Runner(rt);
+        this.runner = new Runner(rt, holds);
         this.callerReports = callerReports;
     }
 

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
-/** The statements of awakeables: settle one, read one, list an instance's, count the pending. */
+/** The statements of awakeables: settle one, read one, check many, list an instance's, count the pending. */
 public final class Awakeables {
 
     /**
@@ -23,6 +23,7 @@ public final class Awakeables {
 
     private final Sql sql;
     private final String s;
+    private final SharedReads<UUID, Optional<State>> stateReads = new SharedReads<>(this::readStates, 1_000);
 
     Awakeables(Sql sql) {
         this.sql = sql;
@@ -44,6 +45,29 @@ public final class Awakeables {
                 }, rs -> SqlOutcomes.Settle.fromSql(Instances.single(rs)));
     }
 
+    /**
+     * The settlement state of one awakeable, read together with those other callers ask for at the
+     * same moment (one statement, sent after each of them asked); empty when the id is unknown.
+     */
+    public Optional<State> sharedState(UUID awakeable) {
+        return stateReads.get(awakeable);
+    }
+
+    private List<Optional<State>> readStates(List<UUID> awakeables) {
+        java.util.Map<UUID, State> found = sql.query("read " + awakeables.size() + " awakeables",
+                "SELECT awakeable_id, status, payload::text, failure, name, id, generation FROM " + s
+                        + "workflow_awakeables WHERE awakeable_id = ANY(?)",
+                ps -> ps.setArray(1, ps.getConnection().createArrayOf("uuid", awakeables.toArray())), rs -> {
+                    java.util.Map<UUID, State> out = new java.util.HashMap<>();
+                    while (rs.next()) {
+                        out.put(rs.getObject(1, UUID.class), new State(rs.getString(2), rs.getString(3),
+                                rs.getString(4), rs.getString(5), rs.getString(6), rs.getInt(7)));
+                    }
+                    return out;
+                });
+        return awakeables.stream().map(id -> Optional.ofNullable(found.get(id))).toList();
+    }
+
     /** The settlement state of one awakeable; empty when the id is unknown. */
     public Optional<State> state(UUID awakeable) {
         return sql.query("read awakeable " + awakeable,
@@ -54,6 +78,26 @@ public final class Awakeables {
                         ? Optional.of(new State(rs.getString(1), rs.getString(2), rs.getString(3),
                                 rs.getString(4), rs.getString(5), rs.getInt(6)))
                         : Optional.empty());
+    }
+
+    /**
+     * Which of {@code awakeables} are no longer pending (settled, or abandoned by their instance's
+     * end); one statement by primary key for all of them.
+     */
+    public List<UUID> settledAmong(List<UUID> awakeables) {
+        if (awakeables.isEmpty()) {
+            return List.of();
+        }
+        return sql.query("check " + awakeables.size() + " awakeables",
+                "SELECT awakeable_id FROM " + s + "workflow_awakeables WHERE awakeable_id = ANY(?)"
+                        + " AND status <> 'pending'",
+                ps -> ps.setArray(1, ps.getConnection().createArrayOf("uuid", awakeables.toArray())), rs -> {
+                    List<UUID> out = new ArrayList<>();
+                    while (rs.next()) {
+                        out.add(rs.getObject(1, UUID.class));
+                    }
+                    return out;
+                });
     }
 
     /** Awakeables of an instance, newest generation first. */

@@ -30,6 +30,8 @@ public final class CancelNotices {
     private final Map<Instances.Key, Integer> running = new ConcurrentHashMap<>();
     private final Map<Instances.Key, Notice> noticed = new ConcurrentHashMap<>();
     private final LongSupplier nanoTime;
+    /** Told of every cancellation heard of (a run waiting in memory for it ends its wait). */
+    private volatile java.util.function.Consumer<Instances.Key> heard = key -> {};
 
     /** Notices on the system's monotonic clock. */
     public CancelNotices() {
@@ -53,10 +55,16 @@ public final class CancelNotices {
         }
     }
 
+    /** Tells {@code listener} of every cancellation heard of from now on (one listener; the last set wins). */
+    public void onCancelled(java.util.function.Consumer<Instances.Key> listener) {
+        this.heard = listener;
+    }
+
     /** {@code key} was cancelled somewhere. */
     public void cancelled(Instances.Key key) {
         long now = nanoTime.getAsLong();
         noticed.put(key, new Notice(now));
+        heard.accept(key);
         if (noticed.size() > PRUNE_ABOVE) {
             noticed.entrySet()
                     .removeIf(e -> now - e.getValue().heardAt > KEEP_NANOS && !running.containsKey(e.getKey()));

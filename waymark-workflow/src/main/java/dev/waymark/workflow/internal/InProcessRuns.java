@@ -42,6 +42,7 @@ public final class InProcessRuns implements ClientHooks {
     /** Attempts running in this process: the engine's own runs and its workers' attempts. */
     private final AtomicLong inFlight = new AtomicLong();
     private final BacklogSampler backlog;
+    private final HeldWaits holds;
     private final Backpressure backpressure;
     private final Duration sampleInterval;
     /** Cancels the live children of a cancelled instance (the client's cascade). */
@@ -50,12 +51,14 @@ public final class InProcessRuns implements ClientHooks {
 
     /** Runs of {@code registry}'s workflows leased by {@code keeper}, crash-retried by {@code policy}. */
     public InProcessRuns(EngineRuntime runtime, WorkflowRegistry registry, LeaseKeeper keeper, Advancer.Policy policy,
-            boolean runOnStart, Backpressure backpressure, Duration sampleInterval) {
+            boolean runOnStart, Backpressure backpressure, Duration sampleInterval, HeldWaits holds) {
         this.runtime = runtime;
         this.instances = runtime.instances();
         this.registry = registry;
         this.keeper = keeper;
-        this.advancer = new Advancer(runtime);
+        this.holds = holds;
+        this.advancer = new Advancer(runtime, false, holds);
+        runtime.cancels().onCancelled(holds::poke);
         this.policy = policy;
         this.runOnStart = runOnStart;
         this.backpressure = backpressure;
@@ -167,7 +170,14 @@ public final class InProcessRuns implements ClientHooks {
 
     @Override
     public void afterWake(Instances.Key key) {
-        tryRun(key);
+        if (!holds.poke(key)) { // a run here that waits in memory holds the lease: it goes on itself
+            tryRun(key);
+        }
+    }
+
+    /** The runs that wait in memory. */
+    public HeldWaits holds() {
+        return holds;
     }
 
     @Override
@@ -271,6 +281,7 @@ public final class InProcessRuns implements ClientHooks {
     /** Takes no more work: starts are no longer leased here and the executor refuses new runs. */
     public void stopTaking() {
         closed = true;
+        holds.close(); // the runs waiting in memory leave their waits to the database and end
         runs.shutdown();
     }
 

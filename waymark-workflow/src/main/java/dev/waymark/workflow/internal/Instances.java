@@ -51,6 +51,7 @@ public final class Instances {
     private final Queries queries;
     private final BatchJournal batches;
     private volatile StepBatcher batcher;
+    private final SharedReads<Long, Instant> clockReads = new SharedReads<>(this::readClock, Integer.MAX_VALUE);
 
     /** Statements on {@code schema} through {@code dataSource}, transactions bounded by the default bounds. */
     public Instances(DataSource dataSource, String schema) {
@@ -167,37 +168,26 @@ public final class Instances {
      * its instance cancelled) or loses to another writer's entry leaves no row behind.
      */
     public Appended appendAwakeable(JournalWrite entry, UUID awakeable, String label) {
-        return sql.inTransaction("journal awakeable " + label + " of workflow " + entry.name() + "/" + entry.id(),
-                c -> {
-                    Appended a;
-                    try (PreparedStatement ps = c.prepareStatement(appendSql())) {
-                        ps.setString(1, entry.name());
-                        ps.setString(2, entry.id());
-                        ps.setInt(3, entry.generation());
-                        ps.setObject(4, entry.eventId());
-                        ps.setString(5, entry.type());
-                        ps.setString(6, entry.data());
-                        ps.setObject(7, entry.epoch(), Types.BIGINT);
-                        ps.setString(8, null);
-                        ps.setString(9, null);
-                        ps.setString(10, null);
-                        try (ResultSet rs = ps.executeQuery()) {
-                            a = appended(rs);
-                        }
-                    }
-                    if (a.kind() == SqlOutcomes.Append.APPENDED) {
-                        try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + s
-                                + "workflow_awakeables (awakeable_id, name, id, generation, label) VALUES (?, ?, ?, ?, ?)")) {
-                            ps.setObject(1, awakeable);
-                            ps.setString(2, entry.name());
-                            ps.setString(3, entry.id());
-                            ps.setInt(4, entry.generation());
-                            ps.setString(5, label);
-                            ps.executeUpdate();
-                        }
-                    }
-                    return a;
-                });
+        // one statement (its own transaction): the row is inserted only when the entry was written
+        return sql.query("journal awakeable " + label + " of workflow " + entry.name() + "/" + entry.id(),
+                "WITH a AS (SELECT " + s + "wf_append(?, ?, ?, ?, ?, ?::jsonb, ?, NULL, NULL::jsonb, NULL) AS r),"
+                        + " w AS (INSERT INTO " + s + "workflow_awakeables (awakeable_id, name, id, generation, label)"
+                        + " SELECT ?, ?, ?, ?, ? FROM a WHERE a.r[1] = 'appended' RETURNING 1)"
+                        + " SELECT a.r, (SELECT count(*) FROM w) FROM a",
+                ps -> {
+                    ps.setString(1, entry.name());
+                    ps.setString(2, entry.id());
+                    ps.setInt(3, entry.generation());
+                    ps.setObject(4, entry.eventId());
+                    ps.setString(5, entry.type());
+                    ps.setString(6, entry.data());
+                    ps.setObject(7, entry.epoch(), Types.BIGINT);
+                    ps.setObject(8, awakeable);
+                    ps.setString(9, entry.name());
+                    ps.setString(10, entry.id());
+                    ps.setInt(11, entry.generation());
+                    ps.setString(12, label);
+                }, Instances::appended);
     }
 
     private String appendSql() {
@@ -308,13 +298,20 @@ public final class Instances {
                 });
     }
 
-    /** The database clock plus {@code delay}. */
+    /**
+     * The database clock plus {@code delay} (whole milliseconds). Concurrent callers share one read
+     * of the clock, sent after each of them asked.
+     */
     public Instant dbNowPlus(Duration delay) {
-        return sql.query("read the database clock", "SELECT " + s + "waymark_now() + ? * interval '1 millisecond'",
-                ps -> ps.setLong(1, delay.toMillis()), rs -> {
-                    rs.next();
-                    return rs.getTimestamp(1).toInstant();
-                });
+        return clockReads.get(delay.toMillis());
+    }
+
+    private List<Instant> readClock(List<Long> delaysMillis) {
+        Instant now = sql.query("read the database clock", "SELECT " + s + "waymark_now()", ps -> {}, rs -> {
+            rs.next();
+            return rs.getTimestamp(1).toInstant();
+        });
+        return delaysMillis.stream().map(now::plusMillis).toList();
     }
 
     /** Revives a failed instance: running again with a fresh attempt budget. False if it is not failed. */

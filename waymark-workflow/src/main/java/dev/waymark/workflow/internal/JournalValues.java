@@ -28,7 +28,7 @@ final class JournalValues {
 
     /** The envelope of a settled awakeable (ok, failed or cancelled); null while it is pending. */
     String awakeable(UUID awakeable) {
-        Awakeables.State s = rt.instances.awakeables().state(awakeable).orElseThrow(() -> new WorkflowException(
+        Awakeables.State s = rt.instances.awakeables().sharedState(awakeable).orElseThrow(() -> new WorkflowException(
                 "awakeable " + awakeable + " of workflow " + name + "/" + id + " is missing"));
         return switch (SqlOutcomes.AwakeableStatus.fromSql(s.status())) {
             case PENDING -> null;

@@ -40,10 +40,14 @@ final class RunContext implements WorkflowContext {
     /** The journal keys of the named operations this run used: each may be used once (DESIGN.md decision 4). */
     private final Set<String> named = new HashSet<>();
     private final JournalValues values;
+    /** Where this run may wait in memory for a sleep or an awakeable; null: it suspends at once. */
+    private final HeldWaits holds;
     private boolean progressed;
 
-    RunContext(EngineRuntime rt, String name, String id, int generation, Long epoch, Map<String, String> journal) {
+    RunContext(EngineRuntime rt, String name, String id, int generation, Long epoch, Map<String, String> journal,
+            HeldWaits holds) {
         this.rt = rt;
+        this.holds = holds;
         this.name = name;
         this.id = id;
         this.generation = generation;
@@ -96,9 +100,13 @@ final class RunContext implements WorkflowContext {
             return;
         }
         checkFresh("sleepat:" + sleep, sleep);
+        // held in memory only when this run journaled the wake time: it then knows the sleep ends
+        // {@code duration} after now, without comparing its clock with the database's
+        boolean fresh = !journal.containsKey("sleepat:" + sleep);
         Instant fireAt = Instant.parse(recorded("sleepat:" + sleep, String.class,
                 () -> rt.instances.dbNowPlus(duration).toString()));
-        awaitSource(key, "sleep '" + sleep + "' until " + fireAt, fireAt, null, null, () -> "null");
+        long hold = fresh && holds != null && duration.compareTo(holds.limit()) <= 0 ? duration.toNanos() : 0;
+        awaitSource(key, "sleep '" + sleep + "' until " + fireAt, fireAt, null, null, () -> "null", hold);
     }
 
     @Override
@@ -121,7 +129,8 @@ final class RunContext implements WorkflowContext {
             public T await() {
                 String key = "awk:" + label;
                 String envelope = resolved(key, type, () -> values.awakeable(awakeable),
-                        "awakeable '" + label + "' (" + awakeable + ")", awakeable, null, () -> null);
+                        "awakeable '" + label + "' (" + awakeable + ")", awakeable, null, () -> null,
+                        holds == null ? 0 : holds.limit().toNanos());
                 return values.open(envelope, type, key,
                         reason -> new AwakeableFailedException(label + " (" + awakeable + ")", reason),
                         () -> new AwakeableCancelledException("awakeable " + label + " (" + awakeable
@@ -171,7 +180,7 @@ final class RunContext implements WorkflowContext {
                 String key = "child:" + stepName + ":result";
                 Instances.Row[] seen = new Instances.Row[1];
                 String envelope = resolved(key, type, () -> values.child(child, seen),
-                        "child " + child.name() + "/" + child.id(), null, child, () -> attachedChildWake(seen[0]));
+                        "child " + child.name() + "/" + child.id(), null, child, () -> attachedChildWake(seen[0]), 0);
                 return values.open(envelope, type, key,
                         reason -> new ChildWorkflowFailedException(child.name(), child.id(), reason),
                         () -> new ChildWorkflowCancelledException("child workflow " + child.name() + "/"
@@ -273,23 +282,62 @@ final class RunContext implements WorkflowContext {
         rt.cancels.clear(key, notice);
     }
 
-    /** The journaled envelope of an await step, journaling it if its source resolved, else suspending. */
+    /**
+     * The journaled envelope of an await step, journaling it if its source resolved, else suspending
+     * (held in memory for up to {@code holdNanos}, see {@link #awaitSource}).
+     */
     private String resolved(String key, Class<?> type, Supplier<String> source, String waitingOn, UUID awakeable,
-            Instances.Key child, Supplier<Instant> wakeAfter) {
+            Instances.Key child, Supplier<Instant> wakeAfter, long holdNanos) {
         visited.add(key);
         String stored = journal.get(key);
         if (stored != null) {
             replayed(key);
             return stored;
         }
-        String envelope = source.get();
-        if (envelope != null) {
-            return journalStep(key, envelope);
+        if (holdNanos <= 0 || holds == null) { // a held wait reads the source itself, once it is listed
+            String envelope = source.get();
+            if (envelope != null) {
+                return journalStep(key, envelope);
+            }
         }
-        return awaitSource(key, waitingOn, wakeAfter.get(), awakeable, child, source);
+        return awaitSource(key, waitingOn, wakeAfter.get(), awakeable, child, source, holdNanos);
     }
 
+    /**
+     * Waits for the source: with {@code holdNanos} > 0 and a hold to be had, first in memory, for up
+     * to that long (a sleep: exactly its duration), keeping the lease; the run goes on in place when
+     * the source resolves meanwhile. What it waits for is journaled already (the wake time, the
+     * awakeable's id and row), so a crash of this process loses nothing: the instance is running
+     * under a lease that expires, and the run that takes it over replays to this wait. Otherwise, or
+     * when the hold ends first, the instance is suspended on the source unless it resolved.
+     */
     private String awaitSource(String key, String waitingOn, Instant wakeAfter, UUID awakeable, Instances.Key child,
+            Supplier<String> value, long holdNanos) {
+        if (holdNanos > 0 && holds != null) {
+            String held = null;
+            boolean interrupted;
+            try (HeldWaits.Hold hold = holds.hold(new Instances.Key(name, id), awakeable)) {
+                if (hold != null) {
+                    held = hold.resolve(holdNanos, awakeable != null, value, this::stopIfCancelled);
+                }
+            }
+            if (held != null) {
+                return journalStep(key, held);
+            }
+            // an interrupt (the engine's forced stop) ended the hold: the wait is still recorded first
+            interrupted = Thread.interrupted();
+            try {
+                return suspended(key, waitingOn, wakeAfter, awakeable, child, value);
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+        return suspended(key, waitingOn, wakeAfter, awakeable, child, value);
+    }
+
+    private String suspended(String key, String waitingOn, Instant wakeAfter, UUID awakeable, Instances.Key child,
             Supplier<String> value) {
         SqlOutcomes.Suspend r = rt.instances.suspend(name, id, generation, epoch, waitingOn, wakeAfter, awakeable,
                 child);

@@ -31,10 +31,18 @@ public final class Runner {
     }
 
     private final EngineRuntime rt;
+    /** Where runs may wait in memory (see {@link HeldWaits}); null: they suspend at once. */
+    private final HeldWaits holds;
 
-    /** A runner over the shared runtime. */
+    /** A runner over the shared runtime whose runs suspend at once. */
     public Runner(EngineRuntime rt) {
+        this(rt, null);
+    }
+
+    /** A runner over the shared runtime whose runs may wait in {@code holds} (null: none). */
+    public Runner(EngineRuntime rt, HeldWaits holds) {
         this.rt = rt;
+        this.holds = holds;
     }
 
     /**
@@ -88,7 +96,7 @@ public final class Runner {
     @SuppressWarnings({"unchecked", "rawtypes"})
     private Attempt runGeneration(WorkflowRegistry.Definition<?, ?> def, String name, String id, int generation,
             Long epoch, String inputJson, Map<String, String> journal) throws Exception {
-        RunContext ctx = new RunContext(rt, name, id, generation, epoch, journal);
+        RunContext ctx = new RunContext(rt, name, id, generation, epoch, journal, holds);
         Object input = rt.codec.decode(inputJson, def.inputType());
         Workflow body = def.factory().get();
         try {

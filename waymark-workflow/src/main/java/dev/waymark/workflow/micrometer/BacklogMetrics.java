@@ -34,6 +34,9 @@ public final class BacklogMetrics {
         gauge(registry, engine, "waymark.workflow.backlog.in_flight",
                 "attempts running in this process (engine runs and resume-worker attempts)",
                 WorkflowBacklog::inFlightHere);
+        Gauge.builder("waymark.workflow.held", engine, WorkflowEngine::heldWaits)
+                .description("runs of this engine waiting in memory for a sleep or an awakeable (holdWaits)")
+                .register(registry);
         Gauge.builder("waymark.workflow.intake.open", engine, e -> {
             try {
                 return e.acceptsStarts() ? 1 : 0;

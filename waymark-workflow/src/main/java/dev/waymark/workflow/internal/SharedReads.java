@@ -1,0 +1,106 @@
+package dev.waymark.workflow.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+
+/**
+ * Reads that concurrent callers share: a caller that finds no read under way makes one for every
+ * request waiting (up to {@code maxBatch}) in one statement; the callers that arrive meanwhile wait,
+ * and the first of them makes the next read when this one ends. Each result comes from a statement
+ * sent after its caller asked, so it is as fresh as a read of its own; a lone caller pays nothing
+ * but the hand-off. The workflow runs' reads of the database clock and of awakeables go through it,
+ * so that a thousand runs waiting at once cost a few statements, not a thousand pool checkouts.
+ *
+ * @param <K> what one caller asks for
+ * @param <V> its answer
+ */
+final class SharedReads<K, V> {
+
+    /** Completes a waiting request to tell its caller to make the next read. */
+    private static final Object LEAD = new Object();
+
+    private final Function<List<K>, List<V>> read;
+    private final int maxBatch;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Guarded by {@link #lock}: the requests not yet read, oldest first. */
+    private final List<Request<K>> pending = new ArrayList<>();
+    /** Guarded by {@link #lock}: whether a caller reads or is about to (then the next read is its). */
+    private boolean reading;
+
+    /** Reads with {@code read}, which answers a list of keys in order, at most {@code maxBatch} at a time. */
+    SharedReads(Function<List<K>, List<V>> read, int maxBatch) {
+        this.read = read;
+        this.maxBatch = maxBatch;
+    }
+
+    private record Request<K>(K key, CompletableFuture<Object> answer) {}
+
+    /** The answer for {@code key}, read by this caller or with others; what the read throws is thrown. */
+    @SuppressWarnings("unchecked")
+    V get(K key) {
+        Request<K> mine = new Request<>(key, new CompletableFuture<>());
+        boolean lead;
+        lock.lock();
+        try {
+            pending.add(mine);
+            lead = !reading;
+            reading = true;
+        } finally {
+            lock.unlock();
+        }
+        if (!lead && answer(mine) != LEAD) {
+            return (V) answer(mine);
+        }
+        List<Request<K>> batch;
+        lock.lock();
+        try { // mine is the oldest pending request: the one led reads first
+            int n = Math.min(maxBatch, pending.size());
+            batch = new ArrayList<>(pending.subList(0, n));
+            pending.subList(0, n).clear();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            List<V> answers = read.apply(batch.stream().map(Request::key).toList());
+            for (int i = 0; i < batch.size(); i++) {
+                batch.get(i).answer().complete(answers.get(i));
+            }
+        } catch (RuntimeException | Error e) {
+            batch.forEach(r -> r.answer().completeExceptionally(e));
+        } finally {
+            Request<K> next = null;
+            lock.lock();
+            try {
+                if (pending.isEmpty()) {
+                    reading = false;
+                } else {
+                    next = pending.get(0);
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (next != null) {
+                next.answer().complete(LEAD);
+            }
+        }
+        return (V) answer(mine);
+    }
+
+    /** The request's answer; what its read threw, unwrapped. */
+    private static Object answer(Request<?> request) {
+        try {
+            return request.answer().join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            throw e;
+        }
+    }
+}
