@@ -41,8 +41,8 @@ public final class EventStoreBuilder {
     public static final int DEFAULT_MAX_APPEND_BATCH_SIZE = 64;
     /** Default most estimated bytes in one group commit: 1 MiB. Bounds: 1 KiB to 64 MiB. */
     public static final long DEFAULT_MAX_APPEND_BATCH_BYTES = 1L << 20;
-    /** Default most group commits in flight at once: 4. Bounds: 1 to 64. */
-    public static final int DEFAULT_MAX_CONCURRENT_APPEND_BATCHES = 4;
+    /** Default most group commits in flight at once: 2. Bounds: 1 to 64. */
+    public static final int DEFAULT_MAX_CONCURRENT_APPEND_BATCHES = 2;
 
     private static final Logger log = LoggerFactory.getLogger(EventStoreBuilder.class);
 
@@ -166,12 +166,15 @@ public final class EventStoreBuilder {
     }
 
     /**
-     * The most group commits in flight at once, each on a connection of its own (default 4, 1 to
+     * The most group commits in flight at once, each on a connection of its own (default 2, 1 to
      * 64). With none in flight, an append goes at once; beside batches in flight, another starts
-     * only once it is full ({@link #maxAppendBatchSize(int)}, {@link #maxAppendBatchBytes(long)})
-     * or holds 4 events, so that a batch in flight waiting for its round trip and commit does not
-     * leave the server idle, while batches still grow with load. Batches in flight never share a
-     * stream: an append to a stream a batch in flight writes waits for that batch.
+     * only once it is full ({@link #maxAppendBatchSize(int)}, {@link #maxAppendBatchBytes(long)}),
+     * or once it holds 4 events and at least as many appends as the batches in flight hold on
+     * average, so that a batch in flight waiting for its round trip and commit does not leave the
+     * server idle, while batches still grow with load. Fewer batches in flight make larger ones:
+     * on two cores, 2 gave more appends per second than 4 from 8 writers on (fewer transactions,
+     * statements and WAL flushes per event). Batches in flight never share a stream: an append to a
+     * stream a batch in flight writes waits for that batch.
      */
     public EventStoreBuilder maxConcurrentAppendBatches(int batches) {
         this.maxConcurrentAppendBatches = batches;

@@ -14,21 +14,25 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
- * The statement of a group commit: one call of {@code append_batch} (migration V18, which describes
- * the encoding) for many appends, each with its own outcome.
+ * The statement of a group commit: one call of {@code append_batch} (the store's schema, which
+ * describes the encoding) for many appends, each with its own outcome.
  */
 final class AppendBatchSql {
 
     private static final String SQL = """
             SELECT %s.append_batch(?::text[], ?::integer[], ?::integer[], ?::bigint[], ?::integer[],
-                                   ?::timestamptz[], ?::uuid[], ?::text[], ?::text[]::jsonb[], ?::text[]::jsonb[],
-                                   ?::uuid[], ?::uuid[])
+                                   ?::timestamptz[], ?::integer[], ?::uuid[], ?::text[], ?::text[]::jsonb[],
+                                   ?::text[]::jsonb[], ?::uuid[], ?::uuid[], ?::uuid[])
             """;
 
-    /** One append of a batch: validated, with its event ids, and its events' timestamp. */
-    record Item(List<StreamAppend> prepared, OffsetDateTime createdAt) {}
+    /**
+     * One append of a batch: validated, with its event ids, and its events' timestamp;
+     * {@code idsChosenByCaller} when the caller gave event ids (only those can already be stored).
+     */
+    record Item(List<StreamAppend> prepared, OffsetDateTime createdAt, boolean idsChosenByCaller) {}
 
     /** What became of one append of a batch. */
     sealed interface Outcome {}
@@ -72,6 +76,8 @@ final class AppendBatchSql {
         Long[] expected = new Long[slots];
         Integer[] counts = new Integer[slots];
         OffsetDateTime[] created = new OffsetDateTime[slots];
+        List<Integer> eventSlot = new ArrayList<>();
+        List<UUID> checkIds = new ArrayList<>();
         int s = 0;
         for (int i = 0; i < items.size(); i++) {
             Item item = items.get(i);
@@ -82,6 +88,12 @@ final class AppendBatchSql {
                 counts[s] = append.events().size();
                 created[s] = item.createdAt();
                 s++;
+                for (EventData event : append.events()) {
+                    eventSlot.add(s);
+                    if (item.idsChosenByCaller()) {
+                        checkIds.add(event.eventId());
+                    }
+                }
             }
         }
         long[] out;
@@ -92,7 +104,12 @@ final class AppendBatchSql {
             statement.setArray(4, connection.createArrayOf("int8", expected));
             statement.setArray(5, connection.createArrayOf("int4", counts));
             statement.setArray(6, connection.createArrayOf("timestamptz", created));
-            EventColumns.of(appends).bind(statement, connection, 7);
+            statement.setArray(7, connection.createArrayOf("int4", eventSlot.toArray(Integer[]::new)));
+            EventColumns.of(appends).bind(statement, connection, 8);
+            // null when no caller chose ids: the batch then looks none up
+            statement.setArray(14, checkIds.isEmpty()
+                    ? null
+                    : connection.createArrayOf("uuid", checkIds.toArray(UUID[]::new)));
             out = EventColumns.result(statement);
         }
         if (out.length != 1 + items.size() + 3 * slots) {

@@ -34,7 +34,8 @@ import org.slf4j.LoggerFactory;
  *   <li>with no batch in flight, whatever waits goes at once: a lone caller leads a batch of one and
  *       appends exactly as without group commit, with no added latency;
  *   <li>while batches are in flight, the queue grows, and another batch starts beside them only
- *       once it is full (the size or byte bound) or holds {@value #START_EVENTS} events, up to
+ *       once it is full (the size or byte bound), or once it holds {@value #START_EVENTS} events
+ *       and at least as many appends as the batches in flight hold on average, up to
  *       {@code maxInFlight} batches; otherwise the next batch starts when one in flight ends;
  *   <li>an append to a stream that a batch in flight writes waits for that batch, so batches in
  *       flight never compete for a stream lock and appends to one stream keep their call order.
@@ -60,7 +61,11 @@ final class AppendBatcher {
      * Events from which a waiting batch is worth a transaction of its own beside those in flight;
      * fewer wait to grow until one ends. Low, because a batch in flight waits on its round trip and
      * its commit's WAL flush, not only on the server's CPU: a second small batch beside it already
-     * shares those waits, while one batch at a time leaves the server idle during them.
+     * shares those waits, while one batch at a time leaves the server idle during them. A batch
+     * beside others must also be no smaller than they are on average: with many writers, small
+     * batches beside large ones would split the queue into more transactions (each with its own
+     * statement and WAL flush, and all competing for the same two cores) instead of letting the
+     * batches grow.
      */
     static final int START_EVENTS = 4;
 
@@ -130,6 +135,8 @@ final class AppendBatcher {
     /** The streams of the batches in flight: no two batches in flight share one. */
     private final Set<String> busy = new HashSet<>();
     private int inFlight;
+    /** The appends of the batches in flight. */
+    private int inFlightAppends;
 
     AppendBatcher(DataSource dataSource, String schema, TransactionBounds bounds, Runnable afterCommit,
             GroupCommitSettings settings, Alone alone) {
@@ -247,6 +254,7 @@ final class AppendBatcher {
         lock.lock();
         try {
             inFlight--;
+            inFlightAppends -= batch.size();
             batch.forEach(p -> p.streams.forEach(busy::remove));
             start = dispatch();
         } finally {
@@ -258,7 +266,8 @@ final class AppendBatcher {
     /**
      * Takes the batches that may start now off the queue (under the lock): in queue order, the
      * appends none of whose streams a batch in flight writes, up to the bounds; with no batch in
-     * flight any such batch, beside others only a full one (see the class comment).
+     * flight any such batch, beside others only a full one or one as large as they are (see the
+     * class comment).
      */
     private List<List<Pending>> dispatch() {
         List<List<Pending>> start = List.of();
@@ -284,7 +293,8 @@ final class AppendBatcher {
                 events += p.events;
             }
             full |= batch.size() >= settings.maxAppends();
-            if (batch.isEmpty() || (inFlight > 0 && !full && events < START_EVENTS)) {
+            if (batch.isEmpty() || (inFlight > 0 && !full
+                    && (events < START_EVENTS || batch.size() * inFlight < inFlightAppends))) {
                 break;
             }
             Set<Pending> taken = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -292,6 +302,7 @@ final class AppendBatcher {
             queue.removeIf(taken::contains);
             batch.forEach(p -> busy.addAll(p.streams));
             inFlight++;
+            inFlightAppends += batch.size();
             if (start.isEmpty()) {
                 start = new ArrayList<>(1);
             }
@@ -307,7 +318,8 @@ final class AppendBatcher {
 
     /** One transaction, one statement for the whole batch; a turn per append, in batch order. */
     private List<Turn> commit(List<Pending> batch, long start) {
-        List<AppendBatchSql.Item> items = batch.stream().map(p -> new AppendBatchSql.Item(p.prepared, p.createdAt))
+        List<AppendBatchSql.Item> items = batch.stream().map(p -> new AppendBatchSql.Item(p.prepared, p.createdAt,
+                p.idsChosenByCaller))
                 .toList();
         List<AppendBatchSql.Outcome> outcomes;
         Connection connection;
