@@ -176,11 +176,12 @@ public final class WorkflowEngineBuilder {
     /**
      * How long a run of this engine waits in memory for a durable sleep or an awakeable before it
      * ends and leaves the wait to the database (default {@link #DEFAULT_HOLD_WAITS}, 5 s;
-     * {@link Duration#ZERO} turns holding off; at most {@link #MAX_HOLD_WAITS}). The wait is written
-     * as always: the instance shows as suspended, on its wake source, and a crash of this process
-     * loses nothing. But the run keeps its lease and its thread, and goes on in place when the sleep
-     * ends or the awakeable is settled (by any process), without a resume worker, a reload of the
-     * journal or a replay. A sleep is held only when it is no longer than this, and only on the run
+     * {@link Duration#ZERO} turns holding off; at most {@link #MAX_HOLD_WAITS}). What the run waits
+     * for is journaled before it waits (the wake time; the awakeable's id and row), so a crash of
+     * this process loses nothing. The run keeps its lease and its thread, the instance stays running,
+     * and the run goes on in place when the sleep ends or the awakeable is settled (by any process),
+     * without a suspension, a resume worker, a reload of the journal or a replay; a hold that ends
+     * unresolved suspends the instance as it would have at once. A sleep is held only when it is no longer than this, and only on the run
      * that began it; an awakeable is held for up to this long, then left to resume workers. The
      * trade-off: while a run is held, only this engine can resume it, so if this process dies a
      * resume worker takes the instance over when its lease expires ({@link #leaseTtl}) rather than
