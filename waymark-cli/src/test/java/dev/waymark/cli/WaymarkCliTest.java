@@ -204,9 +204,10 @@ class WaymarkCliTest {
                     })
                     .register("parent", String.class, String.class, (ctx, in) -> ctx
                             .child("approve", "approval", ctx.workflowId() + ".child", in, String.class).await());
+            // no held waits: the commands below inspect suspended instances
             try (WorkflowEngine engine = WorkflowEngine.builder(store, registry)
                     .retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
-                    .build()) {
+                    .holdWaits(Duration.ZERO).build()) {
                 assertThat(engine.start("greet", "g-1", "ada", String.class).await(WAIT)).isEqualTo("hello ada");
                 for (String[] k : new String[][]{{"approval", "a-1"}, {"approval", "a-2"}, {"napper", "n-1"},
                         {"parent", "p-1"}}) {

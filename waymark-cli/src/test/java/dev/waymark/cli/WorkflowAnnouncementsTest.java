@@ -86,6 +86,7 @@ class WorkflowAnnouncementsTest {
                 });
         engine = WorkflowEngine.builder(store, registry)
                 .retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))
+                .holdWaits(Duration.ZERO) // the announcements are of suspended instances
                 .build();
         worker = engine.resumeWorker(ResumeOptions.builder().pollInterval(Duration.ofHours(1))
                 .retry(RetryPolicy.exponential(1, Duration.ofMillis(1), Duration.ofMillis(5)))

@@ -273,7 +273,8 @@ class EngineOptionsEffectTest {
     @Test
     void an_awakeable_failure_reason_over_the_payload_limit_is_refused_and_the_awakeable_stays_pending()
             throws Exception {
-        try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).build()) {
+        // no held wait: the instance shows it is suspended, and nothing woke it
+        try (WorkflowEngine engine = WorkflowEngine.builder(store, registry).holdWaits(Duration.ZERO).build()) {
             WorkflowHandle<String> h = engine.start("waits", "w1", "x", String.class);
             UUID awakeable = await().atMost(WAIT).until(() -> client.describe("waits", "w1")
                     .flatMap(d -> d.awakeables().stream().findFirst()).map(AwakeableInfo::id).orElse(null),

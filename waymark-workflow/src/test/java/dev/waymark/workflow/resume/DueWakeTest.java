@@ -33,7 +33,8 @@ class DueWakeTest {
     void a_sleep_of_a_local_run_resumes_at_its_wake_time_without_a_poll() throws Exception {
         try (EventStore store = EventStore.builder(POSTGRES.dataSource()).build()) {
             store.migrate();
-            try (WorkflowEngine engine = WorkflowEngine.builder(store, REGISTRY).build();
+            // no held wait: the run parks on the sleep, as every run of a resume worker does
+            try (WorkflowEngine engine = WorkflowEngine.builder(store, REGISTRY).holdWaits(Duration.ZERO).build();
                     ResumeWorker worker = engine.resumeWorker(ResumeOptions.builder().push(false)
                             .pollInterval(Duration.ofHours(1)).build()).start()) {
                 long t0 = System.nanoTime();
@@ -53,7 +54,7 @@ class DueWakeTest {
             store.migrate();
             // another process's run parked on a 2 s sleep before this worker started: the worker's first
             // claim returns the wake time, and the worker passes then, not an hour later
-            try (WorkflowEngine elsewhere = WorkflowEngine.builder(store, REGISTRY).build()) {
+            try (WorkflowEngine elsewhere = WorkflowEngine.builder(store, REGISTRY).holdWaits(Duration.ZERO).build()) {
                 elsewhere.start("napper", "remote", 2000L, String.class);
                 org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20))
                         .until(() -> elsewhere.handle("napper", "remote", String.class).info()
