@@ -88,16 +88,14 @@ public final class Awakeables {
         if (awakeables.isEmpty()) {
             return List.of();
         }
-        return sql.query("check " + awakeables.size() + " awakeables",
-                "SELECT awakeable_id FROM " + s + "workflow_awakeables WHERE awakeable_id = ANY(?)"
-                        + " AND status <> 'pending'",
-                ps -> ps.setArray(1, ps.getConnection().createArrayOf("uuid", awakeables.toArray())), rs -> {
-                    List<UUID> out = new ArrayList<>();
-                    while (rs.next()) {
-                        out.add(rs.getObject(1, UUID.class));
-                    }
-                    return out;
-                });
+        List<Optional<State>> states = readStates(awakeables);
+        List<UUID> settled = new ArrayList<>();
+        for (int k = 0; k < awakeables.size(); k++) {
+            if (states.get(k).filter(st -> !"pending".equals(st.status())).isPresent()) {
+                settled.add(awakeables.get(k));
+            }
+        }
+        return settled;
     }
 
     /** Awakeables of an instance, newest generation first. */
