@@ -212,7 +212,7 @@ public final class WorkflowResumeBenchmark {
                     at80.put(system, rate > 0 ? offer(starts.get(system), t, rate, window, starters) : null);
                     awaitQuiet(t);
                 }
-                print(out, sustained, ladders, at80);
+                print(out, sustained, ladders, at80, step);
             } finally {
                 completer.getOutputStream().close();
                 completer.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
@@ -227,7 +227,7 @@ public final class WorkflowResumeBenchmark {
             "dbos", "DBOS Transact: step, `DBOS.sleep` 100 ms, `recv` sent by another process, 2 steps");
 
     private static void print(BenchReport out, Map<String, Double> sustained, Map<String, List<String>> ladders,
-            Map<String, Window> at80) {
+            Map<String, Window> at80, double step) {
         out.println("| workflow | highest sustained rate (workflows/s) | p50 ms at 80% | p99 ms at 80% |");
         out.println("|---|---:|---:|---:|");
         for (String system : SYSTEMS) {
