@@ -164,7 +164,7 @@ public final class WorkflowResumeBenchmark {
                             });
                         });
                 out.setup("workflow resume benchmark: %s; %d cores (shared); DBOS Transact %s; pools of %d; offered"
-                        + " rates from %.0f/s, x%.1f per step (a failed rate is tried once more); %d s windows after an"
+                        + " rates from %.0f/s, x%.2f per step (a failed rate is tried once more); %d s windows after an"
                         + " unrecorded warm-up window per system; sustained = all finished within %d s of"
                         + " the window's end and p99 < %d s; the completer is a separate JVM", db.server(),
                         Runtime.getRuntime().availableProcessors(), DBOS.version(), POOL, first, step,
@@ -212,7 +212,7 @@ public final class WorkflowResumeBenchmark {
                     at80.put(system, rate > 0 ? offer(starts.get(system), t, rate, window, starters) : null);
                     awaitQuiet(t);
                 }
-                print(out, sustained, ladders, at80);
+                print(out, sustained, ladders, at80, step);
             } finally {
                 completer.getOutputStream().close();
                 completer.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
@@ -227,7 +227,7 @@ public final class WorkflowResumeBenchmark {
             "dbos", "DBOS Transact: step, `DBOS.sleep` 100 ms, `recv` sent by another process, 2 steps");
 
     private static void print(BenchReport out, Map<String, Double> sustained, Map<String, List<String>> ladders,
-            Map<String, Window> at80) {
+            Map<String, Window> at80, double step) {
         out.println("| workflow | highest sustained rate (workflows/s) | p50 ms at 80% | p99 ms at 80% |");
         out.println("|---|---:|---:|---:|");
         for (String system : SYSTEMS) {
@@ -245,13 +245,14 @@ public final class WorkflowResumeBenchmark {
         double dbos = sustained.get("dbos");
         out.println();
         out.println(String.format(java.util.Locale.US, "Sustained rate ratios: suspending / without suspension %.2f;"
-                + " Waymark / DBOS Transact %.2f (the ladder's step is x1.5, so each ratio is known to within that"
-                + " factor).", suspending / plain, dbos > 0 ? suspending / dbos : Double.NaN));
+                + " Waymark / DBOS Transact %.2f (the ladder's step is x%.2f, so each ratio is known to within that"
+                + " factor).", suspending / plain, dbos > 0 ? suspending / dbos : Double.NaN, step));
+        String ladderNote = String.format(java.util.Locale.US, "ladder steps of x%.2f", step);
         out.target("33", "suspending workflows' sustained rate / the same without suspension", suspending / plain,
-                BenchResult.Comparison.AT_LEAST, 0.5, "", "ladder steps of x1.5");
+                BenchResult.Comparison.AT_LEAST, 0.5, "", ladderNote);
         out.target("33", "Waymark / DBOS Transact sustained rate, suspending workflow",
                 dbos > 0 ? suspending / dbos : Double.NaN, BenchResult.Comparison.AT_LEAST, 2, "×",
-                "ladder steps of x1.5");
+                ladderNote);
     }
 
     /** A system property, or {@code fallback} when it is missing or blank (the bench profile passes empty ones). */

@@ -580,10 +580,14 @@ $$;
 -- 'busy', unwritten; its caller writes it on its own. Every other entry gets exactly what wf_start
 -- or wf_append would give it. Returns four fields per entry, in entry order: a start's {outcome,
 -- status, input, epoch}, or an append's {kind, detail, NULL, NULL}.
+-- A step with a non-null p_awakeables[i] creates that awakeable (label p_labels[i], of the entry's
+-- generation) in the same transaction, exactly when its entry is written ('appended'): a replay
+-- that finds the entry present finds the row too.
 CREATE FUNCTION "${flyway:defaultSchema}".wf_journal(
   p_names text[], p_ids text[], p_gens integer[], p_event_ids uuid[], p_types text[], p_data jsonb[],
   p_epochs bigint[], p_terminals text[], p_results jsonb[],
-  p_parent_names text[], p_parent_ids text[], p_owners text[], p_ttls bigint[])
+  p_parent_names text[], p_parent_ids text[], p_owners text[], p_ttls bigint[],
+  p_awakeables uuid[], p_labels text[])
 RETURNS text[]
 LANGUAGE plpgsql
 SET enable_seqscan = off
@@ -601,6 +605,8 @@ DECLARE
   v_parent_name text;
   v_parent_id text;
   v_completions boolean := false;
+  v_appended text[];
+  v_creates boolean := false;
 BEGIN
   IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'WM001',
@@ -637,6 +643,7 @@ BEGIN
           hashtextextended('${flyway:defaultSchema}#wf#' || p_parent_names[i] || '#' || p_parent_ids[i], 0));
       END IF;
     END IF;
+    v_creates := v_creates OR p_awakeables[i] IS NOT NULL;
     IF v_first < i THEN
       v_fast[v_first] := false;
     ELSIF v_locked[i] AND p_epochs[i] IS NOT NULL AND p_types[i] <> 'WorkflowStarted'
@@ -673,6 +680,13 @@ BEGIN
       RETURNING event_id
     )
     SELECT coalesce(array_agg(written.event_id), '{}') INTO v_written FROM written;
+    IF v_creates THEN -- the awakeables of the steps written above
+      INSERT INTO "${flyway:defaultSchema}".workflow_awakeables (awakeable_id, name, id, generation, label)
+      SELECT x.awakeable, x.name, x.id, x.gen, x.label
+        FROM unnest(p_names, p_ids, p_gens, p_event_ids, p_awakeables, p_labels)
+             AS x(name, id, gen, event_id, awakeable, label)
+       WHERE x.awakeable IS NOT NULL AND x.event_id = ANY (v_written);
+    END IF;
   END IF;
   IF v_completions THEN
     -- The completions written above: what wf_append does after writing a completion of an instance
@@ -698,8 +712,13 @@ BEGIN
       v_out := v_out || "${flyway:defaultSchema}".wf_create(p_names[i], p_ids[i], p_data[i], p_event_ids[i],
         p_parent_names[i], p_parent_ids[i], p_owners[i], p_ttls[i]);
     ELSE
-      v_out := v_out || "${flyway:defaultSchema}".wf_append(p_names[i], p_ids[i], p_gens[i], p_event_ids[i],
-        p_types[i], p_data[i], p_epochs[i], p_terminals[i], p_results[i], NULL) || ARRAY[NULL, NULL]::text[];
+      v_appended := "${flyway:defaultSchema}".wf_append(p_names[i], p_ids[i], p_gens[i], p_event_ids[i],
+        p_types[i], p_data[i], p_epochs[i], p_terminals[i], p_results[i], NULL);
+      IF v_appended[1] = 'appended' AND p_awakeables[i] IS NOT NULL THEN
+        INSERT INTO "${flyway:defaultSchema}".workflow_awakeables (awakeable_id, name, id, generation, label)
+        VALUES (p_awakeables[i], p_names[i], p_ids[i], p_gens[i], p_labels[i]);
+      END IF;
+      v_out := v_out || v_appended || ARRAY[NULL, NULL]::text[];
     END IF;
   END LOOP;
   RETURN v_out;

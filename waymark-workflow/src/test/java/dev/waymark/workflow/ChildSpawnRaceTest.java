@@ -125,7 +125,8 @@ class ChildSpawnRaceTest {
         try (PreparedStatement ps = c
                 .prepareStatement("SELECT waymark.wf_journal(ARRAY[?], ARRAY[?], ARRAY[0], ARRAY[?],"
                         + " ARRAY['WorkflowStarted'], ARRAY['\"x\"'::jsonb], ARRAY[NULL::bigint], ARRAY[NULL::text],"
-                        + " ARRAY[NULL::jsonb], ARRAY[?], ARRAY[?], ARRAY[NULL::text], ARRAY[60000::bigint])")) {
+                        + " ARRAY[NULL::jsonb], ARRAY[?], ARRAY[?], ARRAY[NULL::text], ARRAY[60000::bigint],"
+                        + " ARRAY[NULL::uuid], ARRAY[NULL::text])")) {
             return firstKind(ps, name, id, parentName, parentId);
         }
     }

@@ -98,6 +98,42 @@ class GroupCommitTest {
         assertThat(largestTransaction(steps("alone"))).isEqualTo(1);
     }
 
+    @Test
+    void concurrent_awakeable_creations_share_transactions_and_each_row_commits_with_its_entry() throws Exception {
+        CountDownLatch together = new CountDownLatch(WORKFLOWS);
+        WorkflowRegistry registry = new WorkflowRegistry().register("waiting", Integer.class, String.class,
+                (ctx, in) -> {
+                    ctx.step("ready", Integer.class, () -> {
+                        together.countDown();
+                        together.await(30, TimeUnit.SECONDS);
+                        return 0;
+                    });
+                    return ctx.awakeable("approval", String.class).await();
+                });
+        try (WorkflowEngine engine = WorkflowTesting.fastEngine(store, registry).build()) {
+            List<WorkflowHandle<String>> handles = new ArrayList<>();
+            for (int w = 0; w < WORKFLOWS; w++) {
+                handles.add(engine.start("waiting", "w" + w, w, String.class));
+            }
+            String rows = "FROM \"" + store.schema() + "\".workflow_awakeables a WHERE a.name = 'waiting'";
+            org.awaitility.Awaitility.await().atMost(WAIT)
+                    .until(() -> WorkflowTesting.count(POSTGRES, "SELECT count(*) " + rows) == WORKFLOWS);
+            // each row committed in its entry's transaction (a fresh server: xids still fit 32 bits)
+            String awkEntries = entries("waiting", "StepRecorded") + " AND e.data->>'step' = 'awkid:approval'";
+            assertThat(WorkflowTesting.count(POSTGRES, "SELECT count(*) " + awkEntries + " AND EXISTS (SELECT 1 "
+                    + rows + " AND a.awakeable_id::text = e.data->>'result' AND s.stream_name = '$wf-waiting-' || a.id"
+                    + " AND a.xmin::text = (e.tx_id::text::bigint % 4294967296)::text)")).isEqualTo(WORKFLOWS);
+            assertThat(largestTransaction(awkEntries)).isGreaterThan(1);
+            for (java.util.UUID id : WorkflowTesting.uuids(POSTGRES, "SELECT a.awakeable_id " + rows)) {
+                assertThat(engine.completeAwakeable(id, "yes"))
+                        .isEqualTo(dev.waymark.workflow.awakeable.AwakeableOutcome.SETTLED);
+            }
+            for (WorkflowHandle<String> h : handles) {
+                assertThat(h.await(WAIT)).isEqualTo("yes");
+            }
+        }
+    }
+
     /** Starts {@code WORKFLOWS} instances from as many threads at once; each checks its row is committed. */
     private static void startTogether(WorkflowEngine engine, String name) throws Exception {
         CountDownLatch go = new CountDownLatch(1);

@@ -11,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -73,6 +74,20 @@ final class WorkflowTesting {
                 ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static List<java.util.UUID> uuids(PostgresExtension postgres, String sql) {
+        try (Connection c = postgres.dataSource().getConnection();
+                Statement s = c.createStatement();
+                ResultSet rs = s.executeQuery(sql)) {
+            List<java.util.UUID> out = new java.util.ArrayList<>();
+            while (rs.next()) {
+                out.add(rs.getObject(1, java.util.UUID.class));
+            }
+            return out;
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }

@@ -7,7 +7,8 @@ import java.util.UUID;
 
 /**
  * Group commit's statement ({@code wf_journal}): journal entries of distinct instances (starts,
- * steps, completions) written in one transaction, each with the outcome it would have alone.
+ * steps, among them those that create an awakeable, completions) written in one transaction, each
+ * with the outcome it would have alone.
  */
 public final class BatchJournal {
 
@@ -71,6 +72,8 @@ public final class BatchJournal {
         String[] parentIds = new String[n];
         String[] owners = new String[n];
         Long[] ttls = new Long[n];
+        UUID[] awakeables = new UUID[n];
+        String[] labels = new String[n];
         for (int i = 0; i < n; i++) {
             JournalWrite e = entries.get(i);
             names[i] = e.name();
@@ -88,9 +91,13 @@ public final class BatchJournal {
                 owners[i] = e.start().owner();
                 ttls[i] = e.start().ttl().toMillis();
             }
+            if (e.awakeable() != null) {
+                awakeables[i] = e.awakeable().id();
+                labels[i] = e.awakeable().label();
+            }
         }
         return sql.query("journal " + n + " entries", "SELECT " + s
-                + "wf_journal(?, ?, ?, ?, ?, ?::jsonb[], ?, ?, ?::jsonb[], ?, ?, ?, ?)", ps -> {
+                + "wf_journal(?, ?, ?, ?, ?, ?::jsonb[], ?, ?, ?::jsonb[], ?, ?, ?, ?, ?, ?)", ps -> {
                     java.sql.Connection c = ps.getConnection();
                     ps.setArray(1, c.createArrayOf("text", names));
                     ps.setArray(2, c.createArrayOf("text", ids));
@@ -105,6 +112,8 @@ public final class BatchJournal {
                     ps.setArray(11, c.createArrayOf("text", parentIds));
                     ps.setArray(12, c.createArrayOf("text", owners));
                     ps.setArray(13, c.createArrayOf("int8", ttls));
+                    ps.setArray(14, c.createArrayOf("uuid", awakeables));
+                    ps.setArray(15, c.createArrayOf("text", labels));
                 }, rs -> {
                     rs.next();
                     String[] r = (String[]) rs.getArray(1).getArray();

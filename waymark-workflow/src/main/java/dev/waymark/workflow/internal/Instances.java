@@ -108,6 +108,9 @@ public final class Instances {
 
     /** {@link #append} of {@code entry}, in a transaction of its own. */
     Appended appendAlone(JournalWrite entry) {
+        if (entry.awakeable() != null) {
+            return appendAwakeableAlone(entry);
+        }
         return append(entry.name(), entry.id(), entry.generation(), entry.eventId(), entry.type(), entry.data(),
                 entry.epoch(), entry.terminal(), entry.completedResult(), null);
     }
@@ -165,10 +168,18 @@ public final class Instances {
      * Journals the step {@code entry} that records a new awakeable's id and, only when this entry is
      * the one written, registers the awakeable ({@code label}) in the same transaction: an awakeable
      * is pending exactly when its id is journaled. A run whose entry is refused (its lease taken over,
-     * its instance cancelled) or loses to another writer's entry leaves no row behind.
+     * its instance cancelled) or loses to another writer's entry leaves no row behind. Shares a
+     * transaction with other runs' entries when batching is on ({@link #appendEntry}), else on its own.
      */
     public Appended appendAwakeable(JournalWrite entry, UUID awakeable, String label) {
-        // one statement (its own transaction): the row is inserted only when the entry was written
+        return appendEntry(entry.withAwakeable(awakeable, label));
+    }
+
+    /** {@link #appendAwakeable} in a transaction of its own. */
+    private Appended appendAwakeableAlone(JournalWrite entry) {
+        UUID awakeable = entry.awakeable().id();
+        String label = entry.awakeable().label();
+        // one statement: the row is inserted only when the entry was written
         return sql.query("journal awakeable " + label + " of workflow " + entry.name() + "/" + entry.id(),
                 "WITH a AS (SELECT " + s + "wf_append(?, ?, ?, ?, ?, ?::jsonb, ?, NULL, NULL::jsonb, NULL) AS r),"
                         + " w AS (INSERT INTO " + s + "workflow_awakeables (awakeable_id, name, id, generation, label)"

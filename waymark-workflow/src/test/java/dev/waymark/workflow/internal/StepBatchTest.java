@@ -316,7 +316,8 @@ class StepBatchTest {
             try (PreparedStatement batch = c.prepareStatement("SELECT \"" + store.schema()
                     + "\".wf_journal(ARRAY['batch'], ARRAY['late'], ARRAY[0], ARRAY[gen_random_uuid()],"
                     + " ARRAY['StepRecorded'], ARRAY['{}'::jsonb], ARRAY[" + epoch + "::bigint], ARRAY[NULL::text],"
-                    + " ARRAY[NULL::jsonb], ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[NULL::bigint])")) {
+                    + " ARRAY[NULL::jsonb], ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[NULL::text], ARRAY[NULL::bigint],"
+                    + " ARRAY[NULL::uuid], ARRAY[NULL::text])")) {
                 org.assertj.core.api.Assertions.assertThatThrownBy(batch::executeQuery)
                         .isInstanceOf(SQLException.class).hasMessageContaining("already wrote");
             }
