@@ -16,6 +16,7 @@ import dev.waymark.workflow.gc.CollectResult;
 import dev.waymark.workflow.gc.FinishedWorkflow;
 import dev.waymark.workflow.internal.Args;
 import dev.waymark.workflow.internal.AwakeableReasons;
+import dev.waymark.workflow.internal.Awakeables;
 import dev.waymark.workflow.internal.Cancellation;
 import dev.waymark.workflow.internal.ClientHooks;
 import dev.waymark.workflow.internal.CollectionSql;
@@ -352,12 +353,14 @@ public final class WorkflowClient {
     }
 
     private AwakeableOutcome settle(UUID awakeable, String status, String payload, String failure) {
-        SqlOutcomes.Settle r = instances.awakeables().settle(awakeable, status, payload, failure);
-        return switch (r) {
+        // shared: the settlements of concurrent callers commit together, and each learns its owner
+        Awakeables.Settled r = instances.awakeables().settleShared(awakeable, status, payload, failure);
+        return switch (r.outcome()) {
             case SETTLED -> {
-                StoreInternals.of(store).signalAppended();
-                instances.awakeables().state(awakeable)
-                        .ifPresent(s -> hooks.afterWake(new Instances.Key(s.name(), s.id())));
+                StoreInternals.of(store).signalAppended(); // coalesced: a few uncontended locks, no I/O
+                if (r.owner() != null) {
+                    hooks.afterWake(r.owner());
+                }
                 yield AwakeableOutcome.SETTLED;
             }
             case ALREADY_COMPLETED -> AwakeableOutcome.ALREADY_COMPLETED;

@@ -441,6 +441,67 @@ BEGIN
 END
 $$;
 
+-- Settles awakeables of any instances in one transaction (group commit of settlements), in array
+-- order: each item exactly as wf_settle_awakeable would settle it alone ('settled', 'unknown' or
+-- 'already_<status>'; a settlement wakes its instance with wf_wake), except that an instance lock
+-- is only try-taken: an item whose instance lock is held elsewhere comes back 'busy', unwritten,
+-- and its caller settles it alone with wf_settle_awakeable. The lock order is wf_settle_awakeable's:
+-- the owner is read without a lock (an awakeable never changes owner), then the instance lock is
+-- taken, then the awakeable's row is locked by its update; a completion locks the instance and then
+-- abandons its awakeables, so the reverse order could deadlock. The batch never waits for an
+-- instance lock, and it locks rows only of instances whose lock it holds; the other writers of such
+-- rows hold no instance lock of theirs and wait for no row the batch holds (a claim, a release or a
+-- crash record locks one row; a renewal, and the collector detaching children, skip locked rows), so
+-- a batch closes no deadlock cycle. An advisory lock is reentrant: a later item of an instance that
+-- an earlier item locked takes it again, and a second settlement of one awakeable sees the first
+-- (the first wins). Returns three fields per item, in item order: outcome, owner name, owner id (the
+-- owner is NULL when the awakeable is unknown).
+CREATE FUNCTION "${flyway:defaultSchema}".wf_settle_awakeables(
+  p_ids uuid[], p_statuses text[], p_payloads jsonb[], p_failures text[])
+RETURNS text[]
+LANGUAGE plpgsql
+SET enable_seqscan = off
+SET plan_cache_mode = force_generic_plan
+SET jit = off
+AS $$
+DECLARE
+  v_out text[] := '{}';
+  v_name text;
+  v_id text;
+  v_status text;
+BEGIN
+  FOR i IN 1 .. coalesce(array_length(p_ids, 1), 0) LOOP
+    SELECT a.name, a.id, a.status INTO v_name, v_id, v_status
+      FROM "${flyway:defaultSchema}".workflow_awakeables a WHERE a.awakeable_id = p_ids[i];
+    IF NOT FOUND THEN
+      v_out := v_out || ARRAY['unknown', NULL, NULL];
+    ELSIF v_status <> 'pending' THEN
+      v_out := v_out || ARRAY['already_' || v_status, v_name, v_id];
+    ELSIF NOT pg_try_advisory_xact_lock(hashtextextended('${flyway:defaultSchema}#wf#' || v_name || '#' || v_id, 0)) THEN
+      v_out := v_out || ARRAY['busy', v_name, v_id];
+    ELSE
+      UPDATE "${flyway:defaultSchema}".workflow_awakeables
+         SET status = p_statuses[i], payload = p_payloads[i], failure = p_failures[i],
+             completed_at = "${flyway:defaultSchema}".waymark_now()
+       WHERE awakeable_id = p_ids[i] AND status = 'pending';
+      IF FOUND THEN
+        PERFORM "${flyway:defaultSchema}".wf_wake(v_name, v_id);
+        v_out := v_out || ARRAY['settled', v_name, v_id];
+      ELSE -- settled, or abandoned by the instance's end, between the read and the lock
+        SELECT a.status INTO v_status FROM "${flyway:defaultSchema}".workflow_awakeables a
+         WHERE a.awakeable_id = p_ids[i];
+        IF FOUND THEN
+          v_out := v_out || ARRAY['already_' || v_status, v_name, v_id];
+        ELSE
+          v_out := v_out || ARRAY['unknown', NULL, NULL];
+        END IF;
+      END IF;
+    END IF;
+  END LOOP;
+  RETURN v_out;
+END
+$$;
+
 -- The part of a start after its checks and its lock: creates the instance unless it exists.
 -- Returns {outcome, status, input, epoch} as wf_start does; an owner's lease epoch comes from
 -- workflow_lease_epochs. Callers hold the instance lock, taken before their transaction's first

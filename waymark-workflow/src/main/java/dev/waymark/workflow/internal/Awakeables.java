@@ -1,15 +1,30 @@
 package dev.waymark.workflow.internal;
 
+import dev.waymark.store.StoreUnavailableException;
 import dev.waymark.workflow.awakeable.AwakeableInfo;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** The statements of awakeables: settle one, read one, check many, list an instance's, count the pending. */
+/**
+ * The statements of awakeables: settle one (alone, or with the settlements other callers make at the
+ * same moment), read one, check many, list an instance's, count the pending.
+ */
 public final class Awakeables {
+
+    private static final Logger log = LoggerFactory.getLogger(Awakeables.class);
+
+    /**
+     * The most settlements one shared statement writes: each is a few statements inside it, and a
+     * batch holds the locks of all its instances until it commits.
+     */
+    static final int MAX_SETTLE_BATCH = 100;
 
     /**
      * An awakeable's settlement state and owner: {@code status} is pending, completed, failed,
@@ -18,16 +33,73 @@ public final class Awakeables {
      */
     public record State(String status, String payload, String failure, String name, String id, int generation) {}
 
+    /**
+     * A settlement's outcome; {@code owner} is the awakeable's workflow when this call settled it
+     * (the one it woke), else null (also when the workflow is gone by the time it is looked up).
+     */
+    public record Settled(SqlOutcomes.Settle outcome, Instances.Key owner) {}
+
     private static final String COLUMNS = "awakeable_id, name, id, generation, label, status,"
             + " payload::text, failure, created_at, completed_at";
 
     private final Sql sql;
     private final String s;
     private final SharedReads<UUID, Optional<State>> stateReads = new SharedReads<>(this::readStates, 1_000);
+    private final SettleBatch settleBatch;
+    private final SharedReads<SettleBatch.Settlement, SettleBatch.Answer> settlements = new SharedReads<>(
+            this::settleTogether, MAX_SETTLE_BATCH);
 
     Awakeables(Sql sql) {
         this.sql = sql;
         this.s = "\"" + sql.schema() + "\".";
+        this.settleBatch = new SettleBatch(sql, s);
+    }
+
+    /**
+     * Settles an awakeable as {@link #settle} does, in one transaction with the settlements other
+     * callers make at the same moment ({@code wf_settle_awakeables}, sent after each of them asked):
+     * a lone caller's statement goes at once, callers arriving meanwhile share the next one. A
+     * settlement the shared statement could not write (its instance's lock was held elsewhere, or the
+     * statement failed as a whole) is made alone, so a neighbour's failure never fails it; a failure
+     * of the database's availability is thrown to every caller of the statement (whether it
+     * committed is unknown, and a settlement made again would report the first as made before).
+     */
+    public Settled settleShared(UUID awakeable, String status, String payload, String failure) {
+        SettleBatch.Settlement mine = new SettleBatch.Settlement(awakeable, status, payload, failure);
+        return switch (settlements.get(mine)) {
+            case SettleBatch.Done done -> done.settled();
+            case SettleBatch.Busy busy -> alone(mine, busy.owner());
+            case SettleBatch.Alone a -> alone(mine, null);
+        };
+    }
+
+    /** The shared statement for {@code batch}; each settlement is made alone if it fails as a whole. */
+    List<SettleBatch.Answer> settleTogether(List<SettleBatch.Settlement> batch) {
+        try {
+            return settleBatch.settle(batch);
+        } catch (StoreUnavailableException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            log.debug("waymark workflow: a batch of {} awakeable settlements failed; each is made alone: {}",
+                    batch.size(), e.toString());
+            return Collections.nCopies(batch.size(), new SettleBatch.Alone());
+        }
+    }
+
+    /** How many settlements wait for a shared statement (for tests). */
+    int settlementsWaiting() {
+        return settlements.pending();
+    }
+
+    /** {@code wf_settle_awakeable} for {@code x}; its owner read after it settled unless {@code owner} is known. */
+    private Settled alone(SettleBatch.Settlement x, Instances.Key owner) {
+        SqlOutcomes.Settle outcome = settle(x.awakeable(), x.status(), x.payload(), x.failure());
+        if (outcome != SqlOutcomes.Settle.SETTLED) {
+            return new Settled(outcome, null);
+        }
+        return new Settled(outcome, owner != null
+                ? owner
+                : state(x.awakeable()).map(st -> new Instances.Key(st.name(), st.id())).orElse(null));
     }
 
     /**

@@ -7,12 +7,14 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
 /**
- * Reads that concurrent callers share: a caller that finds no read under way makes one for every
- * request waiting (up to {@code maxBatch}) in one statement; the callers that arrive meanwhile wait,
- * and the first of them makes the next read when this one ends. Each result comes from a statement
- * sent after its caller asked, so it is as fresh as a read of its own; a lone caller pays nothing
- * but the hand-off. The workflow runs' reads of the database clock and of awakeables go through it,
- * so that a thousand runs waiting at once cost a few statements, not a thousand pool checkouts.
+ * Statements that concurrent callers share: a caller that finds no statement under way makes one
+ * for every request waiting (up to {@code maxBatch}); the callers that arrive meanwhile wait, and the
+ * first of them makes the next statement when this one ends. Each answer comes from a statement sent
+ * after its caller asked, so a read is as fresh as a read of its own and a write is made after it
+ * was asked for; a lone caller pays nothing but the hand-off. The workflow runs' reads of the
+ * database clock and of awakeables go through it, so that a thousand runs waiting at once cost a few
+ * statements, not a thousand pool checkouts; so do awakeable settlements (one transaction for the
+ * settlements made at the same moment, not one commit each).
  *
  * @param <K> what one caller asks for
  * @param <V> its answer
@@ -27,10 +29,10 @@ final class SharedReads<K, V> {
     private final ReentrantLock lock = new ReentrantLock();
     /** Guarded by {@link #lock}: the requests not yet read, oldest first. */
     private final List<Request<K>> pending = new ArrayList<>();
-    /** Guarded by {@link #lock}: whether a caller reads or is about to (then the next read is its). */
+    /** Guarded by {@link #lock}: whether a caller runs a statement or is about to (then the next is its). */
     private boolean reading;
 
-    /** Reads with {@code read}, which answers a list of keys in order, at most {@code maxBatch} at a time. */
+    /** Runs {@code read}, which answers a list of keys in order, at most {@code maxBatch} at a time. */
     SharedReads(Function<List<K>, List<V>> read, int maxBatch) {
         this.read = read;
         this.maxBatch = maxBatch;
@@ -38,7 +40,7 @@ final class SharedReads<K, V> {
 
     private record Request<K>(K key, CompletableFuture<Object> answer) {}
 
-    /** How many requests wait for a read (for tests). */
+    /** How many requests wait for a statement (for tests). */
     int pending() {
         lock.lock();
         try {
@@ -48,7 +50,7 @@ final class SharedReads<K, V> {
         }
     }
 
-    /** The answer for {@code key}, read by this caller or with others; what the read throws is thrown. */
+    /** The answer for {@code key}, by this caller's statement or another's; what the statement throws is thrown. */
     @SuppressWarnings("unchecked")
     V get(K key) {
         Request<K> mine = new Request<>(key, new CompletableFuture<>());
