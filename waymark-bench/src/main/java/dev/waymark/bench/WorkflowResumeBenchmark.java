@@ -89,8 +89,8 @@ public final class WorkflowResumeBenchmark {
     /** Runs the benchmark into {@code out}. */
     static void run(BenchReport out) throws Exception {
         Duration window = Duration.ofSeconds(Long.getLong("bench.seconds", BenchReport.quick() ? 3 : 6));
-        double first = Double.parseDouble(property("bench.rate.first", "25"));
-        double step = Double.parseDouble(property("bench.rate.step", "1.5"));
+        double first = Double.parseDouble(property("bench.rate.first", "100"));
+        double step = Double.parseDouble(property("bench.rate.step", "1.25"));
         Map<String, CompletionTracker> trackers = new ConcurrentHashMap<>();
         WorkflowListener hook = new WorkflowListener() {
             @Override
