@@ -138,9 +138,14 @@ public final class SubscriptionBuilder {
         return this;
     }
 
-    /** Observe the subscription. */
+    /**
+     * Observe the subscription; default {@link SubscriptionListener#NONE}.
+     *
+     * <p>Not null (pass {@link SubscriptionListener#NONE} for none): a null fails at start, as every
+     * invalid option does.
+     */
     public SubscriptionBuilder listener(SubscriptionListener listener) {
-        this.listener = listener == null ? SubscriptionListener.NONE : listener;
+        this.listener = listener;
         return this;
     }
 
@@ -156,6 +161,9 @@ public final class SubscriptionBuilder {
         if (groupMember < 0 || groupMember >= groupSize) {
             throw new SubscriptionConfigException("consumerGroup member must be in [0, " + groupSize + "), got "
                     + groupMember);
+        }
+        if (listener == null) {
+            throw new SubscriptionConfigException("listener must not be null (SubscriptionListener.NONE for none)");
         }
         if (retry == null) {
             throw new SubscriptionConfigException("retry must not be null");

@@ -448,6 +448,9 @@ class SubscriptionTest {
         b = builder(fresh()).retry(null);
         assertThatThrownBy(b::config).isInstanceOf(SubscriptionConfigException.class)
                 .hasMessage("retry must not be null");
+        b = builder(fresh()).listener(null); // before: silently SubscriptionListener.NONE
+        assertThatThrownBy(b::config).isInstanceOf(SubscriptionConfigException.class)
+                .hasMessage("listener must not be null (SubscriptionListener.NONE for none)");
         b = builder(fresh()).checkpointEvery(0, Duration.ZERO);
         assertThatThrownBy(b::config).isInstanceOf(SubscriptionConfigException.class)
                 .hasMessage("checkpoint everyEvents must be >= 1, got 0");

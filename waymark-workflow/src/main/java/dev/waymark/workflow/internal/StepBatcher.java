@@ -1,6 +1,7 @@
 package dev.waymark.workflow.internal;
 
 import dev.waymark.workflow.exception.WorkflowException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -22,6 +23,9 @@ import org.slf4j.LoggerFactory;
 final class StepBatcher implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(StepBatcher.class);
+
+    /** How long {@link #close()} waits for the flushers' statements to end. */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(30);
 
     private record Pending(JournalWrite entry, CompletableFuture<BatchJournal.Outcome> outcome) {}
 
@@ -69,6 +73,11 @@ final class StepBatcher implements AutoCloseable {
         }
     }
 
+    /** How many entries wait for a flusher (for tests). */
+    int queued() {
+        return queue.size();
+    }
+
     private void flushLoop() {
         List<Pending> batch = new ArrayList<>(maxBatch);
         while (!closed || !queue.isEmpty()) {
@@ -105,14 +114,31 @@ final class StepBatcher implements AutoCloseable {
         }
     }
 
-    /** Stops taking entries; what is queued is still committed (or handed back) before this returns. */
+    /**
+     * Stops taking entries; what is queued is still committed (or handed back) before this returns,
+     * waiting for the flushers at most {@link #CLOSE_WAIT}.
+     */
     @Override
     public void close() {
+        close(CLOSE_WAIT);
+    }
+
+    /**
+     * {@link #close()}, waiting at most {@code wait} for the flushers: a flusher stuck in a statement
+     * (a database that stopped answering) is left behind, logged, and the entries still queued are
+     * handed back to their runs, which journal them on their own. An entry the stuck batch commits
+     * after all is found there by its id (first writer wins), so nothing is journaled twice.
+     */
+    void close(Duration wait) {
         closed = true;
         flushers.forEach(Thread::interrupt);
+        long deadline = System.nanoTime() + wait.toNanos();
         for (Thread t : flushers) {
             try {
-                t.join();
+                if (!t.join(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())))) {
+                    log.warn("waymark workflow: journal flusher {} still in a statement after {}; closing without it",
+                            t.getName(), wait);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 break;
