@@ -84,7 +84,7 @@ final class FaultDriver {
                 }
                 Kind kind = pick();
                 if (!inject(kind)) {
-                    owed.addFirst(kind);
+                    owed.addLast(kind); // the other kinds owed go first: one that found no window cannot take the phase
                 }
             }
         } catch (InterruptedException e) {

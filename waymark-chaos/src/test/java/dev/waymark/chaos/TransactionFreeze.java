@@ -69,10 +69,14 @@ final class TransactionFreeze {
         }
     }
 
+    /**
+     * Whether {@code sql} writes or locks lease rows: an update or insert of {@code shards}, also
+     * inside a {@code WITH} (the renewal is one statement whose update is a CTE), or a locking read.
+     */
     private static boolean locksLeaseRows(String sql) {
         String s = sql.toLowerCase(Locale.ROOT);
         return s.contains(".shards") && (s.startsWith("update") || s.startsWith("insert") || s.contains("for update")
-                || s.contains("for share"));
+                || s.contains("for share") || s.contains(".shards set "));
     }
 
     private static Object invoke(Method method, Object target, Object[] args) throws Throwable {
